@@ -1,0 +1,280 @@
+//! `manifest.json`: what a dump holds, and the durable end of every segment.
+//!
+//! The manifest is the dump's commit record. Segment files may hold bytes past what the manifest
+//! records (a crash between appending and flushing), and those bytes do not count: the manifest's
+//! `bytes` and `crc32` of each segment say exactly which prefix of the file is the dump. It is
+//! rewritten atomically (temporary file, fsync, rename), so a reader sees either the old or the new
+//! version, never a mix.
+
+use std::{
+    fs::{self, File},
+    io::Write,
+    path::{Path, PathBuf},
+};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    DumpError,
+    frame::{FORMAT_VERSION, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, segment_file_name},
+};
+
+/// File name of the manifest inside a dump directory.
+pub const MANIFEST_FILE: &str = "manifest.json";
+
+/// File name the manifest is written to before being renamed over [`MANIFEST_FILE`].
+const MANIFEST_TMP_FILE: &str = "manifest.json.tmp";
+
+/// What a dump is about: fixed when it is created, kept in its manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DumpMeta {
+    /// Chain the blocks belong to (1 for mainnet).
+    pub chain_id: u64,
+    /// `true`: consecutive blocks of one chain, each starting from the previous one's post-state,
+    /// so numbers must go up by exactly one. `false`: independent blocks (e.g. imported test
+    /// fixtures), numbers only strictly ascending.
+    pub chained: bool,
+    /// Free text saying where the records came from, e.g. `"fixture"`, `"synthetic"`, `"reth-exex"`.
+    pub source: String,
+}
+
+/// One segment file, as the manifest records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentInfo {
+    /// File name inside the dump directory; segment `i` is always [`segment_file_name`]`(i)`.
+    pub file: String,
+    /// Number of the first block in the segment.
+    pub first_block: u64,
+    /// Number of the last block in the segment.
+    pub last_block: u64,
+    /// Number of records (frames) in the segment; at least one.
+    pub records: u64,
+    /// Size of the segment in bytes, header included.
+    pub bytes: u64,
+    /// CRC-32 of those `bytes` bytes of the file.
+    pub crc32: u32,
+}
+
+/// The contents of `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Format version of the manifest and every segment; [`FORMAT_VERSION`].
+    pub format_version: u32,
+    /// Chain the blocks belong to.
+    pub chain_id: u64,
+    /// Whether the records are consecutive blocks of one chain (see [`DumpMeta::chained`]).
+    pub chained: bool,
+    /// Where the records came from (see [`DumpMeta::source`]).
+    pub source: String,
+    /// Number of the first block; `None` when the dump is empty.
+    pub first_block: Option<u64>,
+    /// Number of the last block; `None` when the dump is empty.
+    pub last_block: Option<u64>,
+    /// Number of records in all segments.
+    pub record_count: u64,
+    /// The segment files, in order.
+    pub segments: Vec<SegmentInfo>,
+}
+
+/// Just enough of a manifest to read its version, so a manifest from another version is reported
+/// as such rather than as whatever field it fails to parse.
+#[derive(Deserialize)]
+struct VersionProbe {
+    format_version: u32,
+}
+
+impl Manifest {
+    /// The manifest of an empty dump.
+    pub fn empty(meta: &DumpMeta) -> Self {
+        Self {
+            format_version: FORMAT_VERSION,
+            chain_id: meta.chain_id,
+            chained: meta.chained,
+            source: meta.source.clone(),
+            first_block: None,
+            last_block: None,
+            record_count: 0,
+            segments: Vec::new(),
+        }
+    }
+
+    /// The dump's metadata.
+    pub fn meta(&self) -> DumpMeta {
+        DumpMeta {
+            chain_id: self.chain_id,
+            chained: self.chained,
+            source: self.source.clone(),
+        }
+    }
+
+    /// Whether the dump holds no records.
+    pub fn is_empty(&self) -> bool {
+        self.record_count == 0
+    }
+
+    /// Path of the manifest inside `dir`.
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(MANIFEST_FILE)
+    }
+
+    /// Reads `dir/manifest.json` and checks it with [`Manifest::validate`].
+    pub fn load(dir: &Path) -> Result<Self, DumpError> {
+        let path = Self::path_in(dir);
+        let text = fs::read_to_string(&path).map_err(|source| DumpError::io(&path, source))?;
+        let probe: VersionProbe =
+            serde_json::from_str(&text).map_err(|error| DumpError::Manifest {
+                path: path.clone(),
+                reason: error.to_string(),
+            })?;
+        if probe.format_version != FORMAT_VERSION {
+            return Err(DumpError::UnsupportedVersion {
+                path,
+                found: probe.format_version,
+                supported: FORMAT_VERSION,
+            });
+        }
+        let manifest: Self = serde_json::from_str(&text).map_err(|error| DumpError::Manifest {
+            path: path.clone(),
+            reason: error.to_string(),
+        })?;
+        manifest.validate(&path)?;
+        Ok(manifest)
+    }
+
+    /// Checks that the manifest agrees with itself: `path` only labels errors.
+    ///
+    /// Segment `i` is named `segment-{i:06}.bin` (so a manifest cannot point outside its
+    /// directory); each holds at least one record, within its block range and size; segments
+    /// ascend without overlap (and, for a chained dump, without gaps); and the totals and the
+    /// dump's first and last block match the segments.
+    pub fn validate(&self, path: &Path) -> Result<(), DumpError> {
+        let invalid = |reason: String| DumpError::Manifest {
+            path: path.to_path_buf(),
+            reason,
+        };
+        if self.format_version != FORMAT_VERSION {
+            return Err(DumpError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: self.format_version,
+                supported: FORMAT_VERSION,
+            });
+        }
+
+        let mut total_records: u64 = 0;
+        let mut previous: Option<&SegmentInfo> = None;
+        for (index, segment) in self.segments.iter().enumerate() {
+            let expected_name = segment_file_name(index);
+            if segment.file != expected_name {
+                return Err(invalid(format!(
+                    "segment {index} is named {:?}, expected {expected_name:?}",
+                    segment.file
+                )));
+            }
+            let name = &segment.file;
+            if segment.records == 0 {
+                return Err(invalid(format!("{name} holds no records")));
+            }
+            if segment.first_block > segment.last_block {
+                return Err(invalid(format!(
+                    "{name}: first block {} is after last block {}",
+                    segment.first_block, segment.last_block
+                )));
+            }
+            // Numbers strictly ascend, so a range of n numbers holds at most n records; a chained
+            // range holds exactly n. (Computed as `last - first` to stay clear of overflow.)
+            let span_minus_one = segment.last_block - segment.first_block;
+            let records_minus_one = segment.records - 1;
+            if records_minus_one > span_minus_one
+                || (self.chained && records_minus_one != span_minus_one)
+            {
+                return Err(invalid(format!(
+                    "{name}: {} records cannot span blocks {}..={} in a {} dump",
+                    segment.records,
+                    segment.first_block,
+                    segment.last_block,
+                    if self.chained {
+                        "chained"
+                    } else {
+                        "non-chained"
+                    }
+                )));
+            }
+            let min_bytes = segment
+                .records
+                .saturating_mul(FRAME_HEADER_LEN)
+                .saturating_add(SEGMENT_HEADER_LEN);
+            if segment.bytes < min_bytes {
+                return Err(invalid(format!(
+                    "{name}: {} bytes cannot hold {} records (at least {min_bytes} needed)",
+                    segment.bytes, segment.records
+                )));
+            }
+            if let Some(previous) = previous {
+                let ascending = segment.first_block > previous.last_block;
+                let contiguous = previous.last_block.checked_add(1) == Some(segment.first_block);
+                if !ascending || (self.chained && !contiguous) {
+                    return Err(invalid(format!(
+                        "{name} starts at block {} but {} ends at block {}",
+                        segment.first_block, previous.file, previous.last_block
+                    )));
+                }
+            }
+            total_records = total_records.saturating_add(segment.records);
+            previous = Some(segment);
+        }
+
+        if total_records != self.record_count {
+            return Err(invalid(format!(
+                "record_count is {} but the segments hold {total_records} records",
+                self.record_count
+            )));
+        }
+        let first = self.segments.first().map(|segment| segment.first_block);
+        let last = self.segments.last().map(|segment| segment.last_block);
+        if self.first_block != first || self.last_block != last {
+            return Err(invalid(format!(
+                "block range {:?}..={:?} disagrees with the segments' {first:?}..={last:?}",
+                self.first_block, self.last_block
+            )));
+        }
+        Ok(())
+    }
+
+    /// Writes the manifest to `dir/manifest.json` atomically and durably.
+    ///
+    /// Writes a temporary file, fsyncs it, renames it over the manifest and fsyncs the directory:
+    /// after a crash at any point, `manifest.json` is either the previous version or this one.
+    pub(crate) fn write_atomic(&self, dir: &Path) -> Result<(), DumpError> {
+        let tmp_path = dir.join(MANIFEST_TMP_FILE);
+        let path = Self::path_in(dir);
+        let mut json = serde_json::to_vec_pretty(self).map_err(|error| DumpError::Manifest {
+            path: path.clone(),
+            reason: error.to_string(),
+        })?;
+        json.push(b'\n');
+
+        let mut file =
+            File::create(&tmp_path).map_err(|source| DumpError::io(&tmp_path, source))?;
+        file.write_all(&json)
+            .map_err(|source| DumpError::io(&tmp_path, source))?;
+        file.sync_all()
+            .map_err(|source| DumpError::io(&tmp_path, source))?;
+        drop(file);
+        fs::rename(&tmp_path, &path).map_err(|source| DumpError::io(&path, source))?;
+        sync_dir(dir)
+    }
+}
+
+/// Makes a directory's entries (new files, renames) durable.
+#[cfg(unix)]
+pub(crate) fn sync_dir(dir: &Path) -> Result<(), DumpError> {
+    File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .map_err(|source| DumpError::io(dir, source))
+}
+
+/// Directories cannot be opened for syncing on this platform; renames are as durable as it offers.
+#[cfg(not(unix))]
+pub(crate) fn sync_dir(_dir: &Path) -> Result<(), DumpError> {
+    Ok(())
+}

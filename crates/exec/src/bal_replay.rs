@@ -1,0 +1,233 @@
+//! Replaying each transaction alone over the BAL, the check that a BAL is exact.
+
+use crate::{ChainConfig, ExecError};
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_eip7928::{AccountChanges, BlockAccessList};
+use alloy_evm::{
+    EvmFactory,
+    block::{BalIndexedDatabase, BlockExecutor},
+    eth::{
+        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
+    },
+};
+use alloy_primitives::Address;
+use revm::{
+    DatabaseRef,
+    database::{State, WrapDatabaseRef},
+    database_interface::DBErrorMarker,
+    state::bal::Bal,
+};
+use std::{borrow::Cow, sync::Arc};
+
+/// The writes of one BAL index: every account with a change at that index, with only those changes,
+/// and no reads. Two `TxWrites` are equal exactly when the index wrote the same values.
+pub type TxWrites = BlockAccessList;
+
+/// The writes the BAL records for `index` (0 = pre-block system calls, `i + 1` = transaction `i`).
+pub fn tx_writes_from_bal(bal: &BlockAccessList, index: u64) -> TxWrites {
+    let index = alloy_eip7928::BlockAccessIndex::new(index);
+    bal.iter()
+        .filter_map(|account| {
+            let mut out = AccountChanges::new(account.address);
+            out.storage_changes = account
+                .storage_changes
+                .iter()
+                .filter_map(|slot| {
+                    let changes: Vec<_> = slot
+                        .changes
+                        .iter()
+                        .filter(|c| c.block_access_index == index)
+                        .cloned()
+                        .collect();
+                    (!changes.is_empty())
+                        .then(|| alloy_eip7928::SlotChanges::new(slot.slot, changes))
+                })
+                .collect();
+            out.balance_changes = account
+                .balance_changes
+                .iter()
+                .filter(|c| c.block_access_index == index)
+                .cloned()
+                .collect();
+            out.nonce_changes = account
+                .nonce_changes
+                .iter()
+                .filter(|c| c.block_access_index == index)
+                .cloned()
+                .collect();
+            out.code_changes = account
+                .code_changes
+                .iter()
+                .filter(|c| c.block_access_index == index)
+                .cloned()
+                .collect();
+            let empty = out.storage_changes.is_empty()
+                && out.balance_changes.is_empty()
+                && out.nonce_changes.is_empty()
+                && out.code_changes.is_empty();
+            (!empty).then_some(out)
+        })
+        .collect()
+}
+
+/// Executes every transaction of `block` alone, over `pre_block_db` overlaid with the BAL's writes of
+/// all earlier indices (revm's BAL-indexed reads), and checks that each writes exactly what the BAL
+/// records for its index. A read outside the BAL fails: a BAL that verifies is complete for its reads.
+///
+/// This is the per-transaction view the BAL-parallel engine relies on; here the transactions run one
+/// after another, as the reference.
+pub fn replay_bal_per_tx<D>(
+    config: &ChainConfig,
+    pre_block_db: D,
+    block: &Block<TxEnvelope>,
+    senders: &[Address],
+    bal: &BlockAccessList,
+) -> Result<(), ExecError>
+where
+    D: DatabaseRef + Clone + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let number = block.header.number;
+    let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecError::BalCode {
+        block: number,
+        code_hash: Default::default(),
+        message: e.to_string(),
+    })?);
+    let env = config.evm_env(&block.header);
+    for (tx_index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
+        let replay_err = |e: &dyn std::fmt::Display| ExecError::BalReplay {
+            block: number,
+            tx_index,
+            message: e.to_string(),
+        };
+        let mut state = State::builder()
+            .with_database(WrapDatabaseRef(pre_block_db.clone()))
+            .with_bal(revm_bal.clone())
+            .with_bal_builder()
+            .build();
+        BalIndexedDatabase::set_bal_index(&mut state, tx_index as u64 + 1);
+        let evm = EthEvmFactory::default().create_evm(state, env.clone());
+        let ctx = EthBlockExecutionCtx {
+            parent_hash: block.header.parent_hash,
+            parent_beacon_block_root: block.header.parent_beacon_block_root,
+            ommers: &[],
+            withdrawals: None::<Cow<'_, [_]>>,
+            extra_data: block.header.extra_data.clone(),
+            tx_count_hint: Some(1),
+            slot_number: None,
+        };
+        let mut executor =
+            EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
+        let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);
+        executor
+            .execute_transaction_with_index(recovered, tx_index)
+            .map_err(|e| replay_err(&e))?;
+        let mut state = alloy_evm::Evm::into_db(executor.evm);
+        let built = state.take_built_alloy_bal().unwrap_or_default();
+        let index = tx_index as u64 + 1;
+        compare_writes(
+            number,
+            tx_index,
+            &tx_writes_from_bal(bal, index),
+            &tx_writes_from_bal(&built, index),
+        )?;
+    }
+    Ok(())
+}
+
+/// Compares two sets of writes and names the first difference.
+fn compare_writes(
+    block: u64,
+    tx_index: usize,
+    expected: &TxWrites,
+    got: &TxWrites,
+) -> Result<(), ExecError> {
+    if expected == got {
+        return Ok(());
+    }
+    let mismatch = |address, slot, expected: String, got: String| ExecError::BalMismatch {
+        block,
+        tx_index,
+        address,
+        slot,
+        expected,
+        got,
+    };
+    let mut e_iter = expected.iter().peekable();
+    let mut g_iter = got.iter().peekable();
+    loop {
+        match (e_iter.peek(), g_iter.peek()) {
+            (None, None) => break,
+            (Some(e), g) if g.is_none_or(|g| e.address < g.address) => {
+                return Err(mismatch(
+                    e.address,
+                    None,
+                    format!("{e:?}"),
+                    "no write".into(),
+                ));
+            }
+            (e, Some(g)) if e.is_none_or(|e| g.address < e.address) => {
+                return Err(mismatch(
+                    g.address,
+                    None,
+                    "no write".into(),
+                    format!("{g:?}"),
+                ));
+            }
+            (Some(e), Some(g)) => {
+                if e != g {
+                    let address = e.address;
+                    if e.balance_changes != g.balance_changes {
+                        return Err(mismatch(
+                            address,
+                            None,
+                            format!("balance {:?}", e.balance_changes),
+                            format!("balance {:?}", g.balance_changes),
+                        ));
+                    }
+                    if e.nonce_changes != g.nonce_changes {
+                        return Err(mismatch(
+                            address,
+                            None,
+                            format!("nonce {:?}", e.nonce_changes),
+                            format!("nonce {:?}", g.nonce_changes),
+                        ));
+                    }
+                    if e.code_changes != g.code_changes {
+                        return Err(mismatch(
+                            address,
+                            None,
+                            "code change".into(),
+                            "other code change".into(),
+                        ));
+                    }
+                    for slot in e.storage_changes.iter() {
+                        let other = g.storage_changes.iter().find(|s| s.slot == slot.slot);
+                        if other != Some(slot) {
+                            return Err(mismatch(
+                                address,
+                                Some(slot.slot),
+                                format!("{:?}", slot.changes),
+                                format!("{:?}", other.map(|o| &o.changes)),
+                            ));
+                        }
+                    }
+                    for slot in g.storage_changes.iter() {
+                        if !e.storage_changes.iter().any(|s| s.slot == slot.slot) {
+                            return Err(mismatch(
+                                address,
+                                Some(slot.slot),
+                                "no write".into(),
+                                format!("{:?}", slot.changes),
+                            ));
+                        }
+                    }
+                }
+                e_iter.next();
+                g_iter.next();
+            }
+            _ => unreachable!("peek arms above cover every case"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,30 @@
+//! Reference (sequential) block execution over a flat state.
+//!
+//! [`execute_block`] runs a whole Ethereum block with alloy-evm's Ethereum block executor: pre-block
+//! system calls, every transaction in order, then withdrawals, ommer and block rewards, the DAO fork and
+//! post-block system calls, all as alloy-evm implements them for mainnet's hardfork schedule. Nothing of
+//! that is rewritten here. Transactions arrive with their senders (from the dump): no signature is
+//! recovered on the replay path.
+//!
+//! On request it also builds the block's EIP-7928 access list with revm's BAL builder
+//! (`State::with_bal_builder`) and records the pre-block value of every key the block reads
+//! ([`RecordingDb`]): together, the two are what a dump record needs.
+//!
+//! Invariant: the [`BlockOutput`] of a block depends only on the block, its senders and the values the
+//! database returns; the same block over two stores holding the same values gives equal outputs.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod bal_replay;
+mod block;
+mod changes;
+mod config;
+mod error;
+mod recording;
+
+pub use bal_replay::{TxWrites, replay_bal_per_tx, tx_writes_from_bal};
+pub use block::{BlockOutput, ExecOptions, execute_block};
+pub use changes::state_changes_from_bundle;
+pub use config::ChainConfig;
+pub use error::ExecError;
+pub use recording::RecordingDb;

@@ -1,0 +1,215 @@
+//! Turns mainnet fixtures into dump records, and proves each one exact.
+//!
+//! Importing a fixture executes its block once, over its own pre-state, with the BAL builder and the
+//! pre-value recorder on: the result is a [`BlockRecord`] whose BAL and pre-state come from execution,
+//! not from the fixture. Verifying a fixture goes further: the header's gas used (and, from Byzantium on,
+//! receipts root and logs bloom) must match; the block re-executed over a RocksDB state seeded only from
+//! the record's recorded pre-state must give an identical output; and every transaction replayed alone
+//! over the BAL must write exactly the BAL's values for its index.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::B256;
+use bal_replay_dump::BlockRecord;
+use bal_replay_exec::{
+    BlockOutput, ChainConfig, ExecError, ExecOptions, execute_block, replay_bal_per_tx,
+};
+use bal_replay_fixtures::Fixture;
+use bal_replay_state::{
+    MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateError, StateWriter,
+};
+use std::path::Path;
+
+/// Why a fixture did not import or verify.
+#[derive(Debug, thiserror::Error)]
+pub enum ImportError {
+    /// Execution failed or a BAL replay did not match.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// A state store failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The executed block disagrees with its header.
+    #[error("block {block}: {field} mismatch: header has {expected}, execution gives {got}")]
+    HeaderMismatch {
+        /// Block number.
+        block: u64,
+        /// Which header field.
+        field: &'static str,
+        /// The header's value.
+        expected: String,
+        /// The executed value.
+        got: String,
+    },
+    /// Two executions that must agree do not.
+    #[error("block {block}: {what} differs between the in-memory and the RocksDB execution")]
+    StoreDivergence {
+        /// Block number.
+        block: u64,
+        /// Which part of the output.
+        what: &'static str,
+    },
+}
+
+/// What verifying one fixture found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixtureReport {
+    /// Block number.
+    pub number: u64,
+    /// Transactions in the block.
+    pub txs: usize,
+    /// Gas used (equal to the header's).
+    pub gas_used: u64,
+    /// Whether the receipts root was checked (Byzantium on).
+    pub receipts_root_checked: bool,
+    /// Accounts in the BAL.
+    pub bal_accounts: usize,
+    /// RLP size of the BAL in bytes.
+    pub bal_rlp_bytes: usize,
+}
+
+/// Checks an execution output against the block header: gas used always, logs bloom always (it does
+/// not depend on intermediate state roots), receipts root from Byzantium on. Returns whether the
+/// receipts root was checked.
+pub fn check_header(
+    config: &ChainConfig,
+    header: &alloy_consensus::Header,
+    output: &BlockOutput,
+) -> Result<bool, ImportError> {
+    let block = header.number;
+    let mismatch = |field, expected: String, got: String| ImportError::HeaderMismatch {
+        block,
+        field,
+        expected,
+        got,
+    };
+    if output.gas_used != header.gas_used {
+        return Err(mismatch(
+            "gasUsed",
+            header.gas_used.to_string(),
+            output.gas_used.to_string(),
+        ));
+    }
+    if output.logs_bloom != header.logs_bloom {
+        return Err(mismatch(
+            "logsBloom",
+            header.logs_bloom.to_string(),
+            output.logs_bloom.to_string(),
+        ));
+    }
+    let byzantium = config.spec.is_byzantium_active_at_block(block);
+    if byzantium && output.receipts_root != header.receipts_root {
+        return Err(mismatch(
+            "receiptsRoot",
+            header.receipts_root.to_string(),
+            output.receipts_root.to_string(),
+        ));
+    }
+    Ok(byzantium)
+}
+
+/// Executes a fixture's block over its own pre-state with the BAL builder and the recorder on, checks
+/// the header, and returns the dump record with the execution output.
+pub fn import_fixture(
+    config: &ChainConfig,
+    fixture: &Fixture,
+) -> Result<(BlockRecord, BlockOutput), ImportError> {
+    let number = fixture.number();
+    let store = MemStore::from_changes(
+        &StateChanges::from_pre_state(&fixture.pre_state, &fixture.block_hashes),
+        number.saturating_sub(1),
+    );
+    let output = execute_block(
+        config,
+        StateDatabase::new(&store),
+        &fixture.block,
+        &fixture.senders,
+        ExecOptions::for_dump(),
+    )?;
+    check_header(config, &fixture.block.header, &output)?;
+    let record = BlockRecord {
+        block: fixture.block.clone(),
+        senders: fixture.senders.clone(),
+        bal: output.bal.clone().unwrap_or_default(),
+        pre_state: output.pre_state.clone().unwrap_or_default(),
+        block_hashes: fixture.block_hashes.clone(),
+    };
+    Ok((record, output))
+}
+
+/// Creates a RocksDB state at `path` holding exactly a record's pre-state (applied height: the parent).
+pub fn seed_rocks_state(
+    path: &Path,
+    record: &BlockRecord,
+    options: &RocksOptions,
+) -> Result<RocksStore, ImportError> {
+    let store = RocksStore::create(path, Default::default(), options)?;
+    store.commit(
+        &StateChanges::from_pre_state(&record.pre_state, &record.block_hashes),
+        record.number().saturating_sub(1),
+    )?;
+    Ok(store)
+}
+
+/// Imports and fully verifies one fixture (see the crate doc). `scratch` is an empty directory for the
+/// RocksDB state of this block.
+pub fn verify_fixture(
+    config: &ChainConfig,
+    fixture: &Fixture,
+    scratch: &Path,
+) -> Result<(BlockRecord, FixtureReport), ImportError> {
+    let (record, mem_output) = import_fixture(config, fixture)?;
+    let number = record.number();
+
+    // The recorded pre-state alone must suffice, over the on-disk store, for an identical result.
+    let rocks = seed_rocks_state(scratch, &record, &RocksOptions::default())?;
+    let rocks_output = execute_block(
+        config,
+        StateDatabase::new(&rocks),
+        &record.block,
+        &record.senders,
+        ExecOptions::for_dump(),
+    )?;
+    let diverged = |what| ImportError::StoreDivergence {
+        block: number,
+        what,
+    };
+    if rocks_output.gas_used != mem_output.gas_used || rocks_output.receipts != mem_output.receipts
+    {
+        return Err(diverged("receipts"));
+    }
+    if rocks_output.changes != mem_output.changes {
+        return Err(diverged("state changes"));
+    }
+    if rocks_output.bal != mem_output.bal {
+        return Err(diverged("BAL"));
+    }
+    if rocks_output.pre_state != mem_output.pre_state {
+        return Err(diverged("recorded pre-state"));
+    }
+
+    replay_bal_per_tx(
+        config,
+        StateDatabase::new(&rocks),
+        &record.block,
+        &record.senders,
+        &record.bal,
+    )?;
+
+    let receipts_root_checked = config.spec.is_byzantium_active_at_block(number);
+    let report = FixtureReport {
+        number,
+        txs: record.tx_count(),
+        gas_used: mem_output.gas_used,
+        receipts_root_checked,
+        bal_accounts: record.bal.len(),
+        bal_rlp_bytes: record.bal_rlp_len(),
+    };
+    Ok((record, report))
+}
+
+/// The hash of a record's header, for display.
+pub fn header_hash(record: &BlockRecord) -> B256 {
+    record.block.header.hash_slow()
+}

@@ -1,0 +1,98 @@
+//! [`StateDatabase`]: any [`StateReader`] as revm's `DatabaseRef` (and `Database`).
+
+use alloy_primitives::{Address, B256};
+use revm::{
+    bytecode::Bytecode,
+    database_interface::{Database, DatabaseRef},
+    primitives::{KECCAK_EMPTY, StorageKey, StorageValue},
+    state::AccountInfo,
+};
+
+use crate::{StateError, StateReader};
+
+/// Presents a flat state to revm. Reads go straight to the store; caching is left to revm's
+/// `State` / `CacheDB` on top, which know what a block has already touched.
+#[derive(Debug, Clone, Default)]
+pub struct StateDatabase<S> {
+    inner: S,
+}
+
+impl<S: StateReader> StateDatabase<S> {
+    /// Wraps `inner`.
+    pub const fn new(inner: S) -> Self {
+        Self { inner }
+    }
+
+    /// The wrapped store.
+    pub const fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Unwraps the store.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S: StateReader> DatabaseRef for StateDatabase<S> {
+    type Error = StateError;
+
+    /// The account without its code: revm fetches code through `code_by_hash_ref` only when it
+    /// runs or inspects it, which most touched accounts (transfers, balance reads) never need.
+    /// Accounts without code carry the empty bytecode, so revm does not ask for it at all.
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
+        Ok(self.inner.account(address)?.map(|account| AccountInfo {
+            balance: account.balance,
+            nonce: account.nonce,
+            code_hash: account.code_hash,
+            account_id: None,
+            code: (account.code_hash == KECCAK_EMPTY).then(Bytecode::default),
+        }))
+    }
+
+    /// The code with hash `code_hash`. A hash the state lacks is an error, not empty code: an
+    /// account points at it, so the flat state is incomplete and executing on would diverge.
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
+        if code_hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        match self.inner.code(code_hash)? {
+            Some(bytes) => Ok(Bytecode::new_raw(bytes)),
+            None => Err(StateError::MissingCode { hash: code_hash }),
+        }
+    }
+
+    fn storage_ref(&self, address: Address, index: StorageKey) -> Result<StorageValue, StateError> {
+        self.inner.storage(address, index)
+    }
+
+    /// The hash of block `number`; unknown numbers are an error, since BLOCKHASH within range must
+    /// return the real hash and the state is expected to hold the last 256.
+    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
+        self.inner
+            .block_hash(number)?
+            .ok_or(StateError::MissingBlockHash { number })
+    }
+}
+
+// Delegates to `DatabaseRef`, so the wrapper also plugs in where revm wants a `Database` by value
+// (e.g. `State::builder().with_database(..)`) without `WrapDatabaseRef`.
+impl<S: StateReader> Database for StateDatabase<S> {
+    type Error = StateError;
+
+    fn basic(&mut self, address: Address) -> Result<Option<AccountInfo>, StateError> {
+        self.basic_ref(address)
+    }
+
+    fn code_by_hash(&mut self, code_hash: B256) -> Result<Bytecode, StateError> {
+        self.code_by_hash_ref(code_hash)
+    }
+
+    fn storage(&mut self, address: Address, index: StorageKey) -> Result<StorageValue, StateError> {
+        self.storage_ref(address, index)
+    }
+
+    fn block_hash(&mut self, number: u64) -> Result<B256, StateError> {
+        self.block_hash_ref(number)
+    }
+}

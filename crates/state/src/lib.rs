@@ -1,0 +1,109 @@
+//! Flat state: the account, storage, code and block-hash tables a replay reads, behind one interface.
+//!
+//! A flat state maps each key straight to its value (no trie). Two stores implement it:
+//! [`RocksStore`] (on disk, tuned for point reads from many threads) and [`MemStore`] (in memory, for
+//! tests and in-memory baselines). Callers depend on the [`StateReader`] / [`StateWriter`] traits, never
+//! on a store, and get revm's `DatabaseRef` through [`StateDatabase`].
+//!
+//! Invariant of [`StateWriter::commit`]: the changes of a whole batch and the new applied block number
+//! land together or not at all. A reader sees either the state before the commit or after it.
+//!
+//! # On-disk layout
+//!
+//! [`RocksStore`] keeps one RocksDB column family per table (names in [`cf`]). Integers are
+//! big-endian, so key order is numeric order. Under [`KeyScheme::Hashed`] (reth's v2 layout) the
+//! address and slot in keys are replaced by their keccak256; values are the same in both schemes.
+//!
+//! | column family  | key (plain)                 | key (hashed)                        | value                                                |
+//! |----------------|-----------------------------|-------------------------------------|------------------------------------------------------|
+//! | `accounts`     | address (20)                | keccak(address) (32)                | nonce u64 (8) ++ balance (32) ++ code hash (32) = 72 |
+//! | `storage`      | address (20) ++ slot (32)   | keccak(address) ++ keccak(slot) (64)| value, leading zero bytes trimmed (1..=32); zero = absent |
+//! | `code`         | code hash (32)              | same                                | raw code                                             |
+//! | `block_hashes` | block number u64 (8)        | same                                | block hash (32)                                      |
+//! | `meta`         | `applied_block`             | same                                | u64 (8)                                              |
+//! |                | `key_scheme`                | same                                | `plain` / `hashed`                                   |
+//! |                | `format_version`            | same                                | u32 (4), currently 1                                 |
+//!
+//! Every storage key of an account is its account key followed by exactly 32 bytes, so wiping an
+//! account's storage is one range deletion. A commit is one `WriteBatch`: wipes, accounts, slots,
+//! codes, block hashes and `applied_block`, in that order.
+//!
+//! [`MemStore`] has the same semantics; [`MemStore::dump_all`] and [`RocksStore::dump_all`] return
+//! the same [`FlatContents`] (keys encoded as above) for the same history, and
+//! [`FlatContents::digest`] fingerprints it.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod codec;
+mod contents;
+mod database;
+mod error;
+mod mem;
+mod rocks;
+mod types;
+
+pub use codec::{ACCOUNT_VALUE_LEN, StateKey};
+pub use contents::FlatContents;
+pub use database::StateDatabase;
+pub use error::StateError;
+pub use mem::MemStore;
+pub use rocks::{RocksOptions, RocksStore, cf};
+pub use types::{AccountFlat, KeyScheme, StateChanges};
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+
+/// Read access to a flat state. Implementations are safe to share across threads.
+pub trait StateReader: Send + Sync {
+    /// The account at `address`, or `None` if it does not exist.
+    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError>;
+    /// The value of `slot` of `address` (zero when absent).
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError>;
+    /// The code whose keccak256 is `hash`, or `None` if unknown.
+    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError>;
+    /// The hash of block `number`, or `None` if unknown.
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError>;
+    /// The number of the last block whose changes this state holds, if any.
+    fn applied_block(&self) -> Result<Option<u64>, StateError>;
+}
+
+/// Write access: one atomic commit of a batch of changes together with the new applied height.
+pub trait StateWriter {
+    /// Applies `changes` and records `applied_block`, atomically.
+    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError>;
+}
+
+impl<T: StateReader + ?Sized> StateReader for std::sync::Arc<T> {
+    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+        (**self).account(address)
+    }
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        (**self).storage(address, slot)
+    }
+    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).code(hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        (**self).block_hash(number)
+    }
+    fn applied_block(&self) -> Result<Option<u64>, StateError> {
+        (**self).applied_block()
+    }
+}
+
+impl<T: StateReader + ?Sized> StateReader for &T {
+    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+        (**self).account(address)
+    }
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        (**self).storage(address, slot)
+    }
+    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
+        (**self).code(hash)
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        (**self).block_hash(number)
+    }
+    fn applied_block(&self) -> Result<Option<u64>, StateError> {
+        (**self).applied_block()
+    }
+}

@@ -1,0 +1,709 @@
+//! [`RocksStore`]: the flat state in RocksDB, one column family per table, tuned for point reads.
+
+use std::path::{Path, PathBuf};
+
+use alloy_primitives::{Address, B256, Bytes, U256, hex};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB, DBCompressionType,
+    DataBlockIndexType, FlushOptions, IteratorMode, Options, ReadOptions, WriteBatch, WriteOptions,
+    checkpoint::Checkpoint,
+};
+use tracing::{debug, warn};
+
+use crate::{
+    AccountFlat, FlatContents, KeyScheme, StateChanges, StateError, StateReader, StateWriter,
+    codec::{self, StateKey},
+};
+
+/// The column families (tables) of a [`RocksStore`] and the encoding of their keys and values.
+/// Integers are big-endian everywhere, so byte order equals numeric order.
+pub mod cf {
+    /// Accounts. Key: address (20 bytes), or keccak256(address) (32) under [`KeyScheme::Hashed`].
+    /// Value: nonce (u64, 8) ++ balance (32) ++ code hash (32) = 72 bytes.
+    ///
+    /// [`KeyScheme::Hashed`]: crate::KeyScheme::Hashed
+    pub const ACCOUNTS: &str = "accounts";
+    /// Storage slots. Key: address (20) ++ slot (32), or keccak256(address) (32) ++
+    /// keccak256(slot) (32) when hashed. Value: the slot value with its leading zero bytes trimmed
+    /// (1..=32 bytes); zero values are deleted, never stored.
+    pub const STORAGE: &str = "storage";
+    /// Contract code. Key: keccak256(code) (32). Value: the raw code.
+    pub const CODE: &str = "code";
+    /// Block hashes. Key: block number (u64, 8). Value: the hash (32).
+    pub const BLOCK_HASHES: &str = "block_hashes";
+    /// Store metadata. Keys: [`META_APPLIED_BLOCK`] -> u64 (8), [`META_KEY_SCHEME`] ->
+    /// `plain` / `hashed`, [`META_FORMAT_VERSION`] -> u32 (4).
+    pub const META: &str = "meta";
+
+    /// Every column family, in the order they are opened.
+    pub const ALL: [&str; 5] = [ACCOUNTS, STORAGE, CODE, BLOCK_HASHES, META];
+
+    /// `meta` key of the applied height, written by every commit.
+    pub const META_APPLIED_BLOCK: &[u8] = b"applied_block";
+    /// `meta` key of the key scheme, written when the store is created.
+    pub const META_KEY_SCHEME: &[u8] = b"key_scheme";
+    /// `meta` key of the on-disk format version, written when the store is created.
+    pub const META_FORMAT_VERSION: &[u8] = b"format_version";
+    /// The format version this build reads and writes.
+    pub const FORMAT_VERSION: u32 = 1;
+}
+
+/// How a [`RocksStore`] is opened and tuned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RocksOptions {
+    /// Size of the LRU block cache shared by all column families, in bytes.
+    pub block_cache_bytes: usize,
+    /// Bits per key of the full (not block-based) bloom filters; 0 disables them.
+    pub bloom_bits_per_key: f64,
+    /// Reads bypass the OS page cache (O_DIRECT), so the block cache is the only cache and memory
+    /// use is bounded by it.
+    pub direct_io: bool,
+    /// Opens the database read-only: several processes may read it, commits fail.
+    pub read_only: bool,
+    /// Limit on open SST files; -1 keeps all open, which avoids re-opening table readers on reads.
+    pub max_open_files: i32,
+    /// [`RocksStore::open`] creates a missing database, recorded as [`KeyScheme::Plain`].
+    pub create_if_missing: bool,
+    /// Commits wait for the write-ahead log to reach the disk (survive a machine crash, not only a
+    /// process crash). Slower.
+    pub sync_commits: bool,
+    /// Commits skip the write-ahead log, for bulk loading: much faster, but a crash loses every
+    /// commit not yet flushed. The store flushes when dropped; call [`RocksStore::flush`] at
+    /// checkpoints that must survive a crash.
+    pub write_without_wal: bool,
+}
+
+impl Default for RocksOptions {
+    fn default() -> Self {
+        Self {
+            block_cache_bytes: 512 << 20,
+            bloom_bits_per_key: 10.0,
+            direct_io: false,
+            read_only: false,
+            max_open_files: -1,
+            create_if_missing: false,
+            sync_commits: false,
+            write_without_wal: false,
+        }
+    }
+}
+
+/// A flat state in RocksDB. Safe to share across threads (`&self` everywhere); reads are point
+/// lookups, each commit one atomic `WriteBatch`.
+pub struct RocksStore {
+    db: DB,
+    path: PathBuf,
+    key_scheme: KeyScheme,
+    /// Reused for every point read: building `ReadOptions` costs an allocation through the C API.
+    read_opts: ReadOptions,
+    sync_commits: bool,
+    write_without_wal: bool,
+    read_only: bool,
+}
+
+impl std::fmt::Debug for RocksStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RocksStore")
+            .field("path", &self.path)
+            .field("key_scheme", &self.key_scheme)
+            .field("read_only", &self.read_only)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options of one column family. All tables are read by point lookups, mostly for keys that exist
+/// but also for many that do not (fresh slots, new accounts), so every one gets full bloom filters
+/// on every level and a hash index inside data blocks.
+fn cf_options(cache: &Cache, opts: &RocksOptions) -> Options {
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    if opts.bloom_bits_per_key > 0.0 {
+        // `false`: full filters (one per SST file), not the legacy per-block filters.
+        table.set_bloom_filter(opts.bloom_bits_per_key, false);
+    }
+    // Index and filter blocks live in (and are bounded by) the shared block cache instead of in
+    // unaccounted table-reader memory; L0's are pinned since every read consults them.
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    // Sizes filters to the allocator's size classes: less wasted memory at the same FP rate.
+    table.set_optimize_filters_for_memory(true);
+    // A point lookup inside a data block by hash instead of binary search.
+    table.set_data_block_index_type(DataBlockIndexType::BinaryAndHash);
+    table.set_data_block_hash_ratio(0.75);
+
+    let mut cf = Options::default();
+    cf.set_block_based_table_factory(&table);
+    cf.set_compression_type(DBCompressionType::Lz4);
+    cf.set_bottommost_compression_type(DBCompressionType::Lz4);
+    // Keep last-level filters: lookups of absent keys are common (new slots, new accounts), and
+    // without them each would read a data block from the largest level.
+    cf.set_optimize_filters_for_hits(false);
+    // Whole-key bloom in the memtables too, so absent keys skip the memtable search.
+    cf.set_memtable_prefix_bloom_ratio(0.02);
+    cf.set_memtable_whole_key_filtering(true);
+    cf
+}
+
+fn open_db(path: &Path, opts: &RocksOptions, create: bool) -> Result<DB, StateError> {
+    let cache = Cache::new_lru_cache(opts.block_cache_bytes);
+    let mut db_opts = Options::default();
+    db_opts.create_if_missing(create);
+    db_opts.create_missing_column_families(create);
+    db_opts.set_max_open_files(opts.max_open_files);
+    db_opts.set_use_direct_reads(opts.direct_io);
+    // Flushes cover all column families at one sequence number, so a commit written without the
+    // WAL is on disk either whole or not at all.
+    db_opts.set_atomic_flush(true);
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let cores = i32::try_from(cores).unwrap_or(i32::MAX);
+    db_opts.increase_parallelism(cores);
+    db_opts.set_max_background_jobs(cores.max(2));
+    db_opts.set_bytes_per_sync(1 << 20);
+    db_opts.set_keep_log_file_num(4);
+
+    let cfs = cf::ALL.map(|name| ColumnFamilyDescriptor::new(name, cf_options(&cache, opts)));
+    let result = if opts.read_only {
+        DB::open_cf_descriptors_read_only(&db_opts, path, cfs, false)
+    } else {
+        DB::open_cf_descriptors(&db_opts, path, cfs)
+    };
+    result.map_err(|source| StateError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn hex_key(key: &[u8]) -> String {
+    hex::encode_prefixed(key)
+}
+
+impl RocksStore {
+    /// Opens the store at `path`, reading its key scheme from the metadata.
+    ///
+    /// Fails with [`StateError::MissingMetadata`] if the database was not made by
+    /// [`RocksStore::create`] — except that with `create_if_missing` a new or empty database is
+    /// initialised as [`KeyScheme::Plain`] — and with [`StateError::UnsupportedFormat`] if it was
+    /// written in another format version.
+    pub fn open(path: impl AsRef<Path>, opts: &RocksOptions) -> Result<Self, StateError> {
+        let path = path.as_ref();
+        let create = opts.create_if_missing && !opts.read_only;
+        let mut store = Self::from_db(open_db(path, opts, create)?, path, opts, KeyScheme::Plain);
+        match store.meta(cf::META_KEY_SCHEME)? {
+            Some(name) => {
+                store.key_scheme =
+                    KeyScheme::from_name(&name).ok_or_else(|| StateError::Corrupt {
+                        table: cf::META,
+                        key: hex_key(cf::META_KEY_SCHEME),
+                        reason: format!("unknown key scheme {:?}", String::from_utf8_lossy(&name)),
+                    })?;
+            }
+            None if create && store.is_empty()? => {
+                store.init_meta(KeyScheme::Plain)?;
+                return Ok(store);
+            }
+            None => {
+                return Err(StateError::MissingMetadata {
+                    path: path.to_path_buf(),
+                    key: "key_scheme",
+                });
+            }
+        }
+        let version =
+            store
+                .meta(cf::META_FORMAT_VERSION)?
+                .ok_or_else(|| StateError::MissingMetadata {
+                    path: path.to_path_buf(),
+                    key: "format_version",
+                })?;
+        let version = <[u8; 4]>::try_from(version.as_slice())
+            .map(u32::from_be_bytes)
+            .map_err(|_| StateError::Corrupt {
+                table: cf::META,
+                key: hex_key(cf::META_FORMAT_VERSION),
+                reason: format!("format version is {} bytes, expected 4", version.len()),
+            })?;
+        if version != cf::FORMAT_VERSION {
+            return Err(StateError::UnsupportedFormat {
+                path: path.to_path_buf(),
+                found: version,
+                supported: cf::FORMAT_VERSION,
+            });
+        }
+        Ok(store)
+    }
+
+    /// Creates a new store at `path` with `key_scheme`. Fails with [`StateError::NotEmpty`] if
+    /// `path` is a directory that already holds files, so an existing state is never mixed into.
+    /// `opts.read_only` and `opts.create_if_missing` are ignored.
+    pub fn create(
+        path: impl AsRef<Path>,
+        key_scheme: KeyScheme,
+        opts: &RocksOptions,
+    ) -> Result<Self, StateError> {
+        let path = path.as_ref();
+        match std::fs::read_dir(path) {
+            Ok(mut entries) => {
+                if entries.next().is_some() {
+                    return Err(StateError::NotEmpty {
+                        path: path.to_path_buf(),
+                    });
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => {
+                return Err(StateError::Io {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        }
+        let opts = RocksOptions {
+            read_only: false,
+            create_if_missing: true,
+            ..opts.clone()
+        };
+        let store = Self::from_db(open_db(path, &opts, true)?, path, &opts, key_scheme);
+        store.init_meta(key_scheme)?;
+        debug!(path = %path.display(), %key_scheme, "created flat state");
+        Ok(store)
+    }
+
+    fn from_db(db: DB, path: &Path, opts: &RocksOptions, key_scheme: KeyScheme) -> Self {
+        Self {
+            db,
+            path: path.to_path_buf(),
+            key_scheme,
+            read_opts: ReadOptions::default(),
+            sync_commits: opts.sync_commits,
+            write_without_wal: opts.write_without_wal,
+            read_only: opts.read_only,
+        }
+    }
+
+    /// Writes the creation metadata durably (it is tiny and written once).
+    fn init_meta(&self, key_scheme: KeyScheme) -> Result<(), StateError> {
+        let meta = self.cf(cf::META)?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(meta, cf::META_KEY_SCHEME, key_scheme.name());
+        batch.put_cf(
+            meta,
+            cf::META_FORMAT_VERSION,
+            cf::FORMAT_VERSION.to_be_bytes(),
+        );
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.db
+            .write_opt(batch, &wo)
+            .map_err(|source| StateError::Write {
+                table: cf::META,
+                key: hex_key(cf::META_KEY_SCHEME),
+                source,
+            })
+    }
+
+    /// Whether none of the tables holds an entry.
+    fn is_empty(&self) -> Result<bool, StateError> {
+        for name in cf::ALL {
+            if let Some(first) = self
+                .db
+                .iterator_cf(self.cf(name)?, IteratorMode::Start)
+                .next()
+            {
+                first.map_err(|source| StateError::Read {
+                    table: name,
+                    key: String::new(),
+                    source,
+                })?;
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn cf(&self, name: &'static str) -> Result<&ColumnFamily, StateError> {
+        self.db
+            .cf_handle(name)
+            .ok_or(StateError::MissingColumnFamily { name })
+    }
+
+    fn get<T>(
+        &self,
+        table: &'static str,
+        key: &[u8],
+        decode: impl FnOnce(&[u8]) -> Result<T, StateError>,
+    ) -> Result<Option<T>, StateError> {
+        let value = self
+            .db
+            .get_pinned_cf_opt(self.cf(table)?, key, &self.read_opts)
+            .map_err(|source| StateError::Read {
+                table,
+                key: hex_key(key),
+                source,
+            })?;
+        value.map(|v| decode(&v)).transpose()
+    }
+
+    /// The store's key scheme.
+    pub fn key_scheme(&self) -> KeyScheme {
+        self.key_scheme
+    }
+
+    /// Fails with [`StateError::SchemeMismatch`] unless the store uses `expected`.
+    pub fn ensure_key_scheme(&self, expected: KeyScheme) -> Result<(), StateError> {
+        if self.key_scheme == expected {
+            Ok(())
+        } else {
+            Err(StateError::SchemeMismatch {
+                path: self.path.clone(),
+                expected,
+                found: self.key_scheme,
+            })
+        }
+    }
+
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The underlying database, for tools and tests that read or write column families directly
+    /// (see [`cf`] for their encodings). Writes through it bypass every invariant of this type.
+    pub fn raw_db(&self) -> &DB {
+        &self.db
+    }
+
+    /// A `meta` entry by raw key.
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+        self.get(cf::META, key, |v| Ok(v.to_vec()))
+    }
+
+    /// Writes a `meta` entry by raw key (durably). For tool-specific metadata; the entries in [`cf`]
+    /// have typed setters or are written by commits.
+    pub fn put_meta(&self, key: &[u8], value: &[u8]) -> Result<(), StateError> {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.db
+            .put_cf_opt(self.cf(cf::META)?, key, value, &wo)
+            .map_err(|source| StateError::Write {
+                table: cf::META,
+                key: hex_key(key),
+                source,
+            })
+    }
+
+    /// Records `key_scheme` as the store's scheme. Keys already stored are not re-encoded: this is
+    /// for a migration tool that wrote them in `key_scheme` itself.
+    pub fn set_key_scheme(&mut self, key_scheme: KeyScheme) -> Result<(), StateError> {
+        self.put_meta(cf::META_KEY_SCHEME, key_scheme.name().as_bytes())?;
+        self.key_scheme = key_scheme;
+        Ok(())
+    }
+
+    /// Records the applied height alone (a commit records it together with its changes).
+    pub fn set_applied_block(&self, applied_block: u64) -> Result<(), StateError> {
+        self.put_meta(cf::META_APPLIED_BLOCK, &applied_block.to_be_bytes())
+    }
+
+    /// Hard-links a consistent copy of the store into `dst` (which must not exist). Cheap: SST
+    /// files are shared until compaction rewrites them. Memtables are flushed first.
+    pub fn checkpoint(&self, dst: impl AsRef<Path>) -> Result<(), StateError> {
+        let dst = dst.as_ref();
+        let err = |source| StateError::Checkpoint {
+            path: dst.to_path_buf(),
+            source,
+        };
+        Checkpoint::new(&self.db)
+            .map_err(err)?
+            .create_checkpoint(dst)
+            .map_err(err)
+    }
+
+    /// Accounts of `addresses`, in order, read in one batched lookup (for prefetching).
+    pub fn multi_get_accounts(
+        &self,
+        addresses: &[Address],
+    ) -> Result<Vec<Option<AccountFlat>>, StateError> {
+        let keys: Vec<StateKey> = addresses
+            .iter()
+            .map(|a| self.key_scheme.account_key(*a))
+            .collect();
+        let table = cf::ACCOUNTS;
+        self.db
+            .batched_multi_get_cf_opt(self.cf(table)?, &keys, false, &self.read_opts)
+            .into_iter()
+            .zip(&keys)
+            .map(|(value, key)| {
+                let value = value.map_err(|source| StateError::Read {
+                    table,
+                    key: key.to_hex(),
+                    source,
+                })?;
+                value
+                    .map(|v| codec::decode_account(table, key, &v))
+                    .transpose()
+            })
+            .collect()
+    }
+
+    /// Values of `(address, slot)` pairs, in order (zero when absent), read in one batched lookup.
+    pub fn multi_get_storage(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        let keys: Vec<StateKey> = slots
+            .iter()
+            .map(|(a, s)| self.key_scheme.storage_key(*a, *s))
+            .collect();
+        let table = cf::STORAGE;
+        self.db
+            .batched_multi_get_cf_opt(self.cf(table)?, &keys, false, &self.read_opts)
+            .into_iter()
+            .zip(&keys)
+            .map(|(value, key)| {
+                let value = value.map_err(|source| StateError::Read {
+                    table,
+                    key: key.to_hex(),
+                    source,
+                })?;
+                value.map_or(Ok(U256::ZERO), |v| decode_slot(key, &v))
+            })
+            .collect()
+    }
+
+    /// Writes all memtables to SST files (atomically across tables). Needed before a crash can be
+    /// survived when commits skip the WAL.
+    pub fn flush(&self) -> Result<(), StateError> {
+        let cfs = cf::ALL
+            .iter()
+            .map(|name| self.cf(name))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.db
+            .flush_cfs_opt(&cfs, &FlushOptions::default())
+            .map_err(|source| StateError::Flush { source })
+    }
+
+    /// Compacts every table fully (after a bulk load: fewer files, fewer levels per lookup).
+    pub fn compact(&self) -> Result<(), StateError> {
+        for name in cf::ALL {
+            self.db
+                .compact_range_cf(self.cf(name)?, None::<&[u8]>, None::<&[u8]>);
+        }
+        Ok(())
+    }
+
+    /// Approximate size of the store: SST files plus memtables of every table, in bytes.
+    pub fn approximate_size_bytes(&self) -> Result<u64, StateError> {
+        let mut total = 0u64;
+        for table in cf::ALL {
+            let handle = self.cf(table)?;
+            for name in [
+                "rocksdb.total-sst-files-size",
+                "rocksdb.cur-size-all-mem-tables",
+            ] {
+                let value = self
+                    .db
+                    .property_int_value_cf(handle, name)
+                    .map_err(|source| StateError::Property {
+                        table,
+                        name,
+                        source,
+                    })?;
+                total = total.saturating_add(value.unwrap_or(0));
+            }
+        }
+        Ok(total)
+    }
+
+    /// Every entry, read from one snapshot, in the canonical order of [`FlatContents`]. Keys are
+    /// those of the store's scheme (hashed keys for a hashed store).
+    pub fn dump_all(&self) -> Result<FlatContents, StateError> {
+        let snapshot = self.db.snapshot();
+        let scan = |table: &'static str,
+                    f: &mut dyn FnMut(&[u8], &[u8]) -> Result<(), StateError>| {
+            for item in snapshot.iterator_cf(self.cf(table)?, IteratorMode::Start) {
+                let (key, value) = item.map_err(|source| StateError::Read {
+                    table,
+                    key: String::new(),
+                    source,
+                })?;
+                f(&key, &value)?;
+            }
+            Ok::<(), StateError>(())
+        };
+        let check_len = |table: &'static str, key: &[u8], expected: usize| {
+            if key.len() == expected {
+                Ok(())
+            } else {
+                Err(StateError::Corrupt {
+                    table,
+                    key: hex_key(key),
+                    reason: format!("key is {} bytes, expected {expected}", key.len()),
+                })
+            }
+        };
+
+        let mut out = FlatContents {
+            key_scheme: self.key_scheme,
+            ..FlatContents::default()
+        };
+        let account_len = self.key_scheme.account_key_len();
+        scan(cf::ACCOUNTS, &mut |k, v| {
+            check_len(cf::ACCOUNTS, k, account_len)?;
+            out.accounts
+                .push((k.to_vec(), codec::decode_account(cf::ACCOUNTS, k, v)?));
+            Ok(())
+        })?;
+        let storage_len = self.key_scheme.storage_key_len();
+        scan(cf::STORAGE, &mut |k, v| {
+            check_len(cf::STORAGE, k, storage_len)?;
+            out.storage.push((k.to_vec(), decode_slot(k, v)?));
+            Ok(())
+        })?;
+        scan(cf::CODE, &mut |k, v| {
+            let hash = B256::try_from(k).map_err(|_| StateError::Corrupt {
+                table: cf::CODE,
+                key: hex_key(k),
+                reason: format!("key is {} bytes, expected 32", k.len()),
+            })?;
+            out.codes.push((hash, Bytes::copy_from_slice(v)));
+            Ok(())
+        })?;
+        scan(cf::BLOCK_HASHES, &mut |k, v| {
+            check_len(cf::BLOCK_HASHES, k, 8)?;
+            let number = codec::decode_u64(cf::BLOCK_HASHES, k, k)?;
+            out.block_hashes
+                .push((number, codec::decode_b256(cf::BLOCK_HASHES, k, v)?));
+            Ok(())
+        })?;
+        out.applied_block = snapshot
+            .get_pinned_cf(self.cf(cf::META)?, cf::META_APPLIED_BLOCK)
+            .map_err(|source| StateError::Read {
+                table: cf::META,
+                key: hex_key(cf::META_APPLIED_BLOCK),
+                source,
+            })?
+            .map(|v| codec::decode_u64(cf::META, cf::META_APPLIED_BLOCK, &v))
+            .transpose()?;
+        Ok(out)
+    }
+
+    /// [`FlatContents::digest`] of [`RocksStore::dump_all`].
+    pub fn content_digest(&self) -> Result<B256, StateError> {
+        Ok(self.dump_all()?.digest())
+    }
+}
+
+fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
+    codec::decode_storage_value(value).map_err(|reason| StateError::Corrupt {
+        table: cf::STORAGE,
+        key: hex_key(key),
+        reason: reason.to_string(),
+    })
+}
+
+impl StateReader for RocksStore {
+    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+        let key = self.key_scheme.account_key(address);
+        self.get(cf::ACCOUNTS, &key, |v| {
+            codec::decode_account(cf::ACCOUNTS, &key, v)
+        })
+    }
+
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        let key = self.key_scheme.storage_key(address, slot);
+        Ok(self
+            .get(cf::STORAGE, &key, |v| decode_slot(&key, v))?
+            .unwrap_or(U256::ZERO))
+    }
+
+    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
+        self.get(cf::CODE, hash.as_slice(), |v| Ok(Bytes::copy_from_slice(v)))
+    }
+
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        let key = number.to_be_bytes();
+        self.get(cf::BLOCK_HASHES, &key, |v| {
+            codec::decode_b256(cf::BLOCK_HASHES, &key, v)
+        })
+    }
+
+    fn applied_block(&self) -> Result<Option<u64>, StateError> {
+        self.get(cf::META, cf::META_APPLIED_BLOCK, |v| {
+            codec::decode_u64(cf::META, cf::META_APPLIED_BLOCK, v)
+        })
+    }
+}
+
+impl StateWriter for RocksStore {
+    /// Builds one `WriteBatch` in the order [`StateChanges`] documents — wipes, accounts, slots,
+    /// codes, block hashes, applied height — and writes it at once. Within a batch later operations
+    /// win, so a slot written after its account's wipe survives the wipe's range deletion.
+    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError> {
+        let accounts = self.cf(cf::ACCOUNTS)?;
+        let storage = self.cf(cf::STORAGE)?;
+        let code = self.cf(cf::CODE)?;
+        let block_hashes = self.cf(cf::BLOCK_HASHES)?;
+        let meta = self.cf(cf::META)?;
+        let scheme = self.key_scheme;
+        let mut batch = WriteBatch::default();
+
+        for address in &changes.wiped_storage {
+            // Every storage key of the account is its prefix plus exactly 32 bytes, so they all lie
+            // in [prefix ++ 00*32, prefix ++ ff*32]. The range delete's end is exclusive, hence the
+            // point delete of the last possible key.
+            let prefix = scheme.storage_prefix(*address);
+            let mut first = [0u8; 64];
+            let mut last = [0xffu8; 64];
+            first[..prefix.len()].copy_from_slice(&prefix);
+            last[..prefix.len()].copy_from_slice(&prefix);
+            let (first, last) = (&first[..prefix.len() + 32], &last[..prefix.len() + 32]);
+            batch.delete_range_cf(storage, first, last);
+            batch.delete_cf(storage, last);
+        }
+        for (address, account) in &changes.accounts {
+            let key = scheme.account_key(*address);
+            match account {
+                Some(account) => batch.put_cf(accounts, key, account.to_bytes()),
+                None => batch.delete_cf(accounts, key),
+            }
+        }
+        for (address, slot, value) in &changes.storage {
+            let key = scheme.storage_key(*address, *slot);
+            if value.is_zero() {
+                batch.delete_cf(storage, key);
+            } else {
+                batch.put_cf(storage, key, codec::encode_storage_value(*value));
+            }
+        }
+        for (hash, bytes) in &changes.codes {
+            batch.put_cf(code, hash, bytes);
+        }
+        for (number, hash) in &changes.block_hashes {
+            batch.put_cf(block_hashes, number.to_be_bytes(), hash);
+        }
+        batch.put_cf(meta, cf::META_APPLIED_BLOCK, applied_block.to_be_bytes());
+
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync_commits && !self.write_without_wal);
+        wo.disable_wal(self.write_without_wal);
+        let ops = batch.len();
+        self.db
+            .write_opt(batch, &wo)
+            .map_err(|source| StateError::Commit {
+                applied_block,
+                source,
+            })?;
+        debug!(applied_block, ops, "committed flat state changes");
+        Ok(())
+    }
+}
+
+impl Drop for RocksStore {
+    fn drop(&mut self) {
+        // Commits without the WAL live only in memtables until flushed; RocksDB flushes them on
+        // close too, but flushing here surfaces a failure in the log instead of losing it silently.
+        if self.write_without_wal
+            && !self.read_only
+            && let Err(e) = self.flush()
+        {
+            warn!(path = %self.path.display(), error = %e, "flushing the flat state on close failed");
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! Plain data types of the flat state.
+
+use alloy_primitives::{Address, B256, Bytes, U256};
+use bal_replay_dump::{BlockHashEntry, PreState};
+
+/// An account's flat value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccountFlat {
+    /// Nonce.
+    pub nonce: u64,
+    /// Balance in wei.
+    pub balance: U256,
+    /// keccak256 of the code (`KECCAK_EMPTY` without code).
+    pub code_hash: B256,
+}
+
+/// How keys are stored: by address and slot (`Plain`), or by their keccak256 (`Hashed`, reth's v2
+/// layout). Recorded in the store's metadata; readers hash when the store is hashed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum KeyScheme {
+    /// Keys are the address and the slot as they are.
+    #[default]
+    Plain,
+    /// Keys are keccak256(address) and keccak256(slot).
+    Hashed,
+}
+
+/// Changes to apply in one commit.
+///
+/// Order of application: `wiped_storage` first (all storage of those accounts deleted), then
+/// `accounts`, `storage`, `codes`, `block_hashes`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct StateChanges {
+    /// New account values; `None` deletes the account.
+    pub accounts: Vec<(Address, Option<AccountFlat>)>,
+    /// Accounts whose whole storage is deleted (self-destructed or re-created) before `storage` applies.
+    pub wiped_storage: Vec<Address>,
+    /// New slot values; zero deletes the slot.
+    pub storage: Vec<(Address, U256, U256)>,
+    /// New code by hash.
+    pub codes: Vec<(B256, Bytes)>,
+    /// Block hashes to record.
+    pub block_hashes: Vec<(u64, B256)>,
+}
+
+impl KeyScheme {
+    /// The name recorded in a store's metadata (`plain` / `hashed`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Plain => "plain",
+            Self::Hashed => "hashed",
+        }
+    }
+
+    /// Parses a name written by [`KeyScheme::name`].
+    pub fn from_name(name: &[u8]) -> Option<Self> {
+        match name {
+            b"plain" => Some(Self::Plain),
+            b"hashed" => Some(Self::Hashed),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for KeyScheme {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl StateChanges {
+    /// Changes that seed an empty state with a dump record's pre-block values.
+    pub fn from_pre_state(pre: &PreState, block_hashes: &[BlockHashEntry]) -> Self {
+        Self {
+            accounts: pre
+                .accounts
+                .iter()
+                .map(|a| {
+                    (
+                        a.address,
+                        Some(AccountFlat {
+                            nonce: a.nonce,
+                            balance: a.balance,
+                            code_hash: a.code_hash,
+                        }),
+                    )
+                })
+                .collect(),
+            wiped_storage: Vec::new(),
+            storage: pre
+                .storage
+                .iter()
+                .map(|s| (s.address, s.slot, s.value))
+                .collect(),
+            codes: pre.codes.iter().map(|c| (c.hash, c.code.clone())).collect(),
+            block_hashes: block_hashes.iter().map(|h| (h.number, h.hash)).collect(),
+        }
+    }
+
+    /// Appends `other`, whose changes come after these, so that applying the result equals applying
+    /// `self` and then `other`.
+    ///
+    /// Because a commit applies all wipes before all slot writes, this drops the slot writes of
+    /// `self` for accounts that `other` wipes: applied in sequence, `other`'s wipe would have erased
+    /// them, but merged they would land after the wipe and survive.
+    pub fn extend(&mut self, other: StateChanges) {
+        if !other.wiped_storage.is_empty() {
+            let wiped: std::collections::HashSet<Address> =
+                other.wiped_storage.iter().copied().collect();
+            self.storage
+                .retain(|(address, _, _)| !wiped.contains(address));
+        }
+        self.accounts.extend(other.accounts);
+        self.wiped_storage.extend(other.wiped_storage);
+        self.storage.extend(other.storage);
+        self.codes.extend(other.codes);
+        self.block_hashes.extend(other.block_hashes);
+    }
+}
