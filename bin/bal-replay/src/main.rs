@@ -1,1 +1,348 @@
-fn main() {}
+//! `bal-replay`: replay dumps over a RocksDB flat state, and benchmark the BAL designs.
+
+use bal_replay_bench::{BenchMatrix, render_tables, run_bench};
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{
+    ExecMode, IoDesign, ReplayOptions, TaskOrder, clone_db_dir, drop_page_cache, replay,
+    warm_up_kzg,
+};
+use bal_replay_exec::ChainConfig;
+use bal_replay_state::{RocksOptions, RocksStore};
+use clap::{Parser, Subcommand};
+use eyre::{WrapErr, eyre};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(
+    name = "bal-replay",
+    version,
+    about = "Replay BAL dumps and benchmark the BAL I/O designs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
+where
+    T::Err: std::fmt::Display,
+{
+    s.split(',')
+        .map(|p| p.trim().parse::<T>().map_err(|e| format!("{p:?}: {e}")))
+        .collect()
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
+    Demo {
+        /// Blocks to generate.
+        #[arg(long, default_value_t = 20)]
+        blocks: u64,
+        /// Generator seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Worker counts to compare.
+        #[arg(long, default_value = "1,2", value_parser = parse_list::<usize>)]
+        threads: Vec<usize>,
+        /// Batch sizes to compare.
+        #[arg(long, default_value = "1,10", value_parser = parse_list::<usize>)]
+        batch: Vec<usize>,
+    },
+    /// Replay a dump once over a state (modified in place unless --rewind).
+    Run {
+        /// Dump directory (chained).
+        #[arg(long)]
+        dump: PathBuf,
+        /// RocksDB state at the block before the dump's first.
+        #[arg(long)]
+        state: PathBuf,
+        /// sequential or parallel.
+        #[arg(long, default_value = "parallel")]
+        mode: String,
+        /// Execution workers.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// Blocks per batch.
+        #[arg(long, default_value_t = 50)]
+        batch: usize,
+        /// I/O design: full, batched, parallel or hybrid.
+        #[arg(long, default_value = "parallel")]
+        io: IoDesign,
+        /// Prefetch readers.
+        #[arg(long, default_value_t = 8)]
+        io_threads: usize,
+        /// Task order: block or longest-first.
+        #[arg(long, default_value = "block")]
+        order: TaskOrder,
+        /// Replay over a hard-link clone of the state, leaving it as it was.
+        #[arg(long)]
+        rewind: bool,
+        /// Drop the page cache first (root only).
+        #[arg(long)]
+        drop_caches: bool,
+        /// RocksDB direct reads.
+        #[arg(long)]
+        direct_io: bool,
+    },
+    /// Run the research's matrix from the same pre-state and print its tables.
+    Bench {
+        /// Dump directory (chained).
+        #[arg(long)]
+        dump: PathBuf,
+        /// Pristine RocksDB state (never written: every run uses a hard-link clone).
+        #[arg(long)]
+        state: PathBuf,
+        /// Worker counts.
+        #[arg(long, default_value = "1,2", value_parser = parse_list::<usize>)]
+        threads: Vec<usize>,
+        /// Batch sizes.
+        #[arg(long, default_value = "1,10,50", value_parser = parse_list::<usize>)]
+        batch: Vec<usize>,
+        /// I/O designs.
+        #[arg(long, default_value = "full,batched,parallel,hybrid", value_parser = parse_list::<IoDesign>)]
+        io: Vec<IoDesign>,
+        /// Prefetch readers.
+        #[arg(long, default_value_t = 8)]
+        io_threads: usize,
+        /// Task order: block or longest-first.
+        #[arg(long, default_value = "block")]
+        order: TaskOrder,
+        /// Drop the page cache before each run (root only).
+        #[arg(long)]
+        drop_caches: bool,
+        /// RocksDB direct reads.
+        #[arg(long)]
+        direct_io: bool,
+        /// Skip the sequential and in-memory baselines.
+        #[arg(long)]
+        no_baselines: bool,
+        /// Write the result as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+}
+
+fn main() -> eyre::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Demo {
+            blocks,
+            seed,
+            threads,
+            batch,
+        } => demo(blocks, seed, threads, batch),
+        Command::Run {
+            dump,
+            state,
+            mode,
+            threads,
+            batch,
+            io,
+            io_threads,
+            order,
+            rewind,
+            drop_caches,
+            direct_io,
+        } => {
+            let mode = match mode.as_str() {
+                "sequential" | "seq" => ExecMode::Sequential,
+                "parallel" | "par" => ExecMode::Parallel,
+                other => {
+                    return Err(eyre!(
+                        "unknown mode {other:?} (expected sequential or parallel)"
+                    ));
+                }
+            };
+            let options = ReplayOptions {
+                mode,
+                threads,
+                order,
+                design: io,
+                batch,
+                io_threads,
+                ..ReplayOptions::default()
+            };
+            run(dump, state, options, rewind, drop_caches, direct_io)
+        }
+        Command::Bench {
+            dump,
+            state,
+            threads,
+            batch,
+            io,
+            io_threads,
+            order,
+            drop_caches,
+            direct_io,
+            no_baselines,
+            json,
+        } => {
+            let matrix = BenchMatrix {
+                threads,
+                batches: batch,
+                designs: io,
+                io_threads,
+                order,
+                drop_caches,
+                direct_io,
+                sequential: !no_baselines,
+                in_memory: !no_baselines,
+                block_cache_bytes: RocksOptions::default().block_cache_bytes,
+            };
+            bench(dump, state, matrix, json)
+        }
+    }
+}
+
+fn config_for(dump: &DumpReader) -> eyre::Result<ChainConfig> {
+    ChainConfig::for_chain_id(dump.chain_id()).ok_or_else(|| {
+        eyre!(
+            "dump {} is for chain {}, which this build has no hardfork schedule for",
+            dump.dir().display(),
+            dump.chain_id()
+        )
+    })
+}
+
+fn run(
+    dump_dir: PathBuf,
+    state: PathBuf,
+    options: ReplayOptions,
+    rewind: bool,
+    drop_caches: bool,
+    direct_io: bool,
+) -> eyre::Result<()> {
+    let dump = DumpReader::open(&dump_dir)?;
+    let config = config_for(&dump)?;
+    let path = if rewind {
+        let work = state.with_extension("rewind");
+        clone_db_dir(&state, &work)?;
+        work
+    } else {
+        state.clone()
+    };
+    if drop_caches {
+        drop_page_cache()?;
+    }
+    let store = RocksStore::open(
+        &path,
+        &RocksOptions {
+            direct_io,
+            ..RocksOptions::default()
+        },
+    )
+    .wrap_err_with(|| format!("opening state {}", path.display()))?;
+    warm_up_kzg();
+    let bar = ProgressBar::new(dump.manifest().record_count);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} replay [{bar:30}] {pos}/{len} blocks, {per_sec}, eta {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let report = replay(&config, &dump, &store, &options, |b| {
+        bar.inc(b.last_block - b.first_block + 1);
+        let secs = b.exec_with_io().as_secs_f64().max(1e-9);
+        bar.set_message(format!(
+            "{:.1} Mgas/s (batch {}..={})",
+            b.gas as f64 / secs / 1e6,
+            b.first_block,
+            b.last_block
+        ));
+    })?;
+    bar.finish_and_clear();
+    println!(
+        "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
+        report.blocks,
+        report.txs,
+        report.gas,
+        report.mgas_per_s(),
+        report.exec_with_io.as_secs_f64(),
+        report.longest_txs.as_secs_f64(),
+        report.commit.as_secs_f64(),
+        report.wall.as_secs_f64(),
+        report.cache.hit_ratio() * 100.0
+    );
+    if rewind {
+        drop(store);
+        std::fs::remove_dir_all(&path).wrap_err_with(|| format!("removing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+fn bench(
+    dump: PathBuf,
+    state: PathBuf,
+    matrix: BenchMatrix,
+    json: Option<PathBuf>,
+) -> eyre::Result<()> {
+    let reader = DumpReader::open(&dump)?;
+    let config = config_for(&reader)?;
+    let designs = matrix.designs.len();
+    let per_batch = designs * matrix.threads.len()
+        + if matrix.sequential { 1 } else { 0 }
+        + if matrix.in_memory {
+            1 + matrix.threads.len()
+        } else {
+            0
+        };
+    let bar = ProgressBar::new((per_batch * matrix.batches.len()) as u64);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} bench [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let result = run_bench(&config, &dump, &state, &matrix, |r| {
+        bar.inc(1);
+        bar.println(format!("{:<40} {:>9.1} Mgas/s", r.label(), r.mgas_per_s));
+    })?;
+    bar.finish_and_clear();
+    println!("{}", render_tables(&result));
+    if let Some(path) = json {
+        result.write_json(&path)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let dump = dir.path().join("dump");
+    let state = dir.path().join("state");
+    let config = bal_replay_synth::GeneratorConfig {
+        blocks,
+        seed,
+        ..bal_replay_synth::GeneratorConfig::default()
+    };
+    let bar = ProgressBar::new(blocks);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{spinner} generating [{bar:30}] {pos}/{len} blocks, {per_sec} {msg}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let chain = bal_replay_synth::generate(&config, &dump, &state, Some(&bar))?;
+    bar.finish_and_clear();
+    println!("generated a mainnet-like chain: {chain:?}");
+    let matrix = BenchMatrix {
+        threads,
+        batches: batch,
+        designs: IoDesign::ALL.to_vec(),
+        io_threads: 4,
+        order: TaskOrder::BlockOrder,
+        drop_caches: false,
+        direct_io: false,
+        sequential: true,
+        in_memory: true,
+        block_cache_bytes: RocksOptions::default().block_cache_bytes,
+    };
+    bench(dump, state, matrix, None)
+}

@@ -333,10 +333,10 @@ impl<R: Read> FrameCursor<R> {
         };
         // The writer always records the content size in the zstd frame header; comparing it first
         // rejects an inconsistent frame without allocating `raw_len` bytes.
-        if let Ok(Some(declared)) = zstd::zstd_safe::get_frame_content_size(payload) {
-            if declared != u64::from(raw_len) {
-                return Err(mismatch(declared));
-            }
+        if let Ok(Some(declared)) = zstd::zstd_safe::get_frame_content_size(payload)
+            && declared != u64::from(raw_len)
+        {
+            return Err(mismatch(declared));
         }
         let raw = zstd::bulk::decompress(payload, raw_len as usize).map_err(|source| {
             DumpError::Decompress {

@@ -305,6 +305,21 @@ fn check_block(
     })
 }
 
+impl std::fmt::Debug for Records {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records")
+            .field("dir", &self.dir)
+            .field(
+                "segment",
+                &self.current.as_ref().map(|segment| segment.cursor.path()),
+            )
+            .field("records_read", &self.records_read)
+            .field("previous_block", &self.previous_block)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Iterator for Records {
     type Item = Result<BlockRecord, DumpError>;
 

@@ -345,6 +345,20 @@ impl DumpWriter {
     }
 }
 
+impl std::fmt::Debug for DumpWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DumpWriter")
+            .field("dir", &self.dir)
+            .field("options", &self.options)
+            .field("record_count", &self.manifest.record_count)
+            .field("last_block", &self.manifest.last_block)
+            .field("segments", &self.manifest.segments.len())
+            .field("unflushed", &self.unflushed)
+            .field("poisoned", &self.poisoned)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for DumpWriter {
     fn drop(&mut self) {
         if self.unflushed == 0 || self.poisoned {

@@ -39,6 +39,24 @@ fn record_rlp_round_trips_and_rejects_trailing_bytes() {
     let encoded = encode_record(&original);
     assert_eq!(decode_record(&encoded), Ok(original));
 
+    // The documented layout: a list of five items, the block first, typed transactions inside it
+    // in their network form (an RLP string holding `type || payload`), legacy ones as plain lists.
+    let mut rest = &encoded[..];
+    let outer = alloy_rlp::Header::decode(&mut rest).expect("record header");
+    assert!(outer.list);
+    assert_eq!(outer.payload_length, rest.len());
+    let typed = alloy_rlp::encode(common::eip1559_tx(1));
+    let mut typed_rest = &typed[..];
+    let typed_header = alloy_rlp::Header::decode(&mut typed_rest).expect("tx header");
+    assert!(!typed_header.list);
+    assert_eq!(typed_rest[0], 0x02);
+    let legacy = alloy_rlp::encode(common::legacy_tx(1));
+    assert!(
+        alloy_rlp::Header::decode(&mut &legacy[..])
+            .expect("legacy header")
+            .list
+    );
+
     let mut with_trailing = encoded;
     with_trailing.push(0x80);
     assert_eq!(
@@ -157,16 +175,16 @@ fn segments_rotate_and_round_trip() {
     let dir = tempfile::tempdir().expect("tempdir");
     let frame_len = {
         let single = tempfile::tempdir().expect("tempdir");
-        let manifest = write_dump(single.path(), [1], true);
+        let manifest = write_dump(single.path(), [10], true);
         manifest.segments[0].bytes - SEGMENT_HEADER_LEN
     };
-    // Room for two frames of this size (numbers 1..=7 encode alike, +-1 byte of compression).
+    // Room for two frames (blocks 10..=16 encode to within a few bytes of each other), not three.
     let options = WriterOptions {
-        segment_max_bytes: SEGMENT_HEADER_LEN + 2 * frame_len + 8,
+        segment_max_bytes: SEGMENT_HEADER_LEN + 2 * frame_len + frame_len / 2,
         ..WriterOptions::default()
     };
     let mut writer = DumpWriter::create(dir.path(), meta(true), options).expect("create");
-    for number in 1..=7 {
+    for number in 10..=16 {
         writer.append(&record(number)).expect("append");
     }
     let manifest = writer.finish().expect("finish");
@@ -179,20 +197,29 @@ fn segments_rotate_and_round_trip() {
     assert_eq!(
         ranges,
         [
-            ("segment-000000.bin".to_owned(), 1, 2, 2),
-            ("segment-000001.bin".to_owned(), 3, 4, 2),
-            ("segment-000002.bin".to_owned(), 5, 6, 2),
-            ("segment-000003.bin".to_owned(), 7, 7, 1),
+            ("segment-000000.bin".to_owned(), 10, 11, 2),
+            ("segment-000001.bin".to_owned(), 12, 13, 2),
+            ("segment-000002.bin".to_owned(), 14, 15, 2),
+            ("segment-000003.bin".to_owned(), 16, 16, 1),
         ]
+    );
+    assert_eq!(
+        (
+            manifest.first_block,
+            manifest.last_block,
+            manifest.record_count
+        ),
+        (Some(10), Some(16), 7)
     );
     for segment in &manifest.segments {
         let bytes = fs::read(dir.path().join(&segment.file)).expect("segment");
         assert_eq!(bytes.len() as u64, segment.bytes);
+        assert!(segment.bytes <= SEGMENT_HEADER_LEN + 2 * frame_len + frame_len / 2);
         assert_eq!(crc32fast::hash(&bytes), segment.crc32, "{}", segment.file);
     }
     assert_eq!(
         read_all(dir.path()),
-        (1..=7).map(record).collect::<Vec<_>>()
+        (10..=16).map(record).collect::<Vec<_>>()
     );
     DumpReader::open(dir.path())
         .expect("open")

@@ -125,9 +125,10 @@ where
         let mut state = alloy_evm::Evm::into_db(executor.evm);
         let built = state.take_built_alloy_bal().unwrap_or_default();
         let index = tx_index as u64 + 1;
-        compare_writes(
+        check_writes(
             number,
-            tx_index,
+            index,
+            block.body.transactions.len(),
             &tx_writes_from_bal(bal, index),
             &tx_writes_from_bal(&built, index),
         )?;
@@ -135,10 +136,12 @@ where
     Ok(())
 }
 
-/// Compares two sets of writes and names the first difference.
-fn compare_writes(
+/// Checks that execution wrote exactly what the BAL records for one index, and names the first
+/// difference (account, slot, expected and got) when it did not.
+pub fn check_writes(
     block: u64,
-    tx_index: usize,
+    bal_index: u64,
+    tx_count: usize,
     expected: &TxWrites,
     got: &TxWrites,
 ) -> Result<(), ExecError> {
@@ -147,7 +150,8 @@ fn compare_writes(
     }
     let mismatch = |address, slot, expected: String, got: String| ExecError::BalMismatch {
         block,
-        tx_index,
+        bal_index,
+        tx_count,
         address,
         slot,
         expected,

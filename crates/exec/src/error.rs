@@ -33,16 +33,19 @@ pub enum ExecError {
         /// The executor's error.
         message: String,
     },
-    /// A transaction replayed over the BAL wrote something other than the BAL says.
+    /// A transaction (or system call) replayed over the BAL wrote something other than the BAL says.
     #[error(
-        "block {block}, tx {tx_index}: account {address}{slot}: BAL says {expected}, execution wrote {got}",
+        "block {block}, {position}: account {address}{slot}: BAL says {expected}, execution wrote {got}",
+        position = describe_bal_index(*bal_index, *tx_count),
         slot = slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default()
     )]
     BalMismatch {
         /// Block number.
         block: u64,
-        /// Transaction index in the block.
-        tx_index: usize,
+        /// BAL index within the block (0: pre-block system calls, i + 1: tx i, n + 1: post-block).
+        bal_index: u64,
+        /// Transactions in the block (to name the post-block index).
+        tx_count: usize,
         /// The account.
         address: Address,
         /// The slot, for a storage write.
@@ -62,4 +65,13 @@ pub enum ExecError {
         /// The decoder's error.
         message: String,
     },
+}
+
+/// "tx 3", "pre-block system calls" or "post-block changes" for a BAL index.
+pub fn describe_bal_index(bal_index: u64, tx_count: usize) -> String {
+    match bal_index {
+        0 => "pre-block system calls (BAL index 0)".to_string(),
+        i if i == tx_count as u64 + 1 => format!("post-block changes (BAL index {i})"),
+        i => format!("tx {} (BAL index {i})", i - 1),
+    }
 }

@@ -64,6 +64,18 @@ pub trait StateReader: Send + Sync {
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError>;
     /// The number of the last block whose changes this state holds, if any.
     fn applied_block(&self) -> Result<Option<u64>, StateError>;
+
+    /// The accounts of `addresses`, in order. Stores that can batch lookups (RocksDB multi-get)
+    /// override this; the default reads one by one.
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+        addresses.iter().map(|a| self.account(*a)).collect()
+    }
+
+    /// The values of `(address, slot)` pairs, in order (zero when absent). Batched where the store
+    /// can; the default reads one by one.
+    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        slots.iter().map(|(a, s)| self.storage(*a, *s)).collect()
+    }
 }
 
 /// Write access: one atomic commit of a batch of changes together with the new applied height.
@@ -88,6 +100,12 @@ impl<T: StateReader + ?Sized> StateReader for std::sync::Arc<T> {
     fn applied_block(&self) -> Result<Option<u64>, StateError> {
         (**self).applied_block()
     }
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+        (**self).accounts_many(addresses)
+    }
+    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        (**self).storage_many(slots)
+    }
 }
 
 impl<T: StateReader + ?Sized> StateReader for &T {
@@ -105,5 +123,11 @@ impl<T: StateReader + ?Sized> StateReader for &T {
     }
     fn applied_block(&self) -> Result<Option<u64>, StateError> {
         (**self).applied_block()
+    }
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+        (**self).accounts_many(addresses)
+    }
+    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        (**self).storage_many(slots)
     }
 }

@@ -95,6 +95,61 @@ impl MemStore {
         }
     }
 
+    /// A plain-keyed store holding exactly `contents` (e.g. a RocksDB state's [`dump_all`]), for
+    /// in-memory baselines over the same state. Hashed contents cannot be turned back into addresses.
+    ///
+    /// [`dump_all`]: crate::RocksStore::dump_all
+    pub fn from_contents(contents: &FlatContents) -> Result<Self, StateError> {
+        if contents.key_scheme != KeyScheme::Plain {
+            return Err(StateError::SchemeMismatch {
+                path: "<in-memory>".into(),
+                expected: KeyScheme::Plain,
+                found: contents.key_scheme,
+            });
+        }
+        let corrupt = |table, key: &[u8], reason: &str| StateError::Corrupt {
+            table,
+            key: alloy_primitives::hex::encode_prefixed(key),
+            reason: reason.into(),
+        };
+        let mut changes = StateChanges::default();
+        for (key, account) in &contents.accounts {
+            let address: [u8; 20] = key.as_slice().try_into().map_err(|_| {
+                corrupt(
+                    crate::cf::ACCOUNTS,
+                    key,
+                    "plain account key is not 20 bytes",
+                )
+            })?;
+            changes
+                .accounts
+                .push((Address::from(address), Some(*account)));
+        }
+        for (key, value) in &contents.storage {
+            if key.len() != 52 {
+                return Err(corrupt(
+                    crate::cf::STORAGE,
+                    key,
+                    "plain storage key is not 52 bytes",
+                ));
+            }
+            let address = Address::from_slice(&key[..20]);
+            let slot = U256::from_be_slice(&key[20..]);
+            changes.storage.push((address, slot, *value));
+        }
+        changes.codes = contents.codes.clone();
+        changes.block_hashes = contents.block_hashes.clone();
+        let mut tables = Tables::default();
+        tables.apply(&changes, contents.applied_block.unwrap_or_default());
+        if contents.applied_block.is_none() {
+            tables.applied_block = None;
+        }
+        Ok(Self {
+            tables: RwLock::new(tables),
+            key_scheme: KeyScheme::Plain,
+        })
+    }
+
     /// The scheme [`MemStore::dump_all`] encodes keys with.
     pub fn key_scheme(&self) -> KeyScheme {
         self.key_scheme

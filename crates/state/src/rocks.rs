@@ -515,8 +515,7 @@ impl RocksStore {
     /// those of the store's scheme (hashed keys for a hashed store).
     pub fn dump_all(&self) -> Result<FlatContents, StateError> {
         let snapshot = self.db.snapshot();
-        let scan = |table: &'static str,
-                    f: &mut dyn FnMut(&[u8], &[u8]) -> Result<(), StateError>| {
+        let scan = |table: &'static str, f: &mut EntryVisitor<'_>| {
             for item in snapshot.iterator_cf(self.cf(table)?, IteratorMode::Start) {
                 let (key, value) = item.map_err(|source| StateError::Read {
                     table,
@@ -590,6 +589,9 @@ impl RocksStore {
     }
 }
 
+/// Called with each (key, value) of a table by [`RocksStore::dump_all`].
+type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<(), StateError> + 'a;
+
 fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
     codec::decode_storage_value(value).map_err(|reason| StateError::Corrupt {
         table: cf::STORAGE,
@@ -599,6 +601,14 @@ fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
 }
 
 impl StateReader for RocksStore {
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+        self.multi_get_accounts(addresses)
+    }
+
+    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        self.multi_get_storage(slots)
+    }
+
     fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
         let key = self.key_scheme.account_key(address);
         self.get(cf::ACCOUNTS, &key, |v| {

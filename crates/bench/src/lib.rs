@@ -1,0 +1,403 @@
+//! Replay benchmarks: the research's matrix (threads x batch size x I/O design) over one dump, every
+//! run from the same pre-state, with sequential and in-memory baselines, printed as the research's
+//! tables and saved as JSON.
+//!
+//! Every run starts from a hard-link clone of the pristine state directory (no value is rewritten,
+//! the pristine state is never opened for writing), optionally after dropping the page cache, so runs
+//! are comparable. Figures are reported as measured in one process, so their ratios are meaningful
+//! even on a noisy machine; absolute numbers are not.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod tables;
+
+pub use tables::render_tables;
+
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{
+    BalSizes, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
+    clone_db_dir, drop_page_cache, replay, warm_up_kzg,
+};
+use bal_replay_exec::ChainConfig;
+use bal_replay_state::{MemStore, RocksOptions, RocksStore, StateError};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+/// Why a bench could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// A replay failed (and named why).
+    #[error("run {run}: {source}")]
+    Run {
+        /// Which run.
+        run: String,
+        /// The cause.
+        source: EngineError,
+    },
+    /// The engine failed outside a run (cloning, dropping caches).
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    /// The state store failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The dump could not be read.
+    #[error(transparent)]
+    Dump(#[from] bal_replay_dump::DumpError),
+    /// Writing the JSON result failed.
+    #[error("writing {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct BenchMatrix {
+    /// Worker counts.
+    pub threads: Vec<usize>,
+    /// Batch sizes (blocks per mega-block).
+    pub batches: Vec<usize>,
+    /// I/O designs.
+    pub designs: Vec<IoDesign>,
+    /// Prefetch readers.
+    pub io_threads: usize,
+    /// Task order.
+    pub order: TaskOrder,
+    /// Drop the page cache before each run (root only).
+    pub drop_caches: bool,
+    /// Open RocksDB with direct reads (bypasses the page cache).
+    pub direct_io: bool,
+    /// Add the sequential baseline (per batch size, over RocksDB and in memory).
+    pub sequential: bool,
+    /// Add the in-memory baseline (parallel design over a `MemStore`, per threads and batch size).
+    pub in_memory: bool,
+    /// RocksDB block cache per run, bytes.
+    pub block_cache_bytes: usize,
+}
+
+/// Where a run's state lived.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    /// RocksDB on disk.
+    Rocksdb,
+    /// All state in memory.
+    Memory,
+}
+
+/// One run of the matrix.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunResult {
+    /// Sequential or parallel.
+    pub mode: ExecMode,
+    /// I/O design (ignored by sequential runs except `full`).
+    pub design: IoDesign,
+    /// Workers.
+    pub threads: usize,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Store.
+    pub store: StoreKind,
+    /// Whether the page cache was dropped before the run.
+    pub cold: bool,
+    /// Blocks, transactions and gas replayed.
+    pub blocks: u64,
+    /// Transactions.
+    pub txs: u64,
+    /// Gas.
+    pub gas: u64,
+    /// Execution with I/O (prefetch + execution), seconds.
+    pub exec_with_io_s: f64,
+    /// Sum of each batch's longest transaction, seconds.
+    pub longest_txs_s: f64,
+    /// Commits, seconds.
+    pub commit_s: f64,
+    /// Whole replay, seconds.
+    pub wall_s: f64,
+    /// Throughput over execution with I/O, Mgas/s.
+    pub mgas_per_s: f64,
+    /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).
+    pub cache_hits: u64,
+    /// Misses.
+    pub cache_misses: u64,
+    /// Keys prefetched.
+    pub keys_prefetched: u64,
+    /// Median and 99th percentile of on-demand read latency, µs (bucket upper bounds).
+    pub read_p50_us: u64,
+    /// 99th percentile.
+    pub read_p99_us: u64,
+    /// Median and 99th percentile transaction time, µs.
+    pub tx_p50_us: u64,
+    /// 99th percentile.
+    pub tx_p99_us: u64,
+}
+
+impl RunResult {
+    fn from_report(
+        mode: ExecMode,
+        design: IoDesign,
+        threads: usize,
+        batch: usize,
+        store: StoreKind,
+        cold: bool,
+        r: &ReplayReport,
+    ) -> Self {
+        let mut tx_times: Vec<Duration> = r
+            .batches
+            .iter()
+            .flat_map(|b| b.tx_times.iter().copied())
+            .collect();
+        tx_times.sort_unstable();
+        let q = |p: f64| -> u64 {
+            if tx_times.is_empty() {
+                return 0;
+            }
+            let i = ((tx_times.len() - 1) as f64 * p).round() as usize;
+            tx_times[i].as_micros() as u64
+        };
+        Self {
+            mode,
+            design,
+            threads,
+            batch,
+            store,
+            cold,
+            blocks: r.blocks,
+            txs: r.txs,
+            gas: r.gas,
+            exec_with_io_s: r.exec_with_io.as_secs_f64(),
+            longest_txs_s: r.longest_txs.as_secs_f64(),
+            commit_s: r.commit.as_secs_f64(),
+            wall_s: r.wall.as_secs_f64(),
+            mgas_per_s: r.mgas_per_s(),
+            cache_hits: r.cache.hits,
+            cache_misses: r.cache.misses,
+            keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
+            read_p50_us: r.cache.latency.quantile_us(0.5),
+            read_p99_us: r.cache.latency.quantile_us(0.99),
+            tx_p50_us: q(0.5),
+            tx_p99_us: q(0.99),
+        }
+    }
+
+    /// A short label ("parallel/hybrid t2 b50 rocksdb cold").
+    pub fn label(&self) -> String {
+        format!(
+            "{}/{} t{} b{} {}{}",
+            match self.mode {
+                ExecMode::Sequential => "sequential",
+                ExecMode::Parallel => "parallel",
+            },
+            self.design,
+            self.threads,
+            self.batch,
+            match self.store {
+                StoreKind::Rocksdb => "rocksdb",
+                StoreKind::Memory => "memory",
+            },
+            if self.cold { " cold" } else { "" }
+        )
+    }
+}
+
+/// Mean RLP-encoded BAL size per block in each design, bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MeanBalSizes {
+    /// Full BAL.
+    pub full: f64,
+    /// Batched I/O BAL.
+    pub batched: f64,
+    /// Parallel I/O BAL.
+    pub parallel: f64,
+}
+
+/// The result of a whole bench.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchResult {
+    /// The dump benchmarked.
+    pub dump: String,
+    /// Blocks in it.
+    pub blocks: u64,
+    /// Logical CPUs of the machine.
+    pub cpus: usize,
+    /// Mean BAL sizes.
+    pub bal_sizes: MeanBalSizes,
+    /// Every run, in the order run.
+    pub runs: Vec<RunResult>,
+}
+
+impl BenchResult {
+    /// Writes the result as pretty JSON.
+    pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
+        let json = serde_json::to_vec_pretty(self).map_err(|e| BenchError::Io {
+            path: path.into(),
+            source: e.into(),
+        })?;
+        std::fs::write(path, json).map_err(|source| BenchError::Io {
+            path: path.into(),
+            source,
+        })
+    }
+}
+
+/// Mean BAL sizes of a dump's records.
+pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
+    let (mut n, mut sum) = (0u64, MeanBalSizes::default());
+    for record in dump.records() {
+        let s = BalSizes::of(&record?);
+        n += 1;
+        sum.full += s.full as f64;
+        sum.batched += s.batched as f64;
+        sum.parallel += s.parallel as f64;
+    }
+    let n = n.max(1) as f64;
+    Ok(MeanBalSizes {
+        full: sum.full / n,
+        batched: sum.batched / n,
+        parallel: sum.parallel / n,
+    })
+}
+
+/// Runs the matrix over `dump` from the pristine state at `state` (never written), reporting each run
+/// to `on_run` as it finishes.
+pub fn run_bench(
+    config: &ChainConfig,
+    dump_dir: &Path,
+    state: &Path,
+    matrix: &BenchMatrix,
+    mut on_run: impl FnMut(&RunResult),
+) -> Result<BenchResult, BenchError> {
+    warm_up_kzg();
+    let dump = DumpReader::open(dump_dir)?;
+    let work = state.with_extension("bench-run");
+    let rocks_options = RocksOptions {
+        direct_io: matrix.direct_io,
+        block_cache_bytes: matrix.block_cache_bytes,
+        ..RocksOptions::default()
+    };
+    let mut runs = Vec::new();
+
+    let in_memory_contents = if matrix.in_memory {
+        let pristine = RocksStore::open(
+            state,
+            &RocksOptions {
+                read_only: true,
+                ..RocksOptions::default()
+            },
+        )?;
+        Some(pristine.dump_all()?)
+    } else {
+        None
+    };
+
+    let mut run_one = |mode: ExecMode,
+                       design: IoDesign,
+                       threads: usize,
+                       batch: usize,
+                       store: StoreKind|
+     -> Result<(), BenchError> {
+        let options = ReplayOptions {
+            mode,
+            threads,
+            order: matrix.order,
+            design,
+            batch,
+            io_threads: matrix.io_threads,
+            ..ReplayOptions::default()
+        };
+        let label = format!("{mode:?}/{design} t{threads} b{batch} {store:?}");
+        let run_err = |source| BenchError::Run {
+            run: label.clone(),
+            source,
+        };
+        let (report, cold) = match store {
+            StoreKind::Rocksdb => {
+                clone_db_dir(state, &work)?;
+                if matrix.drop_caches {
+                    drop_page_cache()?;
+                }
+                let store = RocksStore::open(&work, &rocks_options)?;
+                let report = replay(config, &dump, &store, &options, |_| {}).map_err(run_err)?;
+                drop(store);
+                (report, matrix.drop_caches)
+            }
+            StoreKind::Memory => {
+                let contents = in_memory_contents
+                    .as_ref()
+                    .expect("in-memory runs only when loaded");
+                let store = MemStore::from_contents(contents)?;
+                (
+                    replay(config, &dump, &store, &options, |_| {}).map_err(run_err)?,
+                    false,
+                )
+            }
+        };
+        let result = RunResult::from_report(mode, design, threads, batch, store, cold, &report);
+        on_run(&result);
+        runs.push(result);
+        Ok(())
+    };
+
+    for &batch in &matrix.batches {
+        if matrix.sequential {
+            run_one(
+                ExecMode::Sequential,
+                IoDesign::Parallel,
+                1,
+                batch,
+                StoreKind::Rocksdb,
+            )?;
+            if matrix.in_memory {
+                run_one(
+                    ExecMode::Sequential,
+                    IoDesign::Parallel,
+                    1,
+                    batch,
+                    StoreKind::Memory,
+                )?;
+            }
+        }
+        for &design in &matrix.designs {
+            for &threads in &matrix.threads {
+                run_one(
+                    ExecMode::Parallel,
+                    design,
+                    threads,
+                    batch,
+                    StoreKind::Rocksdb,
+                )?;
+            }
+        }
+        if matrix.in_memory {
+            for &threads in &matrix.threads {
+                run_one(
+                    ExecMode::Parallel,
+                    IoDesign::Parallel,
+                    threads,
+                    batch,
+                    StoreKind::Memory,
+                )?;
+            }
+        }
+    }
+    if work.exists() {
+        std::fs::remove_dir_all(&work).map_err(|source| BenchError::Io {
+            path: work.clone(),
+            source,
+        })?;
+    }
+    Ok(BenchResult {
+        dump: dump_dir.display().to_string(),
+        blocks: dump.manifest().record_count,
+        cpus: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
+        bal_sizes: mean_bal_sizes(&dump)?,
+        runs,
+    })
+}

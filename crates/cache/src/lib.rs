@@ -1,0 +1,386 @@
+//! [`SharedCache`]: one cache of the flat state for every transaction of a replay.
+//!
+//! The parallel-I/O design reads state on demand from many threads at once. Without a shared cache,
+//! two transactions touching the same hot token would each read it from disk; with it, a key is read
+//! once: when several transactions miss the same key at the same moment, one reads and the others wait
+//! for that read (quick_cache's placeholder guards), so a disk read is never duplicated.
+//!
+//! The cache is a layer: it wraps any [`StateReader`] and presents revm's `DatabaseRef`, so it stacks
+//! under revm's `State` and the BAL overlay in whatever order an executor mode needs. Code is cached
+//! as analysed [`Bytecode`], so a contract's jump table is computed once per replay, not once per
+//! transaction. It counts hits, misses, disk reads by kind and their latency.
+//!
+//! Invariant: the cache never holds a value the store does not hold, except the values
+//! [`SharedCache::apply_changes`] writes through after a commit; a batch's commit is written to the
+//! store first, then through to the cache.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod stats;
+
+pub use stats::{CacheStats, LatencyHistogram, ReadKind};
+
+use alloy_primitives::{Address, B256, U256};
+use bal_replay_state::{AccountFlat, StateChanges, StateError, StateReader};
+use quick_cache::sync::Cache;
+use revm::{
+    bytecode::Bytecode,
+    database_interface::DatabaseRef,
+    primitives::{KECCAK_EMPTY, StorageKey, StorageValue},
+    state::AccountInfo,
+};
+use stats::Counters;
+use std::time::Instant;
+
+/// How many entries each table of the cache holds at most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheCapacity {
+    /// Accounts.
+    pub accounts: usize,
+    /// Storage slots.
+    pub storage: usize,
+    /// Contract codes.
+    pub codes: usize,
+}
+
+impl Default for CacheCapacity {
+    fn default() -> Self {
+        Self {
+            accounts: 1 << 20,
+            storage: 4 << 20,
+            codes: 1 << 16,
+        }
+    }
+}
+
+/// A bounded concurrent read-through cache over a [`StateReader`].
+pub struct SharedCache<S> {
+    inner: S,
+    accounts: Cache<Address, Option<AccountFlat>>,
+    storage: Cache<(Address, U256), U256>,
+    codes: Cache<B256, Bytecode>,
+    counters: Counters,
+}
+
+impl<S> std::fmt::Debug for SharedCache<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedCache")
+            .field("accounts", &self.accounts.len())
+            .field("storage", &self.storage.len())
+            .field("codes", &self.codes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: StateReader> SharedCache<S> {
+    /// A cache over `inner` holding at most `capacity` entries per table.
+    pub fn new(inner: S, capacity: CacheCapacity) -> Self {
+        Self {
+            inner,
+            accounts: Cache::new(capacity.accounts),
+            storage: Cache::new(capacity.storage),
+            codes: Cache::new(capacity.codes),
+            counters: Counters::default(),
+        }
+    }
+
+    /// The wrapped store.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// Counters since creation (or the last [`Self::reset_stats`]).
+    pub fn stats(&self) -> CacheStats {
+        self.counters.snapshot()
+    }
+
+    /// Zeroes the counters (the cached values stay).
+    pub fn reset_stats(&self) {
+        self.counters.reset();
+    }
+
+    /// Drops every cached value.
+    pub fn clear(&self) {
+        self.accounts.clear();
+        self.storage.clear();
+        self.codes.clear();
+    }
+
+    fn timed<T>(&self, kind: ReadKind, read: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let value = read();
+        self.counters.record_read(kind, start.elapsed());
+        value
+    }
+
+    /// The account at `address`, from the cache or read once from the store.
+    pub fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+        let mut missed = false;
+        let value = self.accounts.get_or_insert_with(&address, || {
+            missed = true;
+            self.timed(ReadKind::Account, || self.inner.account(address))
+        })?;
+        self.counters.record_lookup(missed);
+        Ok(value)
+    }
+
+    /// The value of `slot`, from the cache or read once from the store.
+    pub fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        let mut missed = false;
+        let value = self.storage.get_or_insert_with(&(address, slot), || {
+            missed = true;
+            self.timed(ReadKind::Storage, || self.inner.storage(address, slot))
+        })?;
+        self.counters.record_lookup(missed);
+        Ok(value)
+    }
+
+    /// The analysed code with `hash`, from the cache or read once from the store.
+    pub fn code(&self, hash: B256) -> Result<Bytecode, StateError> {
+        if hash == KECCAK_EMPTY {
+            return Ok(Bytecode::default());
+        }
+        let mut missed = false;
+        let value = self.codes.get_or_insert_with(&hash, || {
+            missed = true;
+            match self.timed(ReadKind::Code, || self.inner.code(hash))? {
+                Some(bytes) => Ok(Bytecode::new_raw(bytes)),
+                None => Err(StateError::MissingCode { hash }),
+            }
+        })?;
+        self.counters.record_lookup(missed);
+        Ok(value)
+    }
+
+    /// Loads `addresses` into the cache with one multi-get, skipping those already cached.
+    /// Returns how many keys were read from the store.
+    pub fn prefetch_accounts(&self, addresses: &[Address]) -> Result<usize, StateError> {
+        let missing: Vec<Address> = addresses
+            .iter()
+            .copied()
+            .filter(|a| self.accounts.peek(a).is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let values = self.timed(ReadKind::PrefetchAccount, || {
+            self.inner.accounts_many(&missing)
+        })?;
+        for (address, value) in missing.iter().zip(values) {
+            // A concurrent on-demand read may have filled it meanwhile: same value, either wins.
+            self.accounts.insert(*address, value);
+        }
+        self.counters.record_prefetch(missing.len());
+        Ok(missing.len())
+    }
+
+    /// Loads `slots` into the cache with one multi-get, skipping those already cached.
+    /// Returns how many keys were read from the store.
+    pub fn prefetch_storage(&self, slots: &[(Address, U256)]) -> Result<usize, StateError> {
+        let missing: Vec<(Address, U256)> = slots
+            .iter()
+            .copied()
+            .filter(|k| self.storage.peek(k).is_none())
+            .collect();
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let values = self.timed(ReadKind::PrefetchStorage, || {
+            self.inner.storage_many(&missing)
+        })?;
+        for (key, value) in missing.iter().zip(values) {
+            self.storage.insert(*key, value);
+        }
+        self.counters.record_prefetch(missing.len());
+        Ok(missing.len())
+    }
+
+    /// Writes a committed batch's changes through to the cache, so the next batch reads them
+    /// without going to disk. Call after the store commit succeeded.
+    pub fn apply_changes(&self, changes: &StateChanges) {
+        if !changes.wiped_storage.is_empty() {
+            // Slots of a wiped account cannot be enumerated in the cache; wipes are rare
+            // (self-destructs), so dropping the whole storage table is the simple correct choice.
+            self.storage.clear();
+        }
+        for (address, account) in &changes.accounts {
+            self.accounts.insert(*address, *account);
+        }
+        for (address, slot, value) in &changes.storage {
+            self.storage.insert((*address, *slot), *value);
+        }
+        for (hash, code) in &changes.codes {
+            self.codes.insert(*hash, Bytecode::new_raw(code.clone()));
+        }
+    }
+}
+
+impl<S: StateReader> DatabaseRef for SharedCache<S> {
+    type Error = StateError;
+
+    fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
+        Ok(self.account(address)?.map(|account| AccountInfo {
+            balance: account.balance,
+            nonce: account.nonce,
+            code_hash: account.code_hash,
+            account_id: None,
+            code: (account.code_hash == KECCAK_EMPTY).then(Bytecode::default),
+        }))
+    }
+
+    fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {
+        self.code(code_hash)
+    }
+
+    fn storage_ref(&self, address: Address, index: StorageKey) -> Result<StorageValue, StateError> {
+        self.storage(address, index)
+    }
+
+    fn block_hash_ref(&self, number: u64) -> Result<B256, StateError> {
+        self.inner
+            .block_hash(number)?
+            .ok_or(StateError::MissingBlockHash { number })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_state::{MemStore, StateWriter};
+    use std::sync::{
+        Arc,
+        atomic::{AtomicUsize, Ordering},
+    };
+
+    /// A store that counts reads and is slow, so concurrent misses overlap.
+    struct CountingStore {
+        inner: MemStore,
+        reads: AtomicUsize,
+    }
+
+    impl StateReader for CountingStore {
+        fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            self.inner.account(address)
+        }
+        fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            self.inner.storage(address, slot)
+        }
+        fn code(&self, hash: B256) -> Result<Option<alloy_primitives::Bytes>, StateError> {
+            self.reads.fetch_add(1, Ordering::SeqCst);
+            self.inner.code(hash)
+        }
+        fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+            self.inner.block_hash(number)
+        }
+        fn applied_block(&self) -> Result<Option<u64>, StateError> {
+            self.inner.applied_block()
+        }
+    }
+
+    fn store() -> (CountingStore, Address) {
+        let address = Address::with_last_byte(7);
+        let changes = StateChanges {
+            accounts: vec![(
+                address,
+                Some(AccountFlat {
+                    nonce: 3,
+                    balance: U256::from(99),
+                    code_hash: KECCAK_EMPTY,
+                }),
+            )],
+            storage: vec![(address, U256::from(1), U256::from(42))],
+            ..Default::default()
+        };
+        (
+            CountingStore {
+                inner: MemStore::from_changes(&changes, 10),
+                reads: AtomicUsize::new(0),
+            },
+            address,
+        )
+    }
+
+    #[test]
+    fn concurrent_misses_read_the_store_once() {
+        let (store, address) = store();
+        let cache = Arc::new(SharedCache::new(store, CacheCapacity::default()));
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                let cache = cache.clone();
+                s.spawn(move || {
+                    assert_eq!(
+                        cache.storage(address, U256::from(1)).unwrap(),
+                        U256::from(42)
+                    );
+                    assert_eq!(cache.account(address).unwrap().unwrap().nonce, 3);
+                });
+            }
+        });
+        assert_eq!(
+            cache.inner().reads.load(Ordering::SeqCst),
+            2,
+            "one read per key"
+        );
+        let stats = cache.stats();
+        assert_eq!(stats.misses, 2);
+        assert_eq!(stats.hits, 14);
+        assert_eq!(stats.reads(ReadKind::Storage), 1);
+        assert_eq!(stats.reads(ReadKind::Account), 1);
+    }
+
+    #[test]
+    fn write_through_serves_new_values_and_wipes_storage() {
+        let (store, address) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        assert_eq!(
+            cache.storage(address, U256::from(1)).unwrap(),
+            U256::from(42)
+        );
+        let changes = StateChanges {
+            storage: vec![(address, U256::from(1), U256::from(43))],
+            ..Default::default()
+        };
+        cache.inner().inner.commit(&changes, 11).unwrap();
+        cache.apply_changes(&changes);
+        assert_eq!(
+            cache.storage(address, U256::from(1)).unwrap(),
+            U256::from(43)
+        );
+        assert_eq!(cache.inner().reads.load(Ordering::SeqCst), 1);
+
+        let wipe = StateChanges {
+            wiped_storage: vec![address],
+            ..Default::default()
+        };
+        cache.inner().inner.commit(&wipe, 12).unwrap();
+        cache.apply_changes(&wipe);
+        assert_eq!(cache.storage(address, U256::from(1)).unwrap(), U256::ZERO);
+    }
+
+    #[test]
+    fn prefetch_fills_the_cache_with_one_read() {
+        let (store, address) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        let other = Address::with_last_byte(8);
+        assert_eq!(cache.prefetch_accounts(&[address, other]).unwrap(), 2);
+        assert_eq!(cache.prefetch_accounts(&[address, other]).unwrap(), 0);
+        assert_eq!(cache.account(other).unwrap(), None);
+        assert_eq!(cache.stats().hits, 1);
+        assert_eq!(cache.stats().prefetched, 2);
+    }
+
+    #[test]
+    fn unknown_code_is_an_error_and_empty_code_is_free() {
+        let (store, _) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        assert!(matches!(
+            cache.code(B256::repeat_byte(1)),
+            Err(StateError::MissingCode { .. })
+        ));
+        assert!(cache.code(KECCAK_EMPTY).unwrap().is_empty());
+    }
+}

@@ -1,0 +1,203 @@
+//! Hit, miss and disk-read counters of the shared cache.
+
+use std::{
+    sync::atomic::{AtomicU64, Ordering},
+    time::Duration,
+};
+
+/// What a store read was for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReadKind {
+    /// An account, read on demand.
+    Account,
+    /// A storage slot, read on demand.
+    Storage,
+    /// Contract code, read on demand.
+    Code,
+    /// A multi-get of accounts (prefetch).
+    PrefetchAccount,
+    /// A multi-get of storage slots (prefetch).
+    PrefetchStorage,
+}
+
+impl ReadKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [ReadKind; 5] = [
+        Self::Account,
+        Self::Storage,
+        Self::Code,
+        Self::PrefetchAccount,
+        Self::PrefetchStorage,
+    ];
+
+    /// A short lowercase name (used as a metric label).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Account => "account",
+            Self::Storage => "storage",
+            Self::Code => "code",
+            Self::PrefetchAccount => "prefetch_account",
+            Self::PrefetchStorage => "prefetch_storage",
+        }
+    }
+
+    const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// Number of latency buckets: bucket `i` holds reads taking less than 2^i microseconds.
+const BUCKETS: usize = 24;
+
+/// Read latencies in power-of-two microsecond buckets.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LatencyHistogram {
+    /// `counts[i]`: reads that took less than 2^i µs (and at least 2^(i-1) µs).
+    pub counts: Vec<u64>,
+}
+
+impl LatencyHistogram {
+    /// The upper bound (µs) of the bucket holding quantile `q` (0..=1), or 0 without reads.
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        let total: u64 = self.counts.iter().sum();
+        if total == 0 {
+            return 0;
+        }
+        let target = (q.clamp(0.0, 1.0) * total as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, count) in self.counts.iter().enumerate() {
+            seen += count;
+            if seen >= target {
+                return 1u64 << i;
+            }
+        }
+        1u64 << (BUCKETS - 1)
+    }
+}
+
+/// A snapshot of the counters.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CacheStats {
+    /// Lookups answered from the cache.
+    pub hits: u64,
+    /// Lookups that went to the store.
+    pub misses: u64,
+    /// Keys loaded by prefetching.
+    pub prefetched: u64,
+    /// Store reads per kind (see [`ReadKind::ALL`] for the order).
+    pub reads_by_kind: Vec<u64>,
+    /// Total time spent in store reads per kind, in nanoseconds.
+    pub read_nanos_by_kind: Vec<u64>,
+    /// Latency of on-demand reads (accounts, storage, code).
+    pub latency: LatencyHistogram,
+}
+
+impl CacheStats {
+    /// Store reads of `kind`.
+    pub fn reads(&self, kind: ReadKind) -> u64 {
+        self.reads_by_kind
+            .get(kind.index())
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// Time spent in store reads of `kind`.
+    pub fn read_time(&self, kind: ReadKind) -> Duration {
+        Duration::from_nanos(
+            self.read_nanos_by_kind
+                .get(kind.index())
+                .copied()
+                .unwrap_or_default(),
+        )
+    }
+
+    /// hits / (hits + misses), or 0 without lookups.
+    pub fn hit_ratio(&self) -> f64 {
+        let total = self.hits + self.misses;
+        if total == 0 {
+            0.0
+        } else {
+            self.hits as f64 / total as f64
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    hits: AtomicU64,
+    misses: AtomicU64,
+    prefetched: AtomicU64,
+    reads: [AtomicU64; 5],
+    read_nanos: [AtomicU64; 5],
+    latency: [AtomicU64; BUCKETS],
+}
+
+impl Counters {
+    pub(crate) fn record_lookup(&self, missed: bool) {
+        if missed {
+            self.misses.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.hits.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn record_prefetch(&self, keys: usize) {
+        self.prefetched.fetch_add(keys as u64, Ordering::Relaxed);
+    }
+
+    pub(crate) fn record_read(&self, kind: ReadKind, elapsed: Duration) {
+        let i = kind.index();
+        self.reads[i].fetch_add(1, Ordering::Relaxed);
+        let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
+        self.read_nanos[i].fetch_add(nanos, Ordering::Relaxed);
+        if matches!(kind, ReadKind::Account | ReadKind::Storage | ReadKind::Code) {
+            let micros = (nanos / 1_000).max(1);
+            let bucket = (64 - micros.leading_zeros() as usize).min(BUCKETS - 1);
+            self.latency[bucket].fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    pub(crate) fn snapshot(&self) -> CacheStats {
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        CacheStats {
+            hits: load(&self.hits),
+            misses: load(&self.misses),
+            prefetched: load(&self.prefetched),
+            reads_by_kind: self.reads.iter().map(load).collect(),
+            read_nanos_by_kind: self.read_nanos.iter().map(load).collect(),
+            latency: LatencyHistogram {
+                counts: self.latency.iter().map(load).collect(),
+            },
+        }
+    }
+
+    pub(crate) fn reset(&self) {
+        let zero = |a: &AtomicU64| a.store(0, Ordering::Relaxed);
+        zero(&self.hits);
+        zero(&self.misses);
+        zero(&self.prefetched);
+        self.reads.iter().for_each(zero);
+        self.read_nanos.iter().for_each(zero);
+        self.latency.iter().for_each(zero);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_come_from_buckets() {
+        let c = Counters::default();
+        for _ in 0..90 {
+            c.record_read(ReadKind::Storage, Duration::from_micros(3));
+        }
+        for _ in 0..10 {
+            c.record_read(ReadKind::Storage, Duration::from_micros(700));
+        }
+        let s = c.snapshot();
+        assert_eq!(s.latency.quantile_us(0.5), 4);
+        assert_eq!(s.latency.quantile_us(0.99), 1024);
+        assert_eq!(s.reads(ReadKind::Storage), 100);
+    }
+}

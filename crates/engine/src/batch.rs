@@ -1,0 +1,279 @@
+//! A mega-block: consecutive blocks executed as one unit, with one BAL index space.
+
+use crate::{EngineError, IoDesign, design::diffs_only_bal};
+use alloy_consensus::Transaction;
+use alloy_eip7928::{
+    AccountChanges, BlockAccessIndex, BlockAccessList, SlotChanges, StorageChange,
+};
+use alloy_primitives::{Address, U256};
+use bal_replay_dump::BlockRecord;
+use revm::state::bal::Bal;
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    sync::Arc,
+};
+
+/// What one task of a batch executes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaskKind {
+    /// The block's pre-execution system calls (BAL index 0 of the block).
+    PreBlock,
+    /// Transaction `i` of the block (BAL index `i + 1`).
+    Tx(usize),
+    /// The block's post-execution changes: withdrawals, rewards, system calls (BAL index `n + 1`).
+    PostBlock,
+}
+
+/// One unit of parallel work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Task {
+    /// Position of the block in the batch.
+    pub block: usize,
+    /// What runs.
+    pub kind: TaskKind,
+    /// BAL index within the block.
+    pub local_index: u64,
+    /// BAL index in the batch's merged index space.
+    pub global_index: u64,
+    /// Expected cost, for longest-first ordering: the gas limit of a transaction, 0 otherwise.
+    pub weight: u64,
+}
+
+/// The order in which workers take tasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskOrder {
+    /// Block by block, transaction by transaction.
+    #[default]
+    BlockOrder,
+    /// Heaviest transactions first (by gas limit), so the longest ones do not end the batch alone.
+    LongestFirst,
+}
+
+impl std::str::FromStr for TaskOrder {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "block" | "block-order" => Ok(Self::BlockOrder),
+            "longest" | "longest-first" => Ok(Self::LongestFirst),
+            _ => Err(format!(
+                "unknown task order {s:?} (expected block or longest-first)"
+            )),
+        }
+    }
+}
+
+/// A batch of consecutive blocks prepared for execution.
+///
+/// Every block `k` gets the global BAL indices `offsets[k] ..= offsets[k] + n_k + 1`, and all the
+/// blocks' BALs are merged into one list over that index space. A task at global index `g` then reads,
+/// through revm's BAL-indexed reads, the pre-batch state overlaid with every write of an index below
+/// `g`: the final writes of the earlier blocks and the earlier writes of its own block. That is exactly
+/// the state sequential execution would show it, so all tasks of a batch can run at once.
+#[derive(Debug)]
+pub struct BatchPlan {
+    /// The blocks, in order.
+    pub records: Vec<BlockRecord>,
+    /// Global index of each block's index 0.
+    pub offsets: Vec<u64>,
+    /// The merged BAL in alloy form (global indices), as the design ships it.
+    pub merged: BlockAccessList,
+    /// The merged BAL in revm form, for BAL-indexed reads.
+    pub bal: Arc<Bal>,
+    /// Every task of the batch, in block order.
+    pub tasks: Vec<Task>,
+}
+
+impl BatchPlan {
+    /// Prepares `records` (consecutive blocks) for execution in `design`.
+    pub fn new(records: Vec<BlockRecord>, design: IoDesign) -> Result<Self, EngineError> {
+        let mut offsets = Vec::with_capacity(records.len());
+        let mut tasks = Vec::new();
+        let mut next = 0u64;
+        for (k, record) in records.iter().enumerate() {
+            offsets.push(next);
+            let n = record.tx_count();
+            tasks.push(Task {
+                block: k,
+                kind: TaskKind::PreBlock,
+                local_index: 0,
+                global_index: next,
+                weight: 0,
+            });
+            for (i, tx) in record.block.body.transactions.iter().enumerate() {
+                let local = i as u64 + 1;
+                tasks.push(Task {
+                    block: k,
+                    kind: TaskKind::Tx(i),
+                    local_index: local,
+                    global_index: next + local,
+                    weight: tx.gas_limit(),
+                });
+            }
+            let post = n as u64 + 1;
+            tasks.push(Task {
+                block: k,
+                kind: TaskKind::PostBlock,
+                local_index: post,
+                global_index: next + post,
+                weight: 0,
+            });
+            next += post + 1;
+        }
+        let merged = merge_bals(records.iter().zip(&offsets).map(|(r, off)| {
+            if design.diffs_only() {
+                (diffs_only_bal(&r.bal), *off)
+            } else {
+                (r.bal.clone(), *off)
+            }
+        }));
+        let bal = Bal::try_from(merged.clone()).map_err(|e| EngineError::InvalidBal {
+            block: records.first().map(|r| r.number()).unwrap_or_default(),
+            message: e.to_string(),
+        })?;
+        Ok(Self {
+            records,
+            offsets,
+            merged,
+            bal: Arc::new(bal),
+            tasks,
+        })
+    }
+
+    /// The task list in `order`.
+    pub fn ordered_tasks(&self, order: TaskOrder) -> Vec<Task> {
+        let mut tasks = self.tasks.clone();
+        if order == TaskOrder::LongestFirst {
+            // Stable: equal weights keep block order.
+            tasks.sort_by_key(|t| std::cmp::Reverse(t.weight));
+        }
+        tasks
+    }
+
+    /// Total gas used by the batch per the headers.
+    pub fn gas_used(&self) -> u64 {
+        self.records.iter().map(|r| r.gas_used()).sum()
+    }
+
+    /// Transactions in the batch.
+    pub fn tx_count(&self) -> usize {
+        self.records.iter().map(|r| r.tx_count()).sum()
+    }
+
+    /// Number of the first block.
+    pub fn first_block(&self) -> u64 {
+        self.records.first().map(|r| r.number()).unwrap_or_default()
+    }
+
+    /// Number of the last block.
+    pub fn last_block(&self) -> u64 {
+        self.records.last().map(|r| r.number()).unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct MergedAccount {
+    balance: Vec<alloy_eip7928::BalanceChange>,
+    nonce: Vec<alloy_eip7928::NonceChange>,
+    code: Vec<alloy_eip7928::CodeChange>,
+    slots: BTreeMap<U256, Vec<StorageChange>>,
+    reads: BTreeSet<U256>,
+}
+
+/// Merges per-block BALs into one, shifting each block's indices by its offset. Offsets must be
+/// ascending, so each change list stays sorted by index. A slot written anywhere in the batch is a
+/// change, never also a read (revm's BAL treats a listed read as a slot without writes).
+pub fn merge_bals(bals: impl IntoIterator<Item = (BlockAccessList, u64)>) -> BlockAccessList {
+    let shift = |index: BlockAccessIndex, offset: u64| BlockAccessIndex::new(index.0 + offset);
+    let mut accounts: BTreeMap<Address, MergedAccount> = BTreeMap::new();
+    for (bal, offset) in bals {
+        for account in bal {
+            let merged = accounts.entry(account.address).or_default();
+            merged
+                .balance
+                .extend(account.balance_changes.into_iter().map(|mut c| {
+                    c.block_access_index = shift(c.block_access_index, offset);
+                    c
+                }));
+            merged
+                .nonce
+                .extend(account.nonce_changes.into_iter().map(|mut c| {
+                    c.block_access_index = shift(c.block_access_index, offset);
+                    c
+                }));
+            merged
+                .code
+                .extend(account.code_changes.into_iter().map(|mut c| {
+                    c.block_access_index = shift(c.block_access_index, offset);
+                    c
+                }));
+            for slot in account.storage_changes {
+                merged
+                    .slots
+                    .entry(slot.slot)
+                    .or_default()
+                    .extend(slot.changes.into_iter().map(|mut c| {
+                        c.block_access_index = shift(c.block_access_index, offset);
+                        c
+                    }));
+            }
+            merged.reads.extend(account.storage_reads);
+        }
+    }
+    accounts
+        .into_iter()
+        .map(|(address, m)| {
+            let mut out = AccountChanges::new(address);
+            out.storage_reads = m
+                .reads
+                .into_iter()
+                .filter(|s| !m.slots.contains_key(s))
+                .collect();
+            out.storage_changes = m
+                .slots
+                .into_iter()
+                .map(|(slot, changes)| SlotChanges::new(slot, changes))
+                .collect();
+            out.balance_changes = m.balance;
+            out.nonce_changes = m.nonce;
+            out.code_changes = m.code;
+            out
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::BalanceChange;
+
+    #[test]
+    fn merge_shifts_indices_and_turns_reads_into_changes() {
+        let a = Address::with_last_byte(1);
+        let block0 = vec![
+            AccountChanges::new(a)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(1), U256::from(10)))
+                .with_storage_read(U256::from(7)),
+        ];
+        let block1 = vec![
+            AccountChanges::new(a)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(2), U256::from(20)))
+                .with_storage_change(SlotChanges::new(
+                    U256::from(7),
+                    vec![StorageChange::new(BlockAccessIndex::new(1), U256::from(3))],
+                )),
+        ];
+        let merged = merge_bals([(block0, 0), (block1, 5)]);
+        assert_eq!(merged.len(), 1);
+        let m = &merged[0];
+        assert_eq!(
+            m.balance_changes
+                .iter()
+                .map(|c| c.block_access_index.0)
+                .collect::<Vec<_>>(),
+            vec![1, 7]
+        );
+        assert!(m.storage_reads.is_empty(), "slot 7 is written in block 1");
+        assert_eq!(m.storage_changes[0].changes[0].block_access_index.0, 6);
+    }
+}

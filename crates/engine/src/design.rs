@@ -1,0 +1,135 @@
+//! The BAL designs and what each ships.
+
+use alloy_eip7928::BlockAccessList;
+use alloy_rlp::Encodable;
+use bal_replay_dump::BlockRecord;
+use std::{fmt, str::FromStr};
+
+/// How a replay gets the state it reads (the research's three BAL designs, plus one of ours).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IoDesign {
+    /// Full BAL: diffs, read keys and read values. The dump's pre-block values answer every read;
+    /// no database read at all (a read outside them means the dump is incomplete: an error).
+    Full,
+    /// Batched I/O BAL: diffs and read keys. Every key the BAL names is fetched before the batch
+    /// executes (multi-get on `io_threads` readers), then execution reads the cache.
+    Batched,
+    /// Parallel I/O BAL: diffs only. Each transaction reads what it needs on demand, through the
+    /// cache shared by all transactions.
+    Parallel,
+    /// Parallel I/O BAL, plus prefetching the pre-values of the keys its diffs name (free: no BAL
+    /// bytes) while execution starts.
+    Hybrid,
+}
+
+impl IoDesign {
+    /// Every design, in table order.
+    pub const ALL: [IoDesign; 4] = [Self::Full, Self::Batched, Self::Parallel, Self::Hybrid];
+
+    /// The lowercase name used on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Full => "full",
+            Self::Batched => "batched",
+            Self::Parallel => "parallel",
+            Self::Hybrid => "hybrid",
+        }
+    }
+
+    /// Whether execution sees only the diffs (reads not named by the BAL fall back to the state).
+    pub const fn diffs_only(self) -> bool {
+        matches!(self, Self::Parallel | Self::Hybrid)
+    }
+}
+
+impl fmt::Display for IoDesign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for IoDesign {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Self::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| {
+                format!("unknown I/O design {s:?} (expected full, batched, parallel or hybrid)")
+            })
+    }
+}
+
+/// The parallel-I/O BAL: the standard BAL with storage reads and untouched accounts stripped, as that
+/// design would ship it.
+pub fn diffs_only_bal(bal: &BlockAccessList) -> BlockAccessList {
+    bal.iter()
+        .filter(|a| {
+            !(a.storage_changes.is_empty()
+                && a.balance_changes.is_empty()
+                && a.nonce_changes.is_empty()
+                && a.code_changes.is_empty())
+        })
+        .map(|a| {
+            let mut a = a.clone();
+            a.storage_reads.clear();
+            a
+        })
+        .collect()
+}
+
+/// RLP-encoded BAL size of one block in each design, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BalSizes {
+    /// Full BAL: the standard BAL plus the pre-block values of the accounts and slots it names
+    /// (account nonce, balance and code hash; slot value; code itself excluded).
+    pub full: usize,
+    /// Batched I/O BAL: the standard EIP-7928 BAL (diffs and read keys).
+    pub batched: usize,
+    /// Parallel I/O BAL: diffs only.
+    pub parallel: usize,
+}
+
+impl BalSizes {
+    /// The sizes of a record's BAL.
+    pub fn of(record: &BlockRecord) -> Self {
+        let batched = record.bal.length();
+        let parallel = diffs_only_bal(&record.bal).length();
+        let values = record.pre_state.accounts.length() + record.pre_state.storage.length();
+        Self {
+            full: batched + values,
+            batched,
+            parallel,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::{AccountChanges, BalanceChange, BlockAccessIndex};
+    use alloy_primitives::{Address, U256};
+
+    #[test]
+    fn diffs_only_strips_reads_and_untouched_accounts() {
+        let written = AccountChanges::new(Address::with_last_byte(1))
+            .with_balance_change(BalanceChange::new(BlockAccessIndex::new(1), U256::from(5)))
+            .with_storage_read(U256::from(9));
+        let read_only =
+            AccountChanges::new(Address::with_last_byte(2)).with_storage_read(U256::from(3));
+        let stripped = diffs_only_bal(&vec![written.clone(), read_only]);
+        assert_eq!(stripped.len(), 1);
+        assert_eq!(stripped[0].address, written.address);
+        assert!(stripped[0].storage_reads.is_empty());
+        assert_eq!(stripped[0].balance_changes, written.balance_changes);
+    }
+
+    #[test]
+    fn design_names_round_trip() {
+        for d in IoDesign::ALL {
+            assert_eq!(d.name().parse::<IoDesign>().unwrap(), d);
+        }
+        assert!("fast".parse::<IoDesign>().is_err());
+    }
+}

@@ -1,0 +1,93 @@
+//! Engine errors.
+
+use alloy_primitives::{Address, B256, U256};
+use bal_replay_dump::DumpError;
+use bal_replay_exec::ExecError;
+use bal_replay_state::StateError;
+
+/// Why a replay stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// Reading the dump failed.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+    /// The state store failed.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// Execution failed or did not match the BAL.
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// The dump's BAL could not be turned into revm's form.
+    #[error("block {block}: invalid BAL: {message}")]
+    InvalidBal {
+        /// First block of the batch.
+        block: u64,
+        /// Why.
+        message: String,
+    },
+    /// The executed block disagrees with its header.
+    #[error("block {block}: {field} mismatch: header has {expected}, execution gives {got}")]
+    HeaderMismatch {
+        /// Block number.
+        block: u64,
+        /// Which field.
+        field: &'static str,
+        /// The header's value.
+        expected: String,
+        /// The executed value.
+        got: String,
+    },
+    /// The state is not at the height the dump starts from.
+    #[error(
+        "the state is at block {state:?} but the dump starts at block {dump_first} (needs the state at {expected})"
+    )]
+    StateHeight {
+        /// Applied block of the state.
+        state: Option<u64>,
+        /// First block of the dump.
+        dump_first: u64,
+        /// The height needed.
+        expected: u64,
+    },
+    /// The dump's blocks are not a chain, so they cannot be replayed over one state.
+    #[error(
+        "the dump at {dir} holds independent blocks (chained = false); replay needs a chained dump"
+    )]
+    NotChained {
+        /// The dump directory.
+        dir: String,
+    },
+    /// A worker thread panicked.
+    #[error("a worker thread panicked: {0}")]
+    WorkerPanic(String),
+    /// Dropping the page cache failed.
+    #[error("cannot drop the page cache: {0}")]
+    DropCaches(String),
+    /// Rewinding the state failed.
+    #[error("cannot rewind the state at {path}: {source}")]
+    Rewind {
+        /// The directory.
+        path: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// A read the full-BAL design could not answer from the dump's pre-block values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PreValueMissing {
+    /// An account the dump does not list.
+    #[error("the dump is incomplete: account {0} is read but has no pre-block value")]
+    Account(Address),
+    /// A slot the dump does not list.
+    #[error("the dump is incomplete: slot {1:#x} of {0} is read but has no pre-block value")]
+    Storage(Address, U256),
+    /// Code the dump does not carry.
+    #[error("the dump is incomplete: code {0} is loaded but not in the dump")]
+    Code(B256),
+    /// A block hash the dump does not carry.
+    #[error("the dump is incomplete: BLOCKHASH({0}) is not in the dump")]
+    BlockHash(u64),
+}
+
+impl revm::database_interface::DBErrorMarker for PreValueMissing {}

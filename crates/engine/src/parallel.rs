@@ -1,0 +1,336 @@
+//! BAL-parallel execution of a batch: every task at once, on `threads` workers.
+
+use crate::{
+    BatchPlan, EngineError, TaskOrder,
+    batch::{Task, TaskKind},
+    verify::check_block,
+};
+use alloy_consensus::ReceiptEnvelope;
+use alloy_evm::{
+    Evm, EvmEnv, EvmFactory,
+    block::{BalIndexedDatabase, BlockExecutor},
+    eth::{
+        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
+    },
+};
+use alloy_hardforks::EthereumHardforks as _;
+use alloy_primitives::{B256, keccak256};
+use bal_replay_exec::{ChainConfig, check_writes, tx_writes_from_bal};
+use bal_replay_state::{AccountFlat, StateChanges};
+use revm::{
+    DatabaseRef,
+    database::{State, WrapDatabaseRef},
+    database_interface::DBErrorMarker,
+    primitives::KECCAK_EMPTY,
+};
+use std::{
+    borrow::Cow,
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+/// What one task produced.
+#[derive(Debug, Clone)]
+struct TaskOutput {
+    receipt: Option<ReceiptEnvelope>,
+    elapsed: Duration,
+}
+
+/// Timings and results of one parallel batch.
+#[derive(Debug, Clone)]
+pub struct ParallelOutcome {
+    /// The batch's net state change (from the BAL's final writes).
+    pub changes: StateChanges,
+    /// Wall time from the first task start to the last task end.
+    pub exec_time: Duration,
+    /// The longest single task.
+    pub longest_task: Duration,
+    /// Sum of all task times (worker busy time).
+    pub busy_time: Duration,
+    /// Every transaction's execution time, in block order.
+    pub tx_times: Vec<Duration>,
+}
+
+/// Executes every task of `plan` on `threads` workers over `db` (the state before the batch), with
+/// revm's BAL-indexed reads over the plan's merged BAL. Checks every task's writes against the BAL,
+/// and every block's gas used and receipts root against its header.
+///
+/// `db_fallback`: whether a read the BAL does not cover may go to `db` (diffs-only designs) or is an
+/// error (a BAL with read keys must name every key read).
+pub fn execute_parallel<D>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    db: &D,
+    db_fallback: bool,
+    threads: usize,
+    order: TaskOrder,
+) -> Result<ParallelOutcome, EngineError>
+where
+    D: DatabaseRef + Sync + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let envs: Vec<EvmEnv> = plan
+        .records
+        .iter()
+        .map(|r| config.evm_env(&r.block.header))
+        .collect();
+    let tasks = plan.ordered_tasks(order);
+    let outputs: Vec<Mutex<Option<TaskOutput>>> =
+        plan.tasks.iter().map(|_| Mutex::new(None)).collect();
+    // A task's global index is its position in `plan.tasks` (block order): its output slot.
+    let slot_of = |t: &Task| -> usize { t.global_index as usize };
+
+    let cursor = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.max(1) {
+            scope.spawn(|| {
+                loop {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let i = cursor.fetch_add(1, Ordering::Relaxed);
+                    let Some(task) = tasks.get(i) else { return };
+                    let t0 = Instant::now();
+                    match run_task(config, plan, &envs[task.block], db, db_fallback, task) {
+                        Ok(receipt) => {
+                            let out = TaskOutput {
+                                receipt,
+                                elapsed: t0.elapsed(),
+                            };
+                            if let Ok(mut slot) = outputs[slot_of(task)].lock() {
+                                *slot = Some(out);
+                            }
+                        }
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            if let Ok(mut first) = first_error.lock()
+                                && first.is_none()
+                            {
+                                *first = Some(e);
+                            }
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let exec_time = start.elapsed();
+    if let Some(e) = first_error
+        .into_inner()
+        .map_err(|e| EngineError::WorkerPanic(e.to_string()))?
+    {
+        return Err(e);
+    }
+    let outputs: Vec<TaskOutput> = outputs
+        .into_iter()
+        .map(|m| m.into_inner().ok().flatten())
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(|| EngineError::WorkerPanic("a task produced no output".into()))?;
+
+    // Receipts per block, with cumulative gas restored in block order.
+    let mut tx_times = Vec::with_capacity(plan.tx_count());
+    for (k, record) in plan.records.iter().enumerate() {
+        let first = plan.offsets[k] as usize;
+        let n = record.tx_count();
+        let mut cumulative = 0u64;
+        let mut receipts = Vec::with_capacity(n);
+        for out in &outputs[first + 1..=first + n] {
+            let mut receipt = out
+                .receipt
+                .clone()
+                .ok_or_else(|| EngineError::WorkerPanic("missing receipt".into()))?;
+            cumulative += receipt.cumulative_gas_used();
+            set_cumulative_gas(&mut receipt, cumulative);
+            receipts.push(receipt);
+            tx_times.push(out.elapsed);
+        }
+        check_block(config, record, cumulative, &receipts)?;
+    }
+
+    let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
+    let busy_time = outputs.iter().map(|o| o.elapsed).sum();
+    let changes = final_changes(config, plan, db)?;
+    Ok(ParallelOutcome {
+        changes,
+        exec_time,
+        longest_task,
+        busy_time,
+        tx_times,
+    })
+}
+
+fn set_cumulative_gas(receipt: &mut ReceiptEnvelope, cumulative: u64) {
+    if let Some(r) = receipt.as_receipt_with_bloom_mut() {
+        r.receipt.cumulative_gas_used = cumulative;
+    }
+}
+
+/// Runs one task over its own revm `State` (BAL-indexed reads at the task's global index, BAL builder
+/// on), and checks that it wrote exactly the BAL's values for its index.
+fn run_task<D>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    env: &EvmEnv,
+    db: &D,
+    db_fallback: bool,
+    task: &Task,
+) -> Result<Option<ReceiptEnvelope>, EngineError>
+where
+    D: DatabaseRef + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let record = &plan.records[task.block];
+    let block = &record.block;
+    let number = block.header.number;
+    let exec_err = |e: &dyn std::fmt::Display| {
+        EngineError::Exec(bal_replay_exec::ExecError::Execution {
+            block: number,
+            message: format!(
+                "{}: {e}",
+                bal_replay_exec::describe_bal_index(task.local_index, record.tx_count())
+            ),
+        })
+    };
+    let mut state = State::builder()
+        .with_database(WrapDatabaseRef(db))
+        .with_bal(plan.bal.clone())
+        .with_bal_builder()
+        .build();
+    state.set_allow_bal_db_fallback(db_fallback);
+    BalIndexedDatabase::set_bal_index(&mut state, task.global_index);
+    let evm = EthEvmFactory::default().create_evm(state, env.clone());
+    let ctx = EthBlockExecutionCtx {
+        parent_hash: block.header.parent_hash,
+        parent_beacon_block_root: block.header.parent_beacon_block_root,
+        ommers: &block.body.ommers,
+        withdrawals: block
+            .body
+            .withdrawals
+            .as_ref()
+            .map(|w| Cow::Borrowed(w.as_slice())),
+        extra_data: block.header.extra_data.clone(),
+        tx_count_hint: Some(1),
+        slot_number: None,
+    };
+    let mut executor =
+        EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
+    let (mut state, receipt) = match task.kind {
+        TaskKind::PreBlock => {
+            executor
+                .apply_pre_execution_changes()
+                .map_err(|e| exec_err(&e))?;
+            (executor.evm.into_db(), None)
+        }
+        TaskKind::Tx(i) => {
+            let tx = &block.body.transactions[i];
+            let recovered =
+                alloy_consensus::transaction::Recovered::new_unchecked(tx, record.senders[i]);
+            // Not `execute_transaction_with_index`: it would set the block-local index, and this
+            // state reads the batch's merged BAL at the global index set above.
+            executor
+                .execute_transaction(recovered)
+                .map_err(|e| exec_err(&e))?;
+            let receipt = executor.receipts.first().cloned();
+            (executor.evm.into_db(), receipt)
+        }
+        TaskKind::PostBlock => {
+            let (evm, _) = executor.finish().map_err(|e| exec_err(&e))?;
+            (evm.into_db(), None)
+        }
+    };
+    let built = state.take_built_alloy_bal().unwrap_or_default();
+    check_writes(
+        number,
+        task.local_index,
+        record.tx_count(),
+        &tx_writes_from_bal(&plan.merged, task.global_index),
+        &tx_writes_from_bal(&built, task.global_index),
+    )?;
+    Ok(receipt)
+}
+
+/// The batch's net change: the last write of every key in the merged BAL, over the pre-batch values of
+/// the fields the batch did not write. From Spurious Dragon on, accounts left empty are deleted with
+/// their storage (EIP-161); before it, an empty account exists like any other.
+fn final_changes<D>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    db: &D,
+) -> Result<StateChanges, EngineError>
+where
+    D: DatabaseRef,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let mut changes = StateChanges::default();
+    for account in plan.merged.iter() {
+        let address = account.address;
+        let info_written = !(account.balance_changes.is_empty()
+            && account.nonce_changes.is_empty()
+            && account.code_changes.is_empty());
+        if info_written {
+            let base = db
+                .basic_ref(address)
+                .map_err(|e| {
+                    EngineError::Exec(bal_replay_exec::ExecError::Execution {
+                        block: plan.last_block(),
+                        message: format!("reading {address} for the batch commit: {e}"),
+                    })
+                })?
+                .map(|i| AccountFlat {
+                    nonce: i.nonce,
+                    balance: i.balance,
+                    code_hash: i.code_hash,
+                })
+                .unwrap_or(AccountFlat {
+                    nonce: 0,
+                    balance: Default::default(),
+                    code_hash: KECCAK_EMPTY,
+                });
+            let mut flat = base;
+            if let Some(c) = account.balance_changes.last() {
+                flat.balance = c.post_balance;
+            }
+            if let Some(c) = account.nonce_changes.last() {
+                flat.nonce = c.new_nonce;
+            }
+            if let Some(c) = account.code_changes.last() {
+                if c.new_code.is_empty() {
+                    flat.code_hash = KECCAK_EMPTY;
+                } else {
+                    let hash: B256 = keccak256(&c.new_code);
+                    flat.code_hash = hash;
+                    changes.codes.push((hash, c.new_code.clone()));
+                }
+            }
+            let empty = flat.nonce == 0 && flat.balance.is_zero() && flat.code_hash == KECCAK_EMPTY;
+            if empty
+                && config
+                    .spec
+                    .is_spurious_dragon_active_at_block(plan.last_block())
+            {
+                changes.accounts.push((address, None));
+                changes.wiped_storage.push(address);
+                continue;
+            }
+            changes.accounts.push((address, Some(flat)));
+        }
+        for slot in &account.storage_changes {
+            if let Some(last) = slot.changes.last() {
+                changes.storage.push((address, slot.slot, last.new_value));
+            }
+        }
+    }
+    changes.block_hashes = plan
+        .records
+        .iter()
+        .map(|r| (r.number(), r.block.header.hash_slow()))
+        .collect();
+    Ok(changes)
+}

@@ -1,0 +1,352 @@
+//! The replay driver: a dump, batch by batch, over a state store.
+
+use crate::{
+    BatchPlan, EngineError, IoDesign, PreValueDb, TaskOrder, execute_parallel, execute_sequential,
+};
+use alloy_primitives::{Address, U256};
+use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
+use bal_replay_dump::{BlockRecord, DumpReader};
+use bal_replay_exec::ChainConfig;
+use bal_replay_state::{StateChanges, StateReader, StateWriter};
+use std::time::{Duration, Instant};
+
+/// Sequential (the reference executor) or BAL-parallel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExecMode {
+    /// One block after another, one transaction after another.
+    Sequential,
+    /// Every task of a batch at once, on `threads` workers.
+    Parallel,
+}
+
+/// How to replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// Sequential or parallel.
+    pub mode: ExecMode,
+    /// Execution workers (parallel mode).
+    pub threads: usize,
+    /// Order in which workers take tasks.
+    pub order: TaskOrder,
+    /// Where reads come from.
+    pub design: IoDesign,
+    /// Blocks per batch (mega-block); state is committed once per batch.
+    pub batch: usize,
+    /// Prefetch readers (batched and hybrid designs).
+    pub io_threads: usize,
+    /// Shared cache size.
+    pub cache: CacheCapacity,
+}
+
+impl Default for ReplayOptions {
+    fn default() -> Self {
+        Self {
+            mode: ExecMode::Parallel,
+            threads: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+            order: TaskOrder::BlockOrder,
+            design: IoDesign::Parallel,
+            batch: 50,
+            io_threads: 8,
+            cache: CacheCapacity::default(),
+        }
+    }
+}
+
+/// What one batch did and how long each phase took.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BatchReport {
+    /// First block.
+    pub first_block: u64,
+    /// Last block.
+    pub last_block: u64,
+    /// Transactions.
+    pub txs: usize,
+    /// Gas used.
+    pub gas: u64,
+    /// Merging BALs and building tasks (not counted as execution).
+    pub prepare: Duration,
+    /// Prefetching before execution (batched design).
+    pub prefetch: Duration,
+    /// Executing, with the reads it waits for.
+    pub exec: Duration,
+    /// Committing the batch to the store.
+    pub commit: Duration,
+    /// The longest transaction (parallel) or block (sequential).
+    pub longest_tx: Duration,
+    /// Sum of all task times.
+    pub busy: Duration,
+    /// Keys loaded by prefetching.
+    pub keys_prefetched: u64,
+    /// Each transaction's execution time (parallel mode), in block order.
+    #[serde(skip)]
+    pub tx_times: Vec<Duration>,
+}
+
+impl BatchReport {
+    /// Execution with I/O: prefetch plus execution (the research's measure).
+    pub fn exec_with_io(&self) -> Duration {
+        self.prefetch + self.exec
+    }
+}
+
+/// A whole replay.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReplayReport {
+    /// Blocks replayed.
+    pub blocks: u64,
+    /// Transactions.
+    pub txs: u64,
+    /// Gas used.
+    pub gas: u64,
+    /// Sum over batches of prefetch + execution.
+    pub exec_with_io: Duration,
+    /// Sum over batches of the longest transaction.
+    pub longest_txs: Duration,
+    /// Sum of commits.
+    pub commit: Duration,
+    /// Wall time of the whole replay (preparation and commits included).
+    pub wall: Duration,
+    /// Shared-cache counters.
+    #[serde(skip)]
+    pub cache: CacheStats,
+    /// Per-batch detail.
+    pub batches: Vec<BatchReport>,
+}
+
+impl ReplayReport {
+    /// Throughput in Mgas/s over execution with I/O.
+    pub fn mgas_per_s(&self) -> f64 {
+        let secs = self.exec_with_io.as_secs_f64();
+        if secs == 0.0 {
+            0.0
+        } else {
+            self.gas as f64 / secs / 1e6
+        }
+    }
+}
+
+/// Replays every record of `dump` over `store`, `options.batch` blocks at a time: execute (verified),
+/// then commit the batch atomically with its last block number. `on_batch` sees each batch's report.
+/// The store must be at the block before the dump's first.
+pub fn replay<S>(
+    config: &ChainConfig,
+    dump: &DumpReader,
+    store: &S,
+    options: &ReplayOptions,
+    mut on_batch: impl FnMut(&BatchReport),
+) -> Result<ReplayReport, EngineError>
+where
+    S: StateReader + StateWriter,
+{
+    let manifest = dump.manifest();
+    if !manifest.chained {
+        return Err(EngineError::NotChained {
+            dir: dump.dir().display().to_string(),
+        });
+    }
+    if let Some(first) = manifest.first_block {
+        let expected = first.saturating_sub(1);
+        let applied = store.applied_block()?;
+        if applied != Some(expected) {
+            return Err(EngineError::StateHeight {
+                state: applied,
+                dump_first: first,
+                expected,
+            });
+        }
+    }
+    let cache = SharedCache::new(store, options.cache);
+    let mut report = ReplayReport::default();
+    let wall = Instant::now();
+    let mut records = dump.records();
+    loop {
+        let mut batch = Vec::with_capacity(options.batch);
+        for record in records.by_ref().take(options.batch.max(1)) {
+            batch.push(record?);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let batch_report = replay_batch(config, batch, store, &cache, options)?;
+        report.blocks += batch_report.last_block - batch_report.first_block + 1;
+        report.txs += batch_report.txs as u64;
+        report.gas += batch_report.gas;
+        report.exec_with_io += batch_report.exec_with_io();
+        report.longest_txs += batch_report.longest_tx;
+        report.commit += batch_report.commit;
+        on_batch(&batch_report);
+        report.batches.push(batch_report);
+    }
+    report.wall = wall.elapsed();
+    report.cache = cache.stats();
+    Ok(report)
+}
+
+/// Executes and commits one batch.
+fn replay_batch<S>(
+    config: &ChainConfig,
+    records: Vec<BlockRecord>,
+    store: &S,
+    cache: &SharedCache<&S>,
+    options: &ReplayOptions,
+) -> Result<BatchReport, EngineError>
+where
+    S: StateReader + StateWriter,
+{
+    let t0 = Instant::now();
+    let plan = BatchPlan::new(records, options.design)?;
+    let mut report = BatchReport {
+        first_block: plan.first_block(),
+        last_block: plan.last_block(),
+        txs: plan.tx_count(),
+        gas: plan.gas_used(),
+        prepare: t0.elapsed(),
+        ..Default::default()
+    };
+
+    let changes: StateChanges = match (options.mode, options.design) {
+        (ExecMode::Sequential, IoDesign::Full) => {
+            let db = PreValueDb::from_records(&plan.records);
+            let out = execute_sequential(config, &plan.records, &db)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_block;
+            out.changes
+        }
+        (ExecMode::Sequential, _) => {
+            let out = execute_sequential(config, &plan.records, cache)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_block;
+            out.changes
+        }
+        (ExecMode::Parallel, IoDesign::Full) => {
+            let db = PreValueDb::from_records(&plan.records);
+            let out = execute_parallel(config, &plan, &db, false, options.threads, options.order)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_task;
+            report.busy = out.busy_time;
+            report.tx_times = out.tx_times;
+            out.changes
+        }
+        (ExecMode::Parallel, IoDesign::Batched) => {
+            let t = Instant::now();
+            report.keys_prefetched = prefetch(cache, &plan, options.io_threads, true)?;
+            report.prefetch = t.elapsed();
+            let out =
+                execute_parallel(config, &plan, cache, false, options.threads, options.order)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_task;
+            report.busy = out.busy_time;
+            report.tx_times = out.tx_times;
+            out.changes
+        }
+        (ExecMode::Parallel, IoDesign::Parallel) => {
+            let out = execute_parallel(config, &plan, cache, true, options.threads, options.order)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_task;
+            report.busy = out.busy_time;
+            report.tx_times = out.tx_times;
+            out.changes
+        }
+        (ExecMode::Parallel, IoDesign::Hybrid) => {
+            // Prefetch the keys the diffs name while the workers start executing; the cache's
+            // single-flight reads keep a key a worker is already reading from being read twice.
+            let (prefetched, out) = std::thread::scope(|scope| {
+                let prefetcher = scope.spawn(|| prefetch(cache, &plan, options.io_threads, false));
+                let out =
+                    execute_parallel(config, &plan, cache, true, options.threads, options.order);
+                let prefetched = prefetcher
+                    .join()
+                    .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
+                (prefetched, out)
+            });
+            report.keys_prefetched = prefetched??;
+            let out = out?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_task;
+            report.busy = out.busy_time;
+            report.tx_times = out.tx_times;
+            out.changes
+        }
+    };
+
+    let t = Instant::now();
+    store.commit(&changes, plan.last_block())?;
+    cache.apply_changes(&changes);
+    report.commit = t.elapsed();
+    Ok(report)
+}
+
+/// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
+/// and every listed slot (writes, and reads when the BAL has them), then the code of every account
+/// with code when `with_code`. Returns the number of keys read from the store.
+fn prefetch<S: StateReader>(
+    cache: &SharedCache<S>,
+    plan: &BatchPlan,
+    io_threads: usize,
+    with_code: bool,
+) -> Result<u64, EngineError> {
+    let accounts: Vec<Address> = plan.merged.iter().map(|a| a.address).collect();
+    let slots: Vec<(Address, U256)> = plan
+        .merged
+        .iter()
+        .flat_map(|a| {
+            a.storage_changes
+                .iter()
+                .map(move |s| (a.address, s.slot))
+                .chain(a.storage_reads.iter().map(move |s| (a.address, *s)))
+        })
+        .collect();
+    let threads = io_threads.max(1);
+    let read = std::thread::scope(|scope| -> Result<u64, EngineError> {
+        let mut handles = Vec::new();
+        for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+            handles.push(scope.spawn(move || cache.prefetch_accounts(chunk).map(|n| n as u64)));
+        }
+        for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+            handles.push(scope.spawn(move || cache.prefetch_storage(chunk).map(|n| n as u64)));
+        }
+        let mut total = 0;
+        for h in handles {
+            total += h
+                .join()
+                .map_err(|_| EngineError::WorkerPanic("prefetch reader".into()))??;
+        }
+        Ok(total)
+    })?;
+    if !with_code {
+        return Ok(read);
+    }
+    let mut hashes = Vec::new();
+    for address in &accounts {
+        if let Some(account) = cache.account(*address)?
+            && account.code_hash != revm::primitives::KECCAK_EMPTY
+        {
+            hashes.push(account.code_hash);
+        }
+    }
+    hashes.sort_unstable();
+    hashes.dedup();
+    std::thread::scope(|scope| -> Result<(), EngineError> {
+        let mut handles = Vec::new();
+        for chunk in hashes.chunks(hashes.len().div_ceil(threads).max(1)) {
+            // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
+            // dump's pre-values (an account whose balance alone was read). Execution still fails
+            // if it needs code the state lacks.
+            handles.push(scope.spawn(move || {
+                chunk.iter().try_for_each(|h| match cache.code(*h) {
+                    Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
+                    Err(e) => Err(e),
+                })
+            }));
+        }
+        for h in handles {
+            h.join()
+                .map_err(|_| EngineError::WorkerPanic("code prefetch".into()))??;
+        }
+        Ok(())
+    })?;
+    Ok(read + hashes.len() as u64)
+}

@@ -1,0 +1,418 @@
+//! Building, executing and recording the blocks, and writing the outputs.
+
+use crate::{
+    GeneratorConfig, Profile, SynthError,
+    config::{HOT_WALLETS, MAINNET_GAS_LIMIT},
+    genesis::{self, World},
+    stats::{ProfileAccumulator, ProfileStats},
+    txgen::{GasModel, TxGenerator, TxPlan, worst_case_gas_limit},
+};
+use alloy_consensus::{
+    Block, BlockBody, EMPTY_OMMER_ROOT_HASH, Header, SignableTransaction, TxEip1559, TxEnvelope,
+    proofs::{calculate_transaction_root, calculate_withdrawals_root},
+};
+use alloy_eips::{
+    eip1559::{BaseFeeParams, calc_next_block_base_fee},
+    eip4895::Withdrawals,
+};
+use alloy_primitives::{B64, B256, Bytes, Signature, TxKind, U256, keccak256};
+use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
+use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_state::{
+    KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateWriter,
+};
+use std::{
+    collections::VecDeque,
+    path::{Path, PathBuf},
+};
+
+/// Timestamp of the first generated block: July 2024, after Cancun and before Prague on mainnet's
+/// schedule.
+pub const FIRST_TIMESTAMP: u64 = 1_720_000_000;
+/// Seconds between blocks.
+pub const BLOCK_TIME: u64 = 12;
+/// Base fee of the first generated block (10 gwei).
+pub const INITIAL_BASE_FEE: u64 = 10_000_000_000;
+/// `extra_data` of every generated header.
+pub const EXTRA_DATA: &[u8] = b"bal-replay-synth";
+
+/// Genesis entries written to RocksDB per commit: bounded batches for large states.
+const GENESIS_CHUNK: usize = 100_000;
+
+/// What [`generate`] wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GeneratedChain {
+    /// Number of the first block (the genesis state is at `first_block - 1`).
+    pub first_block: u64,
+    /// Blocks generated.
+    pub blocks: u64,
+    /// Transactions in all blocks.
+    pub txs: u64,
+    /// Gas used by all blocks.
+    pub gas_used: u64,
+    /// Accounts in the genesis state.
+    pub genesis_accounts: usize,
+    /// Storage slots in the genesis state.
+    pub genesis_slots: usize,
+    /// Distinct contract codes in the genesis state.
+    pub genesis_codes: usize,
+    /// The dump directory.
+    pub dump_dir: PathBuf,
+    /// The RocksDB state directory.
+    pub state_dir: PathBuf,
+    /// Per-block shape of the generated blocks, comparable to PROFILE.md.
+    pub stats: ProfileStats,
+}
+
+/// Generates the chain in memory: the genesis state (everything the state holds at
+/// `first_block - 1`, block hashes included) and one record per block.
+pub fn generate_in_memory(
+    config: &GeneratorConfig,
+) -> Result<(StateChanges, Vec<BlockRecord>), SynthError> {
+    config.validate()?;
+    let (world, genesis) = genesis::build(config);
+    let mut builder = ChainBuilder::new(config, world, &genesis);
+    let records = (0..config.blocks)
+        .map(|_| builder.next_block())
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((genesis, records))
+}
+
+/// Generates the chain and writes it: a dump in `out_dump` (chained, source `"synthetic"`, chain
+/// id 1) and, in `out_state`, a new plain-keyed RocksDB flat state holding the genesis state at
+/// height `first_block - 1`, ready to replay the dump on.
+///
+/// Records are appended as their blocks execute, so memory stays bounded by the state, not the
+/// chain. Fails if either directory already holds a dump or a state. On error the dump holds at
+/// most the blocks generated before it (each a valid record); no manifest claims more.
+pub fn generate(
+    config: &GeneratorConfig,
+    out_dump: &Path,
+    out_state: &Path,
+    progress: Option<&indicatif::ProgressBar>,
+) -> Result<GeneratedChain, SynthError> {
+    config.validate()?;
+    if let Some(bar) = progress {
+        bar.set_length(config.blocks);
+        bar.set_message("writing genesis state");
+    }
+    let (world, genesis) = genesis::build(config);
+    write_genesis(&genesis, out_state, config.first_block - 1)?;
+
+    let meta = DumpMeta {
+        chain_id: 1,
+        chained: true,
+        source: "synthetic".into(),
+    };
+    let mut writer = DumpWriter::create(out_dump, meta, WriterOptions::default())?;
+    if let Some(bar) = progress {
+        bar.set_message("generating blocks");
+    }
+    let mut stats = ProfileAccumulator::default();
+    let mut builder = ChainBuilder::new(config, world, &genesis);
+    for _ in 0..config.blocks {
+        let record = builder.next_block()?;
+        stats.add(&record);
+        writer.append(&record)?;
+        if let Some(bar) = progress {
+            bar.inc(1);
+        }
+    }
+    writer.finish()?;
+    let stats = stats.finish();
+    tracing::debug!(
+        blocks = stats.blocks,
+        txs = stats.txs,
+        gas = stats.gas_used,
+        dump = %out_dump.display(),
+        state = %out_state.display(),
+        "generated chain"
+    );
+    Ok(GeneratedChain {
+        first_block: config.first_block,
+        blocks: stats.blocks,
+        txs: stats.txs,
+        gas_used: stats.gas_used,
+        genesis_accounts: genesis.accounts.len(),
+        genesis_slots: genesis.storage.len(),
+        genesis_codes: genesis.codes.len(),
+        dump_dir: out_dump.to_path_buf(),
+        state_dir: out_state.to_path_buf(),
+        stats,
+    })
+}
+
+/// Writes the genesis into a new RocksDB store in bounded commits, without the WAL (a bulk load),
+/// and flushes it. Every commit records `applied_block`; a crash part-way leaves a store to delete,
+/// since the dump is only created after this returns.
+fn write_genesis(
+    genesis: &StateChanges,
+    path: &Path,
+    applied_block: u64,
+) -> Result<(), SynthError> {
+    let options = RocksOptions {
+        write_without_wal: true,
+        ..RocksOptions::default()
+    };
+    let store = RocksStore::create(path, KeyScheme::Plain, &options)?;
+    for accounts in genesis.accounts.chunks(GENESIS_CHUNK) {
+        store.commit(
+            &StateChanges {
+                accounts: accounts.to_vec(),
+                ..StateChanges::default()
+            },
+            applied_block,
+        )?;
+    }
+    for storage in genesis.storage.chunks(GENESIS_CHUNK) {
+        store.commit(
+            &StateChanges {
+                storage: storage.to_vec(),
+                ..StateChanges::default()
+            },
+            applied_block,
+        )?;
+    }
+    store.commit(
+        &StateChanges {
+            codes: genesis.codes.clone(),
+            block_hashes: genesis.block_hashes.clone(),
+            ..StateChanges::default()
+        },
+        applied_block,
+    )?;
+    store.flush()?;
+    tracing::debug!(
+        accounts = genesis.accounts.len(),
+        slots = genesis.storage.len(),
+        path = %path.display(),
+        "wrote genesis state"
+    );
+    Ok(())
+}
+
+/// Signs `hash` with `key`: RFC 6979 deterministic nonces, low `s` (as EIP-2 requires).
+fn sign(key: &secp256k1::SecretKey, hash: B256) -> Signature {
+    let message = secp256k1::Message::from_digest(hash.0);
+    let (recovery_id, compact) = secp256k1::SECP256K1
+        .sign_ecdsa_recoverable(message, key)
+        .serialize_compact();
+    Signature::new(
+        U256::from_be_slice(&compact[..32]),
+        U256::from_be_slice(&compact[32..]),
+        i32::from(recovery_id) == 1,
+    )
+}
+
+/// The chain being built: the world, the running state, and the chain's head.
+struct ChainBuilder<'a> {
+    config: &'a GeneratorConfig,
+    chain: ChainConfig,
+    world: World,
+    txgen: TxGenerator,
+    gas: GasModel,
+    /// The post-state of the last block.
+    state: MemStore,
+    /// Next nonce of each EOA.
+    nonces: Vec<u64>,
+    /// Hashes of the (up to) 256 last blocks, ascending.
+    recent_hashes: VecDeque<BlockHashEntry>,
+    /// Blocks generated so far.
+    index: u64,
+    parent_hash: B256,
+    /// Gas used, gas limit and base fee of the parent (the genesis's stand-in parent: at target).
+    parent_gas: (u64, u64, u64),
+    gas_limit: u64,
+    /// Next unread slot index of the worst-case reader.
+    next_reader_slot: u64,
+}
+
+impl<'a> ChainBuilder<'a> {
+    fn new(config: &'a GeneratorConfig, world: World, genesis: &StateChanges) -> Self {
+        let gas_limit = match config.profile {
+            Profile::MainnetLike => MAINNET_GAS_LIMIT,
+            // Twice the gas of a block's reads, rounded up to a million: the block sits at the
+            // EIP-1559 target, so the base fee does not climb block after block.
+            Profile::WorstCaseIo => {
+                let per_tx = worst_case_gas_limit(&[0xff; 68], config.worst_case_slots);
+                let needed = 2 * config.worst_case_txs as u64 * per_tx;
+                needed
+                    .div_ceil(1_000_000)
+                    .max(MAINNET_GAS_LIMIT / 1_000_000)
+                    * 1_000_000
+            }
+        };
+        let recent_hashes = genesis
+            .block_hashes
+            .iter()
+            .map(|(number, hash)| BlockHashEntry {
+                number: *number,
+                hash: *hash,
+            })
+            .collect();
+        let parent_hash = genesis::prehistory_block_hash(config.seed, config.first_block - 1);
+        Self {
+            config,
+            chain: ChainConfig::mainnet(),
+            txgen: TxGenerator::new(&world, config.seed),
+            gas: GasModel::default(),
+            state: MemStore::from_changes(genesis, config.first_block - 1),
+            nonces: world.nonces.clone(),
+            world,
+            recent_hashes,
+            index: 0,
+            parent_hash,
+            parent_gas: (gas_limit / 2, gas_limit, INITIAL_BASE_FEE),
+            gas_limit,
+            next_reader_slot: 0,
+        }
+    }
+
+    /// The transactions of the next block.
+    fn plans(&mut self) -> Vec<TxPlan> {
+        match self.config.profile {
+            Profile::MainnetLike => {
+                let mut plans = Vec::new();
+                let mut estimated = 0;
+                while estimated < self.config.gas_per_block {
+                    let plan = self.txgen.mainnet_like(&self.world);
+                    estimated += self.gas.estimate(plan.action);
+                    plans.push(plan);
+                }
+                plans
+            }
+            Profile::WorstCaseIo => (0..self.config.worst_case_txs)
+                .map(|i| {
+                    let start = self.next_reader_slot;
+                    self.next_reader_slot += self.config.worst_case_slots;
+                    self.txgen.worst_case_read(
+                        &self.world,
+                        i % HOT_WALLETS,
+                        start,
+                        self.config.worst_case_slots,
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    /// Builds, executes and records the next block, and applies it to the running state.
+    fn next_block(&mut self) -> Result<BlockRecord, SynthError> {
+        let number = self.config.first_block + self.index;
+        let (parent_used, parent_limit, parent_base_fee) = self.parent_gas;
+        let base_fee = if self.index == 0 {
+            INITIAL_BASE_FEE
+        } else {
+            calc_next_block_base_fee(
+                parent_used,
+                parent_limit,
+                parent_base_fee,
+                BaseFeeParams::ethereum(),
+            )
+        };
+
+        let plans = self.plans();
+        let mut transactions = Vec::with_capacity(plans.len());
+        let mut senders = Vec::with_capacity(plans.len());
+        for plan in &plans {
+            let eoa = &self.world.eoas[plan.sender];
+            let nonce = &mut self.nonces[plan.sender];
+            let tip = self.txgen.priority_fee();
+            let tx = TxEip1559 {
+                chain_id: self.chain.chain_id,
+                nonce: *nonce,
+                gas_limit: plan.gas_limit,
+                max_fee_per_gas: 2 * u128::from(base_fee) + tip,
+                max_priority_fee_per_gas: tip,
+                to: TxKind::Call(plan.to),
+                value: plan.value,
+                access_list: Default::default(),
+                input: plan.input.clone(),
+            };
+            *nonce += 1;
+            let signature = sign(&eoa.key, tx.signature_hash());
+            transactions.push(TxEnvelope::from(tx.into_signed(signature)));
+            senders.push(eoa.address);
+        }
+
+        let withdrawals = Withdrawals::default();
+        let header = Header {
+            parent_hash: self.parent_hash,
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            beneficiary: self.world.fee_recipient,
+            // A flat state has no trie; the field is not checked anywhere in this project.
+            state_root: B256::ZERO,
+            transactions_root: calculate_transaction_root(&transactions),
+            number,
+            gas_limit: self.gas_limit,
+            timestamp: FIRST_TIMESTAMP + BLOCK_TIME * self.index,
+            extra_data: Bytes::from_static(EXTRA_DATA),
+            mix_hash: keccak256(format!(
+                "bal-replay-synth/prevrandao/{}/{number}",
+                self.config.seed
+            )),
+            nonce: B64::ZERO,
+            base_fee_per_gas: Some(base_fee),
+            withdrawals_root: Some(calculate_withdrawals_root(&withdrawals)),
+            blob_gas_used: Some(0),
+            excess_blob_gas: Some(0),
+            parent_beacon_block_root: Some(keccak256(number.to_be_bytes())),
+            ..Header::default()
+        };
+        let mut block = Block {
+            header,
+            body: BlockBody {
+                transactions,
+                ommers: Vec::new(),
+                withdrawals: Some(withdrawals),
+            },
+        };
+
+        let output = execute_block(
+            &self.chain,
+            StateDatabase::new(&self.state),
+            &block,
+            &senders,
+            ExecOptions::for_dump(),
+        )?;
+        block.header.gas_used = output.gas_used;
+        block.header.receipts_root = output.receipts_root;
+        block.header.logs_bloom = output.logs_bloom;
+        let hash = block.header.hash_slow();
+
+        let mut cumulative = 0;
+        for (plan, receipt) in plans.iter().zip(&output.receipts) {
+            let used = receipt.cumulative_gas_used() - cumulative;
+            cumulative = receipt.cumulative_gas_used();
+            self.gas.observe(plan.action, used);
+        }
+
+        let mut changes = output.changes;
+        changes.block_hashes.push((number, hash));
+        self.state.commit(&changes, number)?;
+
+        let record = BlockRecord {
+            block,
+            senders,
+            bal: output.bal.ok_or(SynthError::MissingOutput {
+                block: number,
+                what: "BAL",
+            })?,
+            pre_state: output.pre_state.ok_or(SynthError::MissingOutput {
+                block: number,
+                what: "pre-state",
+            })?,
+            block_hashes: self.recent_hashes.iter().copied().collect(),
+        };
+
+        if self.recent_hashes.len() == 256 {
+            self.recent_hashes.pop_front();
+        }
+        self.recent_hashes
+            .push_back(BlockHashEntry { number, hash });
+        self.parent_hash = hash;
+        self.parent_gas = (output.gas_used, self.gas_limit, base_fee);
+        self.index += 1;
+        Ok(record)
+    }
+}

@@ -1,0 +1,139 @@
+//! What to generate.
+
+use crate::SynthError;
+
+/// Which kind of blocks to generate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Profile {
+    /// Blocks shaped like mainnet's in 2023-2024 (see `fixtures/mainnet/PROFILE.md`): mostly ETH
+    /// transfers and ERC-20 calls, some swaps, mints and router calls, popular contracts hot and a
+    /// long tail of cold accounts.
+    #[default]
+    MainnetLike,
+    /// Blocks of a few transactions that each read thousands of distinct, existing slots: the most
+    /// cold state a block can make a node read per unit of gas.
+    WorstCaseIo,
+}
+
+/// Parameters of a generated chain. Everything generated is a pure function of this value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratorConfig {
+    /// Seed of every random choice (keys, balances, transaction mix).
+    pub seed: u64,
+    /// Externally owned accounts in the genesis state.
+    pub accounts: usize,
+    /// ERC-20 token contracts.
+    pub tokens: usize,
+    /// AMM pairs; pair `k` joins the `k`-th pair of tokens in the order (0,1), (0,2), ...,
+    /// (0,n-1), (1,2), ..., so the first pairs all trade the hub token 0 (mainnet's WETH).
+    pub pools: usize,
+    /// NFT collections.
+    pub nfts: usize,
+    /// Accounts holding each token (one balance slot each). Half of them (the *traders*) hold every
+    /// token and have approved the router, and so can swap.
+    pub holders_per_token: usize,
+    /// Blocks to generate.
+    pub blocks: u64,
+    /// Gas a mainnet-like block is filled to (estimated as transactions are added, then calibrated
+    /// against executed gas). The header gas limit is twice this at least (60M by default), so the
+    /// EIP-1559 base fee stays near its start.
+    pub gas_per_block: u64,
+    /// Block shape.
+    pub profile: Profile,
+    /// Distinct slots each worst-case transaction reads.
+    pub worst_case_slots: u64,
+    /// Worst-case transactions per block (64M gas / 16M per transaction = 4 by default).
+    pub worst_case_txs: usize,
+    /// Number of the first generated block; the genesis state is its parent's post-state.
+    pub first_block: u64,
+}
+
+impl Default for GeneratorConfig {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            accounts: 20_000,
+            tokens: 20,
+            pools: 10,
+            nfts: 5,
+            holders_per_token: 2_000,
+            blocks: 20,
+            gas_per_block: 30_000_000,
+            profile: Profile::MainnetLike,
+            worst_case_slots: 7_845,
+            worst_case_txs: 4,
+            first_block: 20_000_000,
+        }
+    }
+}
+
+/// Hot wallets: the first EOAs, which send a share of transfers (as exchanges do) and all
+/// worst-case transactions.
+pub(crate) const HOT_WALLETS: usize = 8;
+
+/// Header gas limit of a mainnet-like block.
+pub(crate) const MAINNET_GAS_LIMIT: u64 = 60_000_000;
+
+impl GeneratorConfig {
+    /// Checks that the parameters can make a chain.
+    pub fn validate(&self) -> Result<(), SynthError> {
+        let fail = |reason: String| Err(SynthError::InvalidConfig { reason });
+        if self.accounts < 2 * HOT_WALLETS {
+            return fail(format!(
+                "accounts is {}, at least {} are needed",
+                self.accounts,
+                2 * HOT_WALLETS
+            ));
+        }
+        if self.tokens < 2 {
+            return fail(format!("tokens is {}, at least 2 are needed", self.tokens));
+        }
+        let max_pools = self.tokens * (self.tokens - 1) / 2;
+        if self.pools == 0 || self.pools > max_pools {
+            return fail(format!(
+                "pools is {}, must be 1 to {max_pools} (one per pair of tokens)",
+                self.pools
+            ));
+        }
+        if self.nfts == 0 {
+            return fail("nfts is 0, at least 1 is needed".into());
+        }
+        if self.holders_per_token < 2 * HOT_WALLETS || self.holders_per_token > self.accounts {
+            return fail(format!(
+                "holders_per_token is {}, must be {} to accounts ({})",
+                self.holders_per_token,
+                2 * HOT_WALLETS,
+                self.accounts
+            ));
+        }
+        if self.first_block == 0 {
+            return fail("first_block is 0; the genesis state is its parent's".into());
+        }
+        if self.profile == Profile::MainnetLike
+            && !(100_000..=MAINNET_GAS_LIMIT / 2).contains(&self.gas_per_block)
+        {
+            return fail(format!(
+                "gas_per_block is {}, must be 100000 to {}",
+                self.gas_per_block,
+                MAINNET_GAS_LIMIT / 2
+            ));
+        }
+        if self.profile == Profile::WorstCaseIo
+            && (self.worst_case_slots == 0 || self.worst_case_txs == 0)
+        {
+            return fail("worst_case_slots and worst_case_txs must be positive".into());
+        }
+        Ok(())
+    }
+
+    /// Slots the worst-case reader holds in genesis: one per read of the whole chain, so no slot is
+    /// read twice.
+    pub(crate) fn reader_slots(&self) -> u64 {
+        match self.profile {
+            Profile::MainnetLike => 0,
+            Profile::WorstCaseIo => {
+                self.blocks * self.worst_case_txs as u64 * self.worst_case_slots
+            }
+        }
+    }
+}

@@ -1,0 +1,346 @@
+//! The transaction mix: what each generated transaction does, who sends it, and its gas.
+
+use crate::{
+    config::HOT_WALLETS,
+    contracts::{self, RouterOp},
+    genesis::{ETHER, TOKEN_UNIT, World},
+    rng::{Rng, Zipf},
+};
+use alloy_primitives::{Address, Bytes, U256};
+
+/// What a generated transaction does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    EthTransfer,
+    Erc20Transfer,
+    Erc20Approve,
+    Swap,
+    NftMint,
+    Multicall,
+    WorstCaseRead,
+}
+
+impl Action {
+    pub(crate) const ALL: [Action; 7] = [
+        Action::EthTransfer,
+        Action::Erc20Transfer,
+        Action::Erc20Approve,
+        Action::Swap,
+        Action::NftMint,
+        Action::Multicall,
+        Action::WorstCaseRead,
+    ];
+
+    /// Gas assumed before any transaction of the kind has executed (then the executed average).
+    fn initial_gas_estimate(self) -> u64 {
+        match self {
+            Action::EthTransfer => 21_000,
+            Action::Erc20Transfer => 50_000,
+            Action::Erc20Approve => 45_000,
+            Action::Swap => 110_000,
+            Action::NftMint => 95_000,
+            Action::Multicall => 300_000,
+            Action::WorstCaseRead => 17_000_000,
+        }
+    }
+}
+
+/// The mainnet-like mix, in per mille of transactions. ETH transfers and ERC-20 calls match
+/// PROFILE.md's 2023-2024 blocks (45% and 28%); the rest are contract calls of 100k to 500k gas,
+/// which brings the average transaction to mainnet's ~80k gas.
+const MIX: [(Action, u64); 6] = [
+    (Action::EthTransfer, 450),
+    (Action::Erc20Transfer, 220),
+    (Action::Erc20Approve, 60),
+    (Action::Swap, 90),
+    (Action::NftMint, 50),
+    (Action::Multicall, 130),
+];
+
+/// A transaction before its nonce, fees and signature.
+#[derive(Debug, Clone)]
+pub(crate) struct TxPlan {
+    pub action: Action,
+    /// Index of the sending EOA.
+    pub sender: usize,
+    pub to: Address,
+    pub value: U256,
+    pub input: Bytes,
+    pub gas_limit: u64,
+}
+
+/// Running average of executed gas per [`Action`], so blocks fill to their gas target whatever
+/// the contracts cost. Updated only from executed blocks, so it is as deterministic as they are.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct GasModel {
+    totals: [(u64, u64); Action::ALL.len()],
+}
+
+impl GasModel {
+    pub(crate) fn estimate(&self, action: Action) -> u64 {
+        match self.totals[action as usize] {
+            (_, 0) => action.initial_gas_estimate(),
+            (gas, count) => gas / count,
+        }
+    }
+
+    pub(crate) fn observe(&mut self, action: Action, gas: u64) {
+        let entry = &mut self.totals[action as usize];
+        entry.0 += gas;
+        entry.1 += 1;
+    }
+}
+
+/// Draws transactions from the world.
+#[derive(Debug)]
+pub(crate) struct TxGenerator {
+    rng: Rng,
+    tokens: Zipf,
+    pairs: Zipf,
+    nfts: Zipf,
+}
+
+/// The calldata of `selector(args...)` with 32-byte word arguments.
+fn abi_call(selector: [u8; 4], args: &[U256]) -> Bytes {
+    let mut data = Vec::with_capacity(4 + 32 * args.len());
+    data.extend_from_slice(&selector);
+    for arg in args {
+        data.extend_from_slice(&arg.to_be_bytes::<32>());
+    }
+    data.into()
+}
+
+fn word(address: Address) -> U256 {
+    U256::from_be_slice(address.as_slice())
+}
+
+/// A contract call without value.
+fn call(action: Action, sender: usize, to: Address, input: Bytes, gas_limit: u64) -> TxPlan {
+    TxPlan {
+        action,
+        sender,
+        to,
+        value: U256::ZERO,
+        input,
+        gas_limit,
+    }
+}
+
+/// Intrinsic calldata gas (4 per zero byte, 16 per other byte).
+fn calldata_gas(data: &[u8]) -> u64 {
+    data.iter().map(|b| if *b == 0 { 4 } else { 16 }).sum()
+}
+
+impl TxGenerator {
+    pub(crate) fn new(world: &World, seed: u64) -> Self {
+        Self {
+            rng: Rng::new(seed, 0x7478_6d69_78), // "txmix"
+            tokens: Zipf::new(world.tokens.len()),
+            pairs: Zipf::new(world.pairs.len()),
+            nfts: Zipf::new(world.nfts.len()),
+        }
+    }
+
+    /// A random EOA: mostly uniform over all accounts (the cold long tail).
+    fn any_eoa(&mut self, world: &World) -> usize {
+        self.rng.index(world.eoas.len())
+    }
+
+    /// A trader (holds every token, approved the router).
+    fn trader(&mut self, world: &World) -> usize {
+        self.rng.index(world.traders)
+    }
+
+    /// The recipient of a transfer: now and then an address never seen before (a new account).
+    fn recipient(&mut self, world: &World) -> Address {
+        if self.rng.chance(100) {
+            Address::from_slice(&self.rng.bytes32()[12..])
+        } else {
+            world.eoas[self.any_eoa(world)].address
+        }
+    }
+
+    fn token_amount(&mut self, max_tokens: u64) -> U256 {
+        U256::from(self.rng.range(1, max_tokens) as u128 * TOKEN_UNIT)
+    }
+
+    fn swap_op(&mut self, world: &World) -> RouterOp {
+        let pair = world.pairs[self.pairs.sample(&mut self.rng)];
+        let token_in = if self.rng.chance(500) {
+            pair.token0
+        } else {
+            pair.token1
+        };
+        RouterOp::Swap {
+            pair: pair.address,
+            token_in: world.tokens[token_in],
+            amount: self.token_amount(100),
+        }
+    }
+
+    /// The next mainnet-like transaction.
+    pub(crate) fn mainnet_like(&mut self, world: &World) -> TxPlan {
+        let mut pick = self.rng.below(1000);
+        let action = MIX
+            .iter()
+            .find(|(_, share)| {
+                let hit = pick < *share;
+                pick = pick.saturating_sub(*share);
+                hit
+            })
+            .map_or(Action::EthTransfer, |(a, _)| *a);
+        match action {
+            Action::EthTransfer => {
+                // Exchanges' hot wallets send a good share of mainnet's transfers.
+                let sender = if self.rng.chance(150) {
+                    self.rng.index(HOT_WALLETS)
+                } else {
+                    self.any_eoa(world)
+                };
+                let to = self.recipient(world);
+                let value =
+                    U256::from(self.rng.range(1_000, 500_000) as u128 * (ETHER / 1_000_000));
+                TxPlan {
+                    action,
+                    sender,
+                    to,
+                    value,
+                    input: Bytes::new(),
+                    gas_limit: 21_000,
+                }
+            }
+            Action::Erc20Transfer => {
+                let token = self.tokens.sample(&mut self.rng);
+                let holders = &world.holders[token];
+                let sender = if self.rng.chance(150) {
+                    self.rng.index(HOT_WALLETS)
+                } else {
+                    holders[self.rng.index(holders.len())] as usize
+                };
+                // Half the time to an existing holder (a balance update), else to anyone (mostly a
+                // new balance slot).
+                let to = if self.rng.chance(500) {
+                    world.eoas[holders[self.rng.index(holders.len())] as usize].address
+                } else {
+                    self.recipient(world)
+                };
+                let amount = self.token_amount(1_000);
+                call(
+                    action,
+                    sender,
+                    world.tokens[token],
+                    abi_call(contracts::SEL_TRANSFER, &[word(to), amount]),
+                    100_000,
+                )
+            }
+            Action::Erc20Approve => {
+                let token = self.tokens.sample(&mut self.rng);
+                let sender = self.any_eoa(world);
+                let spender = match self.rng.below(10) {
+                    0..=4 => world.router,
+                    5..=7 => world.pairs[self.pairs.sample(&mut self.rng)].address,
+                    _ => world.eoas[self.any_eoa(world)].address,
+                };
+                let amount = if self.rng.chance(500) {
+                    U256::MAX
+                } else {
+                    self.token_amount(1_000_000)
+                };
+                call(
+                    action,
+                    sender,
+                    world.tokens[token],
+                    abi_call(contracts::SEL_APPROVE, &[word(spender), amount]),
+                    80_000,
+                )
+            }
+            Action::Swap => {
+                let sender = self.trader(world);
+                let op = self.swap_op(world);
+                call(
+                    action,
+                    sender,
+                    world.router,
+                    contracts::router_calldata(&[op]),
+                    300_000,
+                )
+            }
+            Action::NftMint => {
+                let nft = world.nfts[self.nfts.sample(&mut self.rng)];
+                let sender = self.any_eoa(world);
+                let mut plan = call(
+                    action,
+                    sender,
+                    nft,
+                    contracts::SEL_MINT.to_vec().into(),
+                    200_000,
+                );
+                plan.value = U256::from(self.rng.range(1, 50) as u128 * (ETHER / 1_000));
+                plan
+            }
+            Action::Multicall => {
+                // A router call of several swaps and payments: mainnet's aggregator and
+                // multicall transactions, several contracts and a few hundred thousand gas each.
+                let sender = self.trader(world);
+                let count = self.rng.range(4, 10) as usize;
+                let ops: Vec<RouterOp> = (0..count)
+                    .map(|_| {
+                        if self.rng.chance(500) {
+                            self.swap_op(world)
+                        } else {
+                            let token = world.tokens[self.tokens.sample(&mut self.rng)];
+                            let to = self.recipient(world);
+                            RouterOp::Pay {
+                                token,
+                                to,
+                                amount: self.token_amount(100),
+                            }
+                        }
+                    })
+                    .collect();
+                call(
+                    action,
+                    sender,
+                    world.router,
+                    contracts::router_calldata(&ops),
+                    100_000 + 200_000 * count as u64,
+                )
+            }
+            Action::WorstCaseRead => unreachable!("not in the mainnet-like mix"),
+        }
+    }
+
+    /// A worst-case read of `count` slots from `start`, sent by hot wallet `sender`.
+    pub(crate) fn worst_case_read(
+        &mut self,
+        world: &World,
+        sender: usize,
+        start: u64,
+        count: u64,
+    ) -> TxPlan {
+        let input = abi_call(
+            contracts::sel_read(),
+            &[U256::from(start), U256::from(count)],
+        );
+        let gas_limit = worst_case_gas_limit(&input, count);
+        TxPlan {
+            action: Action::WorstCaseRead,
+            sender,
+            to: world.reader,
+            value: U256::ZERO,
+            input,
+            gas_limit,
+        }
+    }
+
+    /// The priority fee of the next transaction: 0.01 to 2 gwei.
+    pub(crate) fn priority_fee(&mut self) -> u128 {
+        u128::from(self.rng.range(10_000_000, 2_000_000_000))
+    }
+}
+
+/// Gas limit of a worst-case read of `count` slots: intrinsic and calldata gas, the loop, and a
+/// margin for dispatch and memory.
+pub(crate) fn worst_case_gas_limit(input: &[u8], count: u64) -> u64 {
+    21_000 + calldata_gas(input) + count * contracts::READER_GAS_PER_SLOT + 20_000
+}
