@@ -1,10 +1,12 @@
 //! `bal-dump`: import mainnet fixtures into dumps, verify them, and inspect dumps.
 
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
+use bal_replay_engine::BalSizes;
 use bal_replay_exec::ChainConfig;
 use bal_replay_fixtures::{Fixture, fixture_dirs};
 use bal_replay_import::{import_fixture, seed_rocks_state, verify_fixture};
 use bal_replay_state::RocksOptions;
+use bal_replay_synth::{GeneratorConfig, Profile};
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -42,6 +44,48 @@ enum Command {
         /// Directory of fixture directories.
         dir: PathBuf,
     },
+    /// Print the RLP-encoded BAL size of every block in each design (full, batched, parallel), with
+    /// mean and total.
+    Size {
+        /// Dump directory.
+        dump: PathBuf,
+        /// Only the summary, not one line per block.
+        #[arg(long)]
+        summary: bool,
+    },
+    /// Generate a synthetic chain: a chained dump and a RocksDB state seeded with its genesis.
+    Generate {
+        /// Dump directory to create.
+        #[arg(long)]
+        out: PathBuf,
+        /// RocksDB state directory to create.
+        #[arg(long)]
+        state: PathBuf,
+        /// mainnet-like or worst-case-io.
+        #[arg(long, default_value = "mainnet-like")]
+        profile: String,
+        /// Blocks.
+        #[arg(long, default_value_t = 50)]
+        blocks: u64,
+        /// Externally owned accounts in the genesis state.
+        #[arg(long)]
+        accounts: Option<usize>,
+        /// ERC-20 contracts.
+        #[arg(long)]
+        tokens: Option<usize>,
+        /// AMM pools.
+        #[arg(long)]
+        pools: Option<usize>,
+        /// Storage slots (token holders) seeded per token.
+        #[arg(long)]
+        holders_per_token: Option<usize>,
+        /// Target gas per block.
+        #[arg(long)]
+        gas_per_block: Option<u64>,
+        /// Seed (the chain is a pure function of the parameters).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Print a dump's manifest and a summary line per block.
     Inspect {
         /// Dump directory.
@@ -60,6 +104,55 @@ fn main() -> eyre::Result<()> {
         Command::ImportFixture { dirs, out, state } => import(dirs, out, state),
         Command::VerifyFixtures { dir } => verify(dir),
         Command::Inspect { dump } => inspect(dump),
+        Command::Size { dump, summary } => size(dump, summary),
+        Command::Generate {
+            out,
+            state,
+            profile,
+            blocks,
+            accounts,
+            tokens,
+            pools,
+            holders_per_token,
+            gas_per_block,
+            seed,
+        } => {
+            let mut config = GeneratorConfig {
+                blocks,
+                seed,
+                ..GeneratorConfig::default()
+            };
+            config.profile = match profile.as_str() {
+                "mainnet-like" => Profile::MainnetLike,
+                "worst-case-io" => Profile::WorstCaseIo,
+                other => {
+                    bail!("unknown profile {other:?} (expected mainnet-like or worst-case-io)")
+                }
+            };
+            if let Some(v) = accounts {
+                config.accounts = v;
+            }
+            if let Some(v) = tokens {
+                config.tokens = v;
+            }
+            if let Some(v) = pools {
+                config.pools = v;
+            }
+            if let Some(v) = holders_per_token {
+                config.holders_per_token = v;
+            }
+            if let Some(v) = gas_per_block {
+                config.gas_per_block = v;
+            }
+            let bar = progress(blocks, "generating");
+            let chain = bal_replay_synth::generate(&config, &out, &state, Some(&bar))?;
+            bar.finish_and_clear();
+            println!("{chain:#?}");
+            let reader = DumpReader::open(&out)?;
+            let records = reader.records().collect::<Result<Vec<_>, _>>()?;
+            println!("{:#?}", bal_replay_synth::profile_stats(&records));
+            Ok(())
+        }
     }
 }
 
@@ -224,5 +317,57 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
             r.pre_state.key_count()
         );
     }
+    Ok(())
+}
+
+fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
+    let reader = DumpReader::open(&dump)?;
+    if !summary {
+        println!(
+            "{:>10} {:>12} {:>12} {:>12}",
+            "block", "full B", "batched B", "parallel B"
+        );
+    }
+    let (mut n, mut total) = (0u64, BalSizes::default());
+    for record in reader.records() {
+        let record = record?;
+        let s = BalSizes::of(&record);
+        if !summary {
+            println!(
+                "{:>10} {:>12} {:>12} {:>12}",
+                record.number(),
+                s.full,
+                s.batched,
+                s.parallel
+            );
+        }
+        n += 1;
+        total.full += s.full;
+        total.batched += s.batched;
+        total.parallel += s.parallel;
+    }
+    if n == 0 {
+        bail!("dump {} holds no records", dump.display());
+    }
+    let mean = |v: usize| v as f64 / n as f64 / 1000.0;
+    println!("{n} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):");
+    println!(
+        "  full BAL     (diffs + read keys + read values): mean {:>9.1} KB, total {:>12} B, 100%",
+        mean(total.full),
+        total.full
+    );
+    println!(
+        "  batched I/O  (diffs + read keys):               mean {:>9.1} KB, total {:>12} B, {:.0}% of full",
+        mean(total.batched),
+        total.batched,
+        100.0 * total.batched as f64 / total.full.max(1) as f64
+    );
+    println!(
+        "  parallel I/O (diffs only):                      mean {:>9.1} KB, total {:>12} B, {:.0}% of full, {:.0}% of batched",
+        mean(total.parallel),
+        total.parallel,
+        100.0 * total.parallel as f64 / total.full.max(1) as f64,
+        100.0 * total.parallel as f64 / total.batched.max(1) as f64
+    );
     Ok(())
 }

@@ -24,15 +24,6 @@ struct Cli {
     command: Command,
 }
 
-fn parse_list<T: std::str::FromStr>(s: &str) -> Result<Vec<T>, String>
-where
-    T::Err: std::fmt::Display,
-{
-    s.split(',')
-        .map(|p| p.trim().parse::<T>().map_err(|e| format!("{p:?}: {e}")))
-        .collect()
-}
-
 #[derive(Subcommand)]
 enum Command {
     /// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
@@ -44,10 +35,10 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Worker counts to compare.
-        #[arg(long, default_value = "1,2", value_parser = parse_list::<usize>)]
+        #[arg(long, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Batch sizes to compare.
-        #[arg(long, default_value = "1,10", value_parser = parse_list::<usize>)]
+        #[arg(long, default_value = "1,10", value_delimiter = ',')]
         batch: Vec<usize>,
     },
     /// Replay a dump once over a state (modified in place unless --rewind).
@@ -86,6 +77,13 @@ enum Command {
         #[arg(long)]
         direct_io: bool,
     },
+    /// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
+    /// mainnet fixtures): in memory and over RocksDB.
+    BenchReference {
+        /// Dump directory.
+        #[arg(long)]
+        dump: PathBuf,
+    },
     /// Run the research's matrix from the same pre-state and print its tables.
     Bench {
         /// Dump directory (chained).
@@ -95,13 +93,17 @@ enum Command {
         #[arg(long)]
         state: PathBuf,
         /// Worker counts.
-        #[arg(long, default_value = "1,2", value_parser = parse_list::<usize>)]
+        #[arg(long, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Batch sizes.
-        #[arg(long, default_value = "1,10,50", value_parser = parse_list::<usize>)]
+        #[arg(long, default_value = "1,10,50", value_delimiter = ',')]
         batch: Vec<usize>,
         /// I/O designs.
-        #[arg(long, default_value = "full,batched,parallel,hybrid", value_parser = parse_list::<IoDesign>)]
+        #[arg(
+            long,
+            default_value = "full,batched,parallel,hybrid",
+            value_delimiter = ','
+        )]
         io: Vec<IoDesign>,
         /// Prefetch readers.
         #[arg(long, default_value_t = 8)]
@@ -138,6 +140,7 @@ fn main() -> eyre::Result<()> {
             threads,
             batch,
         } => demo(blocks, seed, threads, batch),
+        Command::BenchReference { dump } => bench_reference(dump),
         Command::Run {
             dump,
             state,
@@ -345,4 +348,71 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
     };
     bench(dump, state, matrix, None)
+}
+
+fn bench_reference(dump: PathBuf) -> eyre::Result<()> {
+    let reader = DumpReader::open(&dump)?;
+    let config = config_for(&reader)?;
+    let scratch = tempfile::tempdir()?;
+    let r = bal_replay_bench::reference_throughput(&config, &reader, scratch.path())?;
+    println!(
+        "reference executor, 1 thread, {} blocks, {} gas: in memory {:.1} Mgas/s ({:.3}s), RocksDB {:.1} Mgas/s ({:.3}s), RocksDB / memory = {:.2}",
+        r.blocks,
+        r.gas,
+        r.memory_mgas_s(),
+        r.memory_s,
+        r.rocksdb_mgas_s(),
+        r.rocksdb_s,
+        r.rocksdb_mgas_s() / r.memory_mgas_s().max(1e-12)
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed_and_parses_lists() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "bal-replay",
+            "bench",
+            "--dump",
+            "d",
+            "--state",
+            "s",
+            "--threads",
+            "1,2,4",
+            "--batch",
+            "1,50",
+            "--io",
+            "full,hybrid",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Bench {
+                threads, batch, io, ..
+            } => {
+                assert_eq!(threads, vec![1, 2, 4]);
+                assert_eq!(batch, vec![1, 50]);
+                assert_eq!(io, vec![IoDesign::Full, IoDesign::Hybrid]);
+            }
+            _ => panic!("parsed another command"),
+        }
+        assert!(
+            Cli::try_parse_from([
+                "bal-replay",
+                "bench",
+                "--dump",
+                "d",
+                "--state",
+                "s",
+                "--io",
+                "fast"
+            ])
+            .is_err()
+        );
+    }
 }

@@ -401,3 +401,98 @@ pub fn run_bench(
         runs,
     })
 }
+
+/// Single-thread throughput of the reference executor over independent blocks (e.g. imported
+/// fixtures), each over a state seeded with its own pre-state, in memory and on RocksDB.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReferenceThroughput {
+    /// Blocks executed.
+    pub blocks: u64,
+    /// Gas executed.
+    pub gas: u64,
+    /// Execution time over the in-memory store, seconds.
+    pub memory_s: f64,
+    /// Execution time over RocksDB (fresh per block, warm page cache), seconds.
+    pub rocksdb_s: f64,
+}
+
+impl ReferenceThroughput {
+    /// Mgas/s in memory.
+    pub fn memory_mgas_s(&self) -> f64 {
+        self.gas as f64 / self.memory_s.max(1e-12) / 1e6
+    }
+    /// Mgas/s over RocksDB.
+    pub fn rocksdb_mgas_s(&self) -> f64 {
+        self.gas as f64 / self.rocksdb_s.max(1e-12) / 1e6
+    }
+}
+
+/// Times the reference executor (no BAL building, no recording) on every record of `dump`, each block
+/// once over a `MemStore` and once over a fresh RocksDB holding its pre-state (seeding untimed).
+/// `scratch` is a directory for the RocksDB states.
+pub fn reference_throughput(
+    config: &ChainConfig,
+    dump: &DumpReader,
+    scratch: &Path,
+) -> Result<ReferenceThroughput, BenchError> {
+    use bal_replay_exec::{ExecOptions, execute_block};
+    use bal_replay_state::{StateChanges, StateDatabase, StateWriter};
+    warm_up_kzg();
+    let mut out = ReferenceThroughput::default();
+    for record in dump.records() {
+        let record = record?;
+        let seed = StateChanges::from_pre_state(&record.pre_state, &record.block_hashes);
+        let parent = record.number().saturating_sub(1);
+        let exec_err = |e: bal_replay_exec::ExecError| BenchError::Run {
+            run: format!("block {}", record.number()),
+            source: e.into(),
+        };
+
+        let mem = MemStore::from_changes(&seed, parent);
+        let t = std::time::Instant::now();
+        let a = execute_block(
+            config,
+            StateDatabase::new(&mem),
+            &record.block,
+            &record.senders,
+            ExecOptions::default(),
+        )
+        .map_err(exec_err)?;
+        out.memory_s += t.elapsed().as_secs_f64();
+
+        let dir = scratch.join(format!("ref-{}", record.number()));
+        let rocks = RocksStore::create(&dir, Default::default(), &RocksOptions::default())?;
+        rocks.commit(&seed, parent)?;
+        rocks.flush()?;
+        let t = std::time::Instant::now();
+        let b = execute_block(
+            config,
+            StateDatabase::new(&rocks),
+            &record.block,
+            &record.senders,
+            ExecOptions::default(),
+        )
+        .map_err(exec_err)?;
+        out.rocksdb_s += t.elapsed().as_secs_f64();
+        drop(rocks);
+        std::fs::remove_dir_all(&dir).map_err(|source| BenchError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+
+        if a.gas_used != record.gas_used() || b.gas_used != record.gas_used() {
+            return Err(BenchError::Run {
+                run: format!("block {}", record.number()),
+                source: EngineError::HeaderMismatch {
+                    block: record.number(),
+                    field: "gasUsed",
+                    expected: record.gas_used().to_string(),
+                    got: format!("{} (memory), {} (rocksdb)", a.gas_used, b.gas_used),
+                },
+            });
+        }
+        out.blocks += 1;
+        out.gas += record.gas_used();
+    }
+    Ok(out)
+}

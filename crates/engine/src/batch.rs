@@ -82,6 +82,8 @@ pub struct BatchPlan {
     pub bal: Arc<Bal>,
     /// Every task of the batch, in block order.
     pub tasks: Vec<Task>,
+    /// The writes the BAL records for each global index (what each task must write).
+    pub expected_writes: Vec<bal_replay_exec::TxWrites>,
 }
 
 impl BatchPlan {
@@ -131,12 +133,14 @@ impl BatchPlan {
             block: records.first().map(|r| r.number()).unwrap_or_default(),
             message: e.to_string(),
         })?;
+        let expected_writes = bal_replay_exec::writes_by_index(&merged, tasks.len());
         Ok(Self {
             records,
             offsets,
             merged,
             bal: Arc::new(bal),
             tasks,
+            expected_writes,
         })
     }
 

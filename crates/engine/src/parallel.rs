@@ -250,7 +250,7 @@ where
         number,
         task.local_index,
         record.tx_count(),
-        &tx_writes_from_bal(&plan.merged, task.global_index),
+        &plan.expected_writes[task.global_index as usize],
         &tx_writes_from_bal(&built, task.global_index),
     )?;
     Ok(receipt)

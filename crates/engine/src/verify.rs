@@ -4,7 +4,7 @@ use crate::EngineError;
 use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
 use alloy_hardforks::EthereumHardforks;
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ChainConfig, check_writes, tx_writes_from_bal};
+use bal_replay_exec::{ChainConfig, check_writes, writes_by_index};
 
 /// Checks a block's gas used and receipts root against its header. Receipts roots are compared from
 /// Byzantium on (earlier receipts embed intermediate state roots the replay does not compute).
@@ -47,14 +47,10 @@ pub fn check_block_bal(
     built: &alloy_eip7928::BlockAccessList,
 ) -> Result<(), EngineError> {
     let n = record.tx_count();
-    for index in 0..=n as u64 + 1 {
-        check_writes(
-            record.number(),
-            index,
-            n,
-            &tx_writes_from_bal(&record.bal, index),
-            &tx_writes_from_bal(built, index),
-        )?;
+    let expected = writes_by_index(&record.bal, n + 2);
+    let got = writes_by_index(built, n + 2);
+    for (index, (e, g)) in expected.iter().zip(&got).enumerate() {
+        check_writes(record.number(), index as u64, n, e, g)?;
     }
     Ok(())
 }

@@ -70,6 +70,54 @@ pub fn tx_writes_from_bal(bal: &BlockAccessList, index: u64) -> TxWrites {
         .collect()
 }
 
+/// The writes of every index `0..indices` in one pass over the BAL: `result[i]` equals
+/// [`tx_writes_from_bal`]`(bal, i)`. Filtering the whole BAL once per index is quadratic in the BAL's
+/// size; a batch of many blocks has tens of thousands of indices.
+pub fn writes_by_index(bal: &BlockAccessList, indices: usize) -> Vec<TxWrites> {
+    let mut out: Vec<TxWrites> = vec![Vec::new(); indices];
+    // Accounts come in address order, so each index's list stays sorted by pushing in order.
+    fn entry(list: &mut TxWrites, address: alloy_primitives::Address) -> &mut AccountChanges {
+        if list.last().is_none_or(|a| a.address != address) {
+            list.push(AccountChanges::new(address));
+        }
+        let last = list.len() - 1;
+        &mut list[last]
+    }
+    for account in bal {
+        let address = account.address;
+        for slot in &account.storage_changes {
+            for change in &slot.changes {
+                if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
+                    let a = entry(list, address);
+                    match a.storage_changes.last_mut() {
+                        Some(s) if s.slot == slot.slot => s.changes.push(change.clone()),
+                        _ => a.storage_changes.push(alloy_eip7928::SlotChanges::new(
+                            slot.slot,
+                            vec![change.clone()],
+                        )),
+                    }
+                }
+            }
+        }
+        for change in &account.balance_changes {
+            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
+                entry(list, address).balance_changes.push(change.clone());
+            }
+        }
+        for change in &account.nonce_changes {
+            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
+                entry(list, address).nonce_changes.push(change.clone());
+            }
+        }
+        for change in &account.code_changes {
+            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
+                entry(list, address).code_changes.push(change.clone());
+            }
+        }
+    }
+    out
+}
+
 /// Executes every transaction of `block` alone, over `pre_block_db` overlaid with the BAL's writes of
 /// all earlier indices (revm's BAL-indexed reads), and checks that each writes exactly what the BAL
 /// records for its index. A read outside the BAL fails: a BAL that verifies is complete for its reads.

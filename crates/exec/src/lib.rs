@@ -22,7 +22,9 @@ mod config;
 mod error;
 mod recording;
 
-pub use bal_replay::{TxWrites, check_writes, replay_bal_per_tx, tx_writes_from_bal};
+pub use bal_replay::{
+    TxWrites, check_writes, replay_bal_per_tx, tx_writes_from_bal, writes_by_index,
+};
 pub use block::{BlockOutput, ExecOptions, execute_block};
 pub use changes::state_changes_from_bundle;
 pub use config::ChainConfig;

@@ -35,6 +35,15 @@ fn every_mainnet_fixture_matches_its_header() {
                     );
                 }
                 receipts_checked += report.receipts_root_checked as usize;
+                // The one-pass split of a BAL by index equals filtering it index by index.
+                let n = record.tx_count() + 2;
+                let split = bal_replay_exec::writes_by_index(&record.bal, n);
+                for (i, writes) in split.iter().enumerate() {
+                    assert_eq!(
+                        writes,
+                        &bal_replay_exec::tx_writes_from_bal(&record.bal, i as u64)
+                    );
+                }
             }
             Err(e) => failures.push(e.to_string()),
         }

@@ -5,7 +5,7 @@ use crate::{
     config::{HOT_WALLETS, MAINNET_GAS_LIMIT},
     genesis::{self, World},
     stats::{ProfileAccumulator, ProfileStats},
-    txgen::{GasModel, TxGenerator, TxPlan, worst_case_gas_limit},
+    txgen::{GasModel, MAX_PRIORITY_FEE, TxGenerator, TxPlan, worst_case_gas_limit},
 };
 use alloy_consensus::{
     Block, BlockBody, EMPTY_OMMER_ROOT_HASH, Header, SignableTransaction, TxEip1559, TxEnvelope,
@@ -19,10 +19,11 @@ use alloy_primitives::{B64, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
-    KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateWriter,
+    KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateReader,
+    StateWriter,
 };
 use std::{
-    collections::VecDeque,
+    collections::{HashMap, VecDeque},
     path::{Path, PathBuf},
 };
 
@@ -192,7 +193,7 @@ fn write_genesis(
 }
 
 /// Signs `hash` with `key`: RFC 6979 deterministic nonces, low `s` (as EIP-2 requires).
-fn sign(key: &secp256k1::SecretKey, hash: B256) -> Signature {
+pub(crate) fn sign(key: &secp256k1::SecretKey, hash: B256) -> Signature {
     let message = secp256k1::Message::from_digest(hash.0);
     let (recovery_id, compact) = secp256k1::SECP256K1
         .sign_ecdsa_recoverable(message, key)
@@ -268,14 +269,31 @@ impl<'a> ChainBuilder<'a> {
         }
     }
 
-    /// The transactions of the next block.
-    fn plans(&mut self) -> Vec<TxPlan> {
-        match self.config.profile {
+    /// The transactions of the next block, whose base fee is `base_fee`.
+    fn plans(&mut self, base_fee: u64) -> Result<Vec<TxPlan>, SynthError> {
+        Ok(match self.config.profile {
             Profile::MainnetLike => {
+                let max_fee = U256::from(2 * u128::from(base_fee) + MAX_PRIORITY_FEE);
+                // What each sender's transactions in this block may cost at most, so that no
+                // transaction is invalid for want of ETH however long the chain runs.
+                let mut committed: HashMap<usize, U256> = HashMap::new();
                 let mut plans = Vec::new();
                 let mut estimated = 0;
                 while estimated < self.config.gas_per_block {
-                    let plan = self.txgen.mainnet_like(&self.world);
+                    let mut plan = self.txgen.mainnet_like(&self.world);
+                    let cost = plan.value + U256::from(plan.gas_limit) * max_fee;
+                    let address = self.world.eoas[plan.sender].address;
+                    let balance = self
+                        .state
+                        .account(address)?
+                        .map_or(U256::ZERO, |a| a.balance);
+                    let spent = committed.get(&plan.sender).copied().unwrap_or_default();
+                    if balance < spent + cost {
+                        // A drained account hands its transaction to a hot wallet, which holds
+                        // every token, has approved the router, and has ETH for any chain.
+                        plan.sender = plans.len() % HOT_WALLETS;
+                    }
+                    *committed.entry(plan.sender).or_default() += cost;
                     estimated += self.gas.estimate(plan.action);
                     plans.push(plan);
                 }
@@ -293,7 +311,7 @@ impl<'a> ChainBuilder<'a> {
                     )
                 })
                 .collect(),
-        }
+        })
     }
 
     /// Builds, executes and records the next block, and applies it to the running state.
@@ -311,7 +329,7 @@ impl<'a> ChainBuilder<'a> {
             )
         };
 
-        let plans = self.plans();
+        let plans = self.plans(base_fee)?;
         let mut transactions = Vec::with_capacity(plans.len());
         let mut senders = Vec::with_capacity(plans.len());
         for plan in &plans {

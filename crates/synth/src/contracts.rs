@@ -760,3 +760,6 @@ pub fn reader() -> Bytes {
     revert_block(&mut a, revert);
     a.finish()
 }
+
+#[cfg(test)]
+mod tests;

@@ -13,9 +13,10 @@ pub enum SynthError {
         /// What is wrong.
         reason: String,
     },
-    /// A generated block failed to execute: a bug in the generator or its contracts.
+    /// A generated block failed to execute: a bug in the generator or its contracts. Boxed, as
+    /// the executor's error is large and this one travels up every call.
     #[error("generated block failed to execute: {0}")]
-    Exec(#[from] ExecError),
+    Exec(Box<ExecError>),
     /// Execution returned no access list or pre-state although both were requested.
     #[error("block {block}: execution returned no {what}")]
     MissingOutput {
@@ -30,4 +31,10 @@ pub enum SynthError {
     /// Writing the dump failed.
     #[error("failed to write the dump: {0}")]
     Dump(#[from] DumpError),
+}
+
+impl From<ExecError> for SynthError {
+    fn from(error: ExecError) -> Self {
+        Self::Exec(Box::new(error))
+    }
 }

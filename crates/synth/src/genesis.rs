@@ -128,7 +128,7 @@ fn distinct_sample(rng: &mut Rng, lo: usize, hi: usize, count: usize) -> Vec<u32
 /// Builds the world and its genesis state for `config` (which must be valid).
 pub(crate) fn build(config: &GeneratorConfig) -> (World, StateChanges) {
     let seed = config.seed;
-    let mut rng = Rng::new(seed, 0x6e65_7369_73); // "genesis"
+    let mut rng = Rng::new(seed, 0x0067_656e_6573_6973); // "genesis"
     let eoas = derive_eoas(seed, config.accounts);
 
     let mut accounts: Vec<(Address, Option<AccountFlat>)> = Vec::new();

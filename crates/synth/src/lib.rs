@@ -65,6 +65,8 @@ mod error;
 mod genesis;
 mod rng;
 mod stats;
+#[cfg(test)]
+mod testing;
 mod txgen;
 
 pub use chain::{

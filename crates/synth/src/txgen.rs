@@ -31,16 +31,17 @@ impl Action {
         Action::WorstCaseRead,
     ];
 
-    /// Gas assumed before any transaction of the kind has executed (then the executed average).
+    /// Gas assumed before any transaction of the kind has executed (then the executed average):
+    /// roughly what the contracts cost, so the first block fills close to its target too.
     fn initial_gas_estimate(self) -> u64 {
         match self {
             Action::EthTransfer => 21_000,
-            Action::Erc20Transfer => 50_000,
-            Action::Erc20Approve => 45_000,
-            Action::Swap => 110_000,
-            Action::NftMint => 95_000,
-            Action::Multicall => 300_000,
-            Action::WorstCaseRead => 17_000_000,
+            Action::Erc20Transfer => 48_000,
+            Action::Erc20Approve => 52_000,
+            Action::Swap => 89_000,
+            Action::NftMint => 72_000,
+            Action::Multicall => 330_000,
+            Action::WorstCaseRead => 17_200_000,
         }
     }
 }
@@ -56,6 +57,9 @@ const MIX: [(Action, u64); 6] = [
     (Action::NftMint, 50),
     (Action::Multicall, 130),
 ];
+
+/// The highest priority fee a generated transaction offers (2 gwei).
+pub(crate) const MAX_PRIORITY_FEE: u128 = 2_000_000_000;
 
 /// A transaction before its nonce, fees and signature.
 #[derive(Debug, Clone)]
@@ -134,7 +138,7 @@ fn calldata_gas(data: &[u8]) -> u64 {
 impl TxGenerator {
     pub(crate) fn new(world: &World, seed: u64) -> Self {
         Self {
-            rng: Rng::new(seed, 0x7478_6d69_78), // "txmix"
+            rng: Rng::new(seed, 0x0074_786d_6978), // "txmix"
             tokens: Zipf::new(world.tokens.len()),
             pairs: Zipf::new(world.pairs.len()),
             nfts: Zipf::new(world.nfts.len()),
@@ -333,9 +337,9 @@ impl TxGenerator {
         }
     }
 
-    /// The priority fee of the next transaction: 0.01 to 2 gwei.
+    /// The priority fee of the next transaction: 0.01 gwei to [`MAX_PRIORITY_FEE`].
     pub(crate) fn priority_fee(&mut self) -> u128 {
-        u128::from(self.rng.range(10_000_000, 2_000_000_000))
+        u128::from(self.rng.range(10_000_000, MAX_PRIORITY_FEE as u64))
     }
 }
 
