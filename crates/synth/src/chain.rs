@@ -221,7 +221,8 @@ struct ChainBuilder<'a> {
     /// Blocks generated so far.
     index: u64,
     parent_hash: B256,
-    /// Gas used, gas limit and base fee of the parent (the genesis's stand-in parent: at target).
+    /// Gas used, gas limit and base fee of the parent. The genesis's stand-in parent used exactly
+    /// its target at [`INITIAL_BASE_FEE`], which is therefore the first block's base fee.
     parent_gas: (u64, u64, u64),
     gas_limit: u64,
     /// Next unread slot index of the worst-case reader.
@@ -318,16 +319,12 @@ impl<'a> ChainBuilder<'a> {
     fn next_block(&mut self) -> Result<BlockRecord, SynthError> {
         let number = self.config.first_block + self.index;
         let (parent_used, parent_limit, parent_base_fee) = self.parent_gas;
-        let base_fee = if self.index == 0 {
-            INITIAL_BASE_FEE
-        } else {
-            calc_next_block_base_fee(
-                parent_used,
-                parent_limit,
-                parent_base_fee,
-                BaseFeeParams::ethereum(),
-            )
-        };
+        let base_fee = calc_next_block_base_fee(
+            parent_used,
+            parent_limit,
+            parent_base_fee,
+            BaseFeeParams::ethereum(),
+        );
 
         let plans = self.plans(base_fee)?;
         let mut transactions = Vec::with_capacity(plans.len());
@@ -432,5 +429,53 @@ impl<'a> ChainBuilder<'a> {
         self.parent_gas = (output.gas_used, self.gas_limit, base_fee);
         self.index += 1;
         Ok(record)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_primitives::Address;
+    use bal_replay_state::AccountFlat;
+
+    #[test]
+    fn drained_senders_hand_their_transactions_to_hot_wallets() {
+        let config = GeneratorConfig {
+            accounts: 64,
+            holders_per_token: 16,
+            tokens: 3,
+            pools: 2,
+            nfts: 1,
+            blocks: 1,
+            gas_per_block: 2_000_000,
+            ..GeneratorConfig::default()
+        };
+        let (world, genesis) = genesis::build(&config);
+        let mut builder = ChainBuilder::new(&config, world, &genesis);
+        // Every account but the hot wallets is left with 1,000 wei.
+        let drained: Vec<(Address, Option<AccountFlat>)> = builder.world.eoas[HOT_WALLETS..]
+            .iter()
+            .map(|eoa| {
+                let mut account = builder.state.account(eoa.address).unwrap().unwrap();
+                account.balance = U256::from(1_000);
+                (eoa.address, Some(account))
+            })
+            .collect();
+        let changes = StateChanges {
+            accounts: drained,
+            ..StateChanges::default()
+        };
+        builder
+            .state
+            .commit(&changes, config.first_block - 1)
+            .unwrap();
+
+        let record = builder.next_block().unwrap();
+        let hot: Vec<Address> = builder.world.eoas[..HOT_WALLETS]
+            .iter()
+            .map(|eoa| eoa.address)
+            .collect();
+        assert!(record.tx_count() > 10);
+        assert!(record.senders.iter().all(|s| hot.contains(s)));
     }
 }

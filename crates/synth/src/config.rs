@@ -10,8 +10,15 @@ pub enum Profile {
     /// long tail of cold accounts.
     #[default]
     MainnetLike,
-    /// Blocks of a few transactions that each read thousands of distinct, existing slots: the most
-    /// cold state a block can make a node read per unit of gas.
+    /// Blocks of `worst_case_txs` transactions that each read `worst_case_slots` distinct,
+    /// existing, non-zero slots of the reader contract and nothing else: the most cold state a
+    /// block can make a node read per unit of gas. No slot is read twice in the whole chain.
+    ///
+    /// A read costs 2,186 gas ([`READER_GAS_PER_SLOT`]: cold `SLOAD`, `KECCAK256`, loop), so the
+    /// default 7,845 reads make a transaction of about 17.2M gas. The header gas limit is twice a
+    /// block's reads (138M by default) so every transaction fits and the base fee stays flat.
+    ///
+    /// [`READER_GAS_PER_SLOT`]: crate::contracts::READER_GAS_PER_SLOT
     WorstCaseIo,
 }
 
@@ -29,14 +36,17 @@ pub struct GeneratorConfig {
     pub pools: usize,
     /// NFT collections.
     pub nfts: usize,
-    /// Accounts holding each token (one balance slot each). Half of them (the *traders*) hold every
-    /// token and have approved the router, and so can swap.
+    /// Accounts holding each token (one balance slot each). Half of them (the *traders*, the same
+    /// accounts for every token) hold every token and have approved the router without limit (one
+    /// allowance slot per token), and so can swap.
     pub holders_per_token: usize,
     /// Blocks to generate.
     pub blocks: u64,
-    /// Gas a mainnet-like block is filled to (estimated as transactions are added, then calibrated
-    /// against executed gas). The header gas limit is twice this at least (60M by default), so the
-    /// EIP-1559 base fee stays near its start.
+    /// Gas a mainnet-like block is filled to: transactions are added until their estimated gas
+    /// (the executed average of their kind so far) reaches it. At most 30M: the header gas limit is
+    /// 60M, so at 30M blocks sit at the EIP-1559 target and the base fee stays near its 10 gwei
+    /// start. (Mainnet's recent fixture blocks average 11.2M; per-Mgas figures barely depend on
+    /// it.)
     pub gas_per_block: u64,
     /// Block shape.
     pub profile: Profile,
@@ -44,7 +54,8 @@ pub struct GeneratorConfig {
     pub worst_case_slots: u64,
     /// Worst-case transactions per block (64M gas / 16M per transaction = 4 by default).
     pub worst_case_txs: usize,
-    /// Number of the first generated block; the genesis state is its parent's post-state.
+    /// Number of the first generated block (at least 15,537,394, mainnet's first post-merge
+    /// block); the genesis state is its parent's post-state.
     pub first_block: u64,
 }
 
@@ -70,6 +81,10 @@ impl Default for GeneratorConfig {
 /// Hot wallets: the first EOAs, which send a share of transfers (as exchanges do) and all
 /// worst-case transactions.
 pub(crate) const HOT_WALLETS: usize = 8;
+
+/// Mainnet's first proof-of-stake block: mainnet's schedule decides the merge by block number, so
+/// generated (post-merge) headers must be numbered from here on.
+pub(crate) const FIRST_POST_MERGE_BLOCK: u64 = 15_537_394;
 
 /// Header gas limit of a mainnet-like block.
 pub(crate) const MAINNET_GAS_LIMIT: u64 = 60_000_000;
@@ -106,8 +121,11 @@ impl GeneratorConfig {
                 self.accounts
             ));
         }
-        if self.first_block == 0 {
-            return fail("first_block is 0; the genesis state is its parent's".into());
+        if self.first_block < FIRST_POST_MERGE_BLOCK {
+            return fail(format!(
+                "first_block is {}; the headers are post-merge (Cancun), so it must be at least {}",
+                self.first_block, FIRST_POST_MERGE_BLOCK
+            ));
         }
         if self.profile == Profile::MainnetLike
             && !(100_000..=MAINNET_GAS_LIMIT / 2).contains(&self.gas_per_block)

@@ -2,9 +2,11 @@
 //!
 //! Each contract exists to give blocks a kind of state access real blocks have:
 //!
-//! - [`erc20`]: the most called contract kind on mainnet. Balances and allowances live in
-//!   Solidity-style mapping slots (`keccak256(key . index)`), so slot keys are spread over the key
-//!   space like real ones, and every call emits a `LOG3`, so receipts and blooms are not empty.
+//! - [`erc20`]: the most called contract kind on mainnet, modelled on USDC. Balances and
+//!   allowances live in Solidity-style mapping slots (`keccak256(key . index)`), so slot keys are
+//!   spread over the key space like real ones; like USDC it reads a config slot (paused flag) and a
+//!   blacklist slot per party, most of them absent keys, as real token calls read more slots
+//!   than the balances they move; every call emits a `LOG3`, so receipts and blooms are not empty.
 //! - [`pair`]: a constant-product AMM pair (Uniswap V2 style). A swap reads the pair's reserves and
 //!   token addresses, asks the input token for the pair's balance (`STATICCALL`), pays out with a
 //!   `CALL` to the output token: one transaction touches three contracts, and every swap on a pair

@@ -21,21 +21,27 @@
 //!   bloom and transactions root come from executing the block with the reference executor
 //!   ([`bal_replay_exec::execute_block`]) over the parent's state; the state root is zero (a flat
 //!   state has no trie).
-//! - **Transactions**: signed EIP-1559 transactions with per-sender nonces. Under
+//! - **Transactions**: EIP-1559 transactions with per-sender nonces and real signatures
+//!   (libsecp256k1, which revm already links; RFC 6979 nonces, so signatures are deterministic
+//!   too). The records carry the senders, so replays never recover them. Under
 //!   [`Profile::MainnetLike`] the mix follows PROFILE.md's 2023-2024 mainnet blocks: 45% ETH
 //!   transfers, 28% ERC-20 `transfer`/`approve`, and swaps, NFT mints and multi-contract router
-//!   calls for the rest. Popular tokens, pairs and collections are chosen Zipf-like (a few get most
-//!   calls: hot keys), senders and recipients mostly uniformly among all accounts (a long tail of
-//!   cold keys), with some recipients brand new. Under [`Profile::WorstCaseIo`] a block holds only
+//!   calls (100k to 700k gas) for the rest, which brings a transaction to ~76k gas and a block to
+//!   ~81 state keys per Mgas (mainnet: 79.6k and 88). Popular tokens, pairs and collections are
+//!   chosen Zipf-like (a few get most calls: hot keys), senders and recipients mostly uniformly
+//!   among all accounts (a long tail of cold keys), some recipients brand new, and a few "exchange"
+//!   hot wallets send a share of the transfers. Under [`Profile::WorstCaseIo`] a block holds only
 //!   `worst_case_txs` reads of `worst_case_slots` distinct slots each.
-//! - **Records**: each block's [`BlockRecord`](bal_replay_dump::BlockRecord) carries the BAL and the pre-state execution
-//!   recorded, and the 256 hashes before it, as the dump format requires.
+//! - **Records**: each block's [`BlockRecord`](bal_replay_dump::BlockRecord) carries the BAL and
+//!   the pre-state execution recorded, and the 256 hashes before it, as the dump format requires.
+//!   [`profile_stats`] measures a run of records the way PROFILE.md measures mainnet's.
 //!
 //! # Why each contract exists
 //!
 //! The contracts ([`contracts`], assembled by [`asm`]: source in the repository, build
-//! reproducible) are small but do the state accesses real ones do: ERC-20 balances in mapping slots
-//! with `LOG3` events; a pair that reads reserves, `STATICCALL`s and `CALL`s its tokens (one
+//! reproducible) are small but do the state accesses real ones do: USDC-like ERC-20s (balances and
+//! allowances in mapping slots, a paused flag and per-account blacklist checks, `LOG3` events); a
+//! pair that reads reserves, `STATICCALL`s and `CALL`s its tokens (one
 //! transaction, three contracts, a hot reserve slot); a router chaining several swaps and payments;
 //! an NFT mint writing a hot counter and a fresh owner slot; and a read-only loop of cold `SLOAD`s,
 //! the worst case for a node's state reads.

@@ -342,6 +342,10 @@ fn invalid_configs_are_rejected_before_anything_is_written() {
             first_block: 0,
             ..small()
         },
+        GeneratorConfig {
+            first_block: 1_000_000,
+            ..small()
+        },
     ] {
         let err = generate(
             &config,
@@ -353,5 +357,41 @@ fn invalid_configs_are_rejected_before_anything_is_written() {
         assert!(matches!(err, SynthError::InvalidConfig { .. }), "{err}");
         assert!(!dir.path().join("dump").exists());
         assert!(!dir.path().join("state").exists());
+    }
+}
+
+/// Few accounts, many blocks: senders run low on ETH, their transactions move to the hot wallets,
+/// and every block stays valid.
+#[test]
+fn a_long_chain_over_few_accounts_stays_valid() {
+    let config = GeneratorConfig {
+        seed: 5,
+        accounts: 16,
+        holders_per_token: 16,
+        tokens: 3,
+        pools: 2,
+        nfts: 1,
+        blocks: 60,
+        gas_per_block: 3_000_000,
+        ..GeneratorConfig::default()
+    };
+    let (genesis, records) = generate_in_memory(&config).unwrap();
+    assert_eq!(records.len(), 60);
+    let state = MemStore::from_changes(&genesis, config.first_block - 1);
+    for record in &records {
+        let output = execute_block(
+            &ChainConfig::mainnet(),
+            StateDatabase::new(&state),
+            &record.block,
+            &record.senders,
+            ExecOptions::default(),
+        )
+        .unwrap();
+        assert!(output.receipts.iter().all(|r| r.status()));
+        let mut changes = output.changes;
+        changes
+            .block_hashes
+            .push((record.number(), record.block.header.hash_slow()));
+        state.commit(&changes, record.number()).unwrap();
     }
 }
