@@ -147,10 +147,18 @@ fn main() -> eyre::Result<()> {
             let bar = progress(blocks, "generating");
             let chain = bal_replay_synth::generate(&config, &out, &state, Some(&bar))?;
             bar.finish_and_clear();
-            println!("{chain:#?}");
-            let reader = DumpReader::open(&out)?;
-            let records = reader.records().collect::<Result<Vec<_>, _>>()?;
-            println!("{:#?}", bal_replay_synth::profile_stats(&records));
+            println!(
+                "generated blocks {}..={}: {} txs, {} gas; genesis {} accounts, {} slots; dump {}, state {}",
+                chain.first_block,
+                chain.first_block + chain.blocks.saturating_sub(1),
+                chain.txs,
+                chain.gas_used,
+                chain.genesis_accounts,
+                chain.genesis_slots,
+                out.display(),
+                state.display()
+            );
+            println!("{}", chain.stats.comparison_table(&bal_replay_synth::ProfileStats::RECENT_MAINNET));
             Ok(())
         }
     }

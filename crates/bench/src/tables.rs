@@ -4,14 +4,14 @@ use crate::{BenchResult, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use std::fmt::Write;
 
-fn find<'a>(
-    runs: &'a [RunResult],
+fn find(
+    runs: &[RunResult],
     mode: ExecMode,
     design: Option<IoDesign>,
     threads: usize,
     batch: usize,
     store: StoreKind,
-) -> Option<&'a RunResult> {
+) -> Option<&RunResult> {
     runs.iter().find(|r| {
         r.mode == mode
             && design.is_none_or(|d| r.design == d)

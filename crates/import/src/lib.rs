@@ -8,6 +8,9 @@
 //! over the BAL must write exactly the BAL's values for its index.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
+// Errors carry the block, index, account, slot and both values of a mismatch: they are built once,
+// on the path that stops a run, so their size costs nothing where it matters.
+#![allow(clippy::result_large_err)]
 
 use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::B256;

@@ -64,9 +64,11 @@ impl Default for GeneratorConfig {
         Self {
             seed: 1,
             accounts: 20_000,
-            tokens: 20,
-            pools: 10,
-            nfts: 5,
+            // Enough distinct contracts that a block touches about as many as mainnet's (PROFILE.md):
+            // with fewer, contracts and accounts per Mgas fall more than 25% short.
+            tokens: 100,
+            pools: 50,
+            nfts: 20,
             holders_per_token: 2_000,
             blocks: 20,
             gas_per_block: 30_000_000,
