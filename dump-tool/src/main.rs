@@ -10,7 +10,7 @@ use bal_replay_synth::{GeneratorConfig, Profile};
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::{io::Write, path::PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -100,7 +100,7 @@ fn main() -> eyre::Result<()> {
         )
         .with_writer(std::io::stderr)
         .init();
-    match Cli::parse().command {
+    let result = match Cli::parse().command {
         Command::ImportFixture { dirs, out, state } => import(dirs, out, state),
         Command::VerifyFixtures { dir } => verify(dir),
         Command::Inspect { dump } => inspect(dump),
@@ -161,6 +161,11 @@ fn main() -> eyre::Result<()> {
             println!("{}", chain.stats.comparison_table(&bal_replay_synth::ProfileStats::RECENT_MAINNET));
             Ok(())
         }
+    };
+    match result {
+        // A reader that stops early (`| head`) is not a failure of ours.
+        Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => Ok(()),
+        other => other,
     }
 }
 
@@ -230,6 +235,7 @@ fn import(dirs: Vec<PathBuf>, out: PathBuf, state: PathBuf) -> eyre::Result<()> 
 }
 
 fn verify(dir: PathBuf) -> eyre::Result<()> {
+    let mut out = std::io::stdout().lock();
     let config = ChainConfig::mainnet();
     let dirs = fixture_dirs(&dir)?;
     if dirs.is_empty() {
@@ -254,7 +260,7 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
         match outcome {
             Ok((_, r)) => {
                 passed += 1;
-                println!(
+                writeln!(out, 
                     "block {:>9}  txs {:>5}  gas {:>10}  bal accounts {:>5}  bal {:>7} B  receipts root {}  ok",
                     r.number,
                     r.txs,
@@ -266,15 +272,15 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
                     } else {
                         "n/a (pre-Byzantium)"
                     },
-                );
+                )?;
             }
             Err(e) => {
                 failed += 1;
-                println!("block {name:>9}  FAILED: {e:#}");
+                writeln!(out, "block {name:>9}  FAILED: {e:#}")?;
             }
         }
     }
-    println!("{passed} passed, {failed} failed");
+    writeln!(out, "{passed} passed, {failed} failed")?;
     if failed > 0 {
         std::process::exit(1);
     }
@@ -282,10 +288,11 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
 }
 
 fn inspect(dump: PathBuf) -> eyre::Result<()> {
+    let mut out = std::io::stdout().lock();
     let reader = DumpReader::open(&dump)?;
     let m = reader.manifest();
-    println!("dump {}", dump.display());
-    println!(
+    writeln!(out, "dump {}", dump.display())?;
+    writeln!(out, 
         "  format version {}, chain id {}, {}, source {:?}",
         m.format_version,
         m.chain_id,
@@ -295,27 +302,27 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
             "independent blocks"
         },
         m.source
-    );
-    println!(
+    )?;
+    writeln!(out, 
         "  {} records, blocks {}..={}, {} segment(s)",
         m.record_count,
         m.first_block.map(|b| b.to_string()).unwrap_or("-".into()),
         m.last_block.map(|b| b.to_string()).unwrap_or("-".into()),
         m.segments.len()
-    );
+    )?;
     for s in &m.segments {
-        println!(
+        writeln!(out, 
             "    {}: blocks {}..={}, {} records, {} bytes, crc32 {:#010x}",
             s.file, s.first_block, s.last_block, s.records, s.bytes, s.crc32
-        );
+        )?;
     }
-    println!(
+    writeln!(out, 
         "{:>10} {:>6} {:>11} {:>9} {:>10} {:>9}",
         "block", "txs", "gas", "bal accts", "bal bytes", "pre keys"
-    );
+    )?;
     for record in reader.records() {
         let r = record?;
-        println!(
+        writeln!(out, 
             "{:>10} {:>6} {:>11} {:>9} {:>10} {:>9}",
             r.number(),
             r.tx_count(),
@@ -323,31 +330,32 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
             r.bal.len(),
             r.bal_rlp_len(),
             r.pre_state.key_count()
-        );
+        )?;
     }
     Ok(())
 }
 
 fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
+    let mut out = std::io::stdout().lock();
     let reader = DumpReader::open(&dump)?;
     if !summary {
-        println!(
+        writeln!(out, 
             "{:>10} {:>12} {:>12} {:>12}",
             "block", "full B", "batched B", "parallel B"
-        );
+        )?;
     }
     let (mut n, mut total) = (0u64, BalSizes::default());
     for record in reader.records() {
         let record = record?;
         let s = BalSizes::of(&record);
         if !summary {
-            println!(
+            writeln!(out, 
                 "{:>10} {:>12} {:>12} {:>12}",
                 record.number(),
                 s.full,
                 s.batched,
                 s.parallel
-            );
+            )?;
         }
         n += 1;
         total.full += s.full;
@@ -358,24 +366,24 @@ fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
         bail!("dump {} holds no records", dump.display());
     }
     let mean = |v: usize| v as f64 / n as f64 / 1000.0;
-    println!("{n} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):");
-    println!(
+    writeln!(out, "{n} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):")?;
+    writeln!(out, 
         "  full BAL     (diffs + read keys + read values): mean {:>9.1} KB, total {:>12} B, 100%",
         mean(total.full),
         total.full
-    );
-    println!(
+    )?;
+    writeln!(out, 
         "  batched I/O  (diffs + read keys):               mean {:>9.1} KB, total {:>12} B, {:.0}% of full",
         mean(total.batched),
         total.batched,
         100.0 * total.batched as f64 / total.full.max(1) as f64
-    );
-    println!(
+    )?;
+    writeln!(out, 
         "  parallel I/O (diffs only):                      mean {:>9.1} KB, total {:>12} B, {:.0}% of full, {:.0}% of batched",
         mean(total.parallel),
         total.parallel,
         100.0 * total.parallel as f64 / total.full.max(1) as f64,
         100.0 * total.parallel as f64 / total.batched.max(1) as f64
-    );
+    )?;
     Ok(())
 }
