@@ -158,13 +158,25 @@ fn main() -> eyre::Result<()> {
                 out.display(),
                 state.display()
             );
-            println!("{}", chain.stats.comparison_table(&bal_replay_synth::ProfileStats::RECENT_MAINNET));
+            println!(
+                "{}",
+                chain
+                    .stats
+                    .comparison_table(&bal_replay_synth::ProfileStats::RECENT_MAINNET)
+            );
             Ok(())
         }
     };
     match result {
         // A reader that stops early (`| head`) is not a failure of ours.
-        Err(e) if e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)) => Ok(()),
+        Err(e)
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) =>
+        {
+            Ok(())
+        }
         other => other,
     }
 }
@@ -260,7 +272,8 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
         match outcome {
             Ok((_, r)) => {
                 passed += 1;
-                writeln!(out, 
+                writeln!(
+                    out,
                     "block {:>9}  txs {:>5}  gas {:>10}  bal accounts {:>5}  bal {:>7} B  receipts root {}  ok",
                     r.number,
                     r.txs,
@@ -292,7 +305,8 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
     let reader = DumpReader::open(&dump)?;
     let m = reader.manifest();
     writeln!(out, "dump {}", dump.display())?;
-    writeln!(out, 
+    writeln!(
+        out,
         "  format version {}, chain id {}, {}, source {:?}",
         m.format_version,
         m.chain_id,
@@ -303,7 +317,8 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
         },
         m.source
     )?;
-    writeln!(out, 
+    writeln!(
+        out,
         "  {} records, blocks {}..={}, {} segment(s)",
         m.record_count,
         m.first_block.map(|b| b.to_string()).unwrap_or("-".into()),
@@ -311,18 +326,21 @@ fn inspect(dump: PathBuf) -> eyre::Result<()> {
         m.segments.len()
     )?;
     for s in &m.segments {
-        writeln!(out, 
+        writeln!(
+            out,
             "    {}: blocks {}..={}, {} records, {} bytes, crc32 {:#010x}",
             s.file, s.first_block, s.last_block, s.records, s.bytes, s.crc32
         )?;
     }
-    writeln!(out, 
+    writeln!(
+        out,
         "{:>10} {:>6} {:>11} {:>9} {:>10} {:>9}",
         "block", "txs", "gas", "bal accts", "bal bytes", "pre keys"
     )?;
     for record in reader.records() {
         let r = record?;
-        writeln!(out, 
+        writeln!(
+            out,
             "{:>10} {:>6} {:>11} {:>9} {:>10} {:>9}",
             r.number(),
             r.tx_count(),
@@ -339,7 +357,8 @@ fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
     let mut out = std::io::stdout().lock();
     let reader = DumpReader::open(&dump)?;
     if !summary {
-        writeln!(out, 
+        writeln!(
+            out,
             "{:>10} {:>12} {:>12} {:>12}",
             "block", "full B", "batched B", "parallel B"
         )?;
@@ -349,7 +368,8 @@ fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
         let record = record?;
         let s = BalSizes::of(&record);
         if !summary {
-            writeln!(out, 
+            writeln!(
+                out,
                 "{:>10} {:>12} {:>12} {:>12}",
                 record.number(),
                 s.full,
@@ -366,19 +386,25 @@ fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
         bail!("dump {} holds no records", dump.display());
     }
     let mean = |v: usize| v as f64 / n as f64 / 1000.0;
-    writeln!(out, "{n} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):")?;
-    writeln!(out, 
+    writeln!(
+        out,
+        "{n} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):"
+    )?;
+    writeln!(
+        out,
         "  full BAL     (diffs + read keys + read values): mean {:>9.1} KB, total {:>12} B, 100%",
         mean(total.full),
         total.full
     )?;
-    writeln!(out, 
+    writeln!(
+        out,
         "  batched I/O  (diffs + read keys):               mean {:>9.1} KB, total {:>12} B, {:.0}% of full",
         mean(total.batched),
         total.batched,
         100.0 * total.batched as f64 / total.full.max(1) as f64
     )?;
-    writeln!(out, 
+    writeln!(
+        out,
         "  parallel I/O (diffs only):                      mean {:>9.1} KB, total {:>12} B, {:.0}% of full, {:.0}% of batched",
         mean(total.parallel),
         total.parallel,

@@ -76,6 +76,15 @@ enum Command {
         /// RocksDB direct reads.
         #[arg(long)]
         direct_io: bool,
+        /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9464).
+        #[arg(long)]
+        metrics: Option<std::net::SocketAddr>,
+        /// Keep serving metrics this many seconds after the replay, so a scraper sees the end.
+        #[arg(long, default_value_t = 0)]
+        metrics_linger: u64,
+        /// Write a JSON summary (totals and timings) here.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
     /// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
     /// mainnet fixtures): in memory and over RocksDB.
@@ -153,6 +162,9 @@ fn main() -> eyre::Result<()> {
             rewind,
             drop_caches,
             direct_io,
+            metrics,
+            metrics_linger,
+            json,
         } => {
             let mode = match mode.as_str() {
                 "sequential" | "seq" => ExecMode::Sequential,
@@ -172,7 +184,17 @@ fn main() -> eyre::Result<()> {
                 io_threads,
                 ..ReplayOptions::default()
             };
-            run(dump, state, options, rewind, drop_caches, direct_io)
+            run(RunArgs {
+                dump,
+                state,
+                options,
+                rewind,
+                drop_caches,
+                direct_io,
+                metrics,
+                metrics_linger,
+                json,
+            })
         }
         Command::Bench {
             dump,
@@ -214,30 +236,54 @@ fn config_for(dump: &DumpReader) -> eyre::Result<ChainConfig> {
     })
 }
 
-fn run(
-    dump_dir: PathBuf,
+struct RunArgs {
+    dump: PathBuf,
     state: PathBuf,
     options: ReplayOptions,
     rewind: bool,
     drop_caches: bool,
     direct_io: bool,
-) -> eyre::Result<()> {
-    let dump = DumpReader::open(&dump_dir)?;
+    metrics: Option<std::net::SocketAddr>,
+    metrics_linger: u64,
+    json: Option<PathBuf>,
+}
+
+/// What `run --json` writes: the totals a scraper or a script can check a run against.
+#[derive(serde::Serialize)]
+struct RunSummary {
+    blocks: u64,
+    transactions: u64,
+    gas: u64,
+    batches: usize,
+    mgas_per_s: f64,
+    exec_with_io_s: f64,
+    longest_txs_s: f64,
+    commit_s: f64,
+    wall_s: f64,
+    cache_hits: u64,
+    cache_misses: u64,
+}
+
+fn run(args: RunArgs) -> eyre::Result<()> {
+    if let Some(addr) = args.metrics {
+        bal_replay_metrics::install_exporter(addr)?;
+    }
+    let dump = DumpReader::open(&args.dump)?;
     let config = config_for(&dump)?;
-    let path = if rewind {
-        let work = state.with_extension("rewind");
-        clone_db_dir(&state, &work)?;
+    let path = if args.rewind {
+        let work = args.state.with_extension("rewind");
+        clone_db_dir(&args.state, &work)?;
         work
     } else {
-        state.clone()
+        args.state.clone()
     };
-    if drop_caches {
+    if args.drop_caches {
         drop_page_cache()?;
     }
     let store = RocksStore::open(
         &path,
         &RocksOptions {
-            direct_io,
+            direct_io: args.direct_io,
             ..RocksOptions::default()
         },
     )
@@ -250,7 +296,14 @@ fn run(
         )
         .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let report = replay(&config, &dump, &store, &options, |b| {
+    let mut cache_seen = bal_replay_cache::CacheStats::default();
+    let result = replay(&config, &dump, &store, &args.options, |b| {
+        bal_replay_metrics::record_batch(b);
+        bal_replay_metrics::record_cache(&cache_seen, &b.cache);
+        cache_seen = b.cache.clone();
+        if let Ok(size) = store.approximate_size_bytes() {
+            metrics::gauge!(bal_replay_metrics::REPLAY_STATE_SIZE).set(size as f64);
+        }
         bar.inc(b.last_block - b.first_block + 1);
         let secs = b.exec_with_io().as_secs_f64().max(1e-9);
         bar.set_message(format!(
@@ -259,8 +312,21 @@ fn run(
             b.first_block,
             b.last_block
         ));
-    })?;
+    });
     bar.finish_and_clear();
+    let report = match result {
+        Ok(report) => report,
+        Err(e) => {
+            if matches!(
+                e,
+                bal_replay_engine::EngineError::Exec(_)
+                    | bal_replay_engine::EngineError::HeaderMismatch { .. }
+            ) {
+                metrics::counter!(bal_replay_metrics::REPLAY_VERIFICATION_FAILURES).increment(1);
+            }
+            return Err(e.into());
+        }
+    };
     println!(
         "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
         report.blocks,
@@ -273,9 +339,29 @@ fn run(
         report.wall.as_secs_f64(),
         report.cache.hit_ratio() * 100.0
     );
-    if rewind {
+    if let Some(json) = &args.json {
+        let summary = RunSummary {
+            blocks: report.blocks,
+            transactions: report.txs,
+            gas: report.gas,
+            batches: report.batches.len(),
+            mgas_per_s: report.mgas_per_s(),
+            exec_with_io_s: report.exec_with_io.as_secs_f64(),
+            longest_txs_s: report.longest_txs.as_secs_f64(),
+            commit_s: report.commit.as_secs_f64(),
+            wall_s: report.wall.as_secs_f64(),
+            cache_hits: report.cache.hits,
+            cache_misses: report.cache.misses,
+        };
+        std::fs::write(json, serde_json::to_vec_pretty(&summary)?)
+            .wrap_err_with(|| format!("writing {}", json.display()))?;
+    }
+    if args.rewind {
         drop(store);
         std::fs::remove_dir_all(&path).wrap_err_with(|| format!("removing {}", path.display()))?;
+    }
+    if args.metrics.is_some() && args.metrics_linger > 0 {
+        std::thread::sleep(std::time::Duration::from_secs(args.metrics_linger));
     }
     Ok(())
 }

@@ -83,6 +83,9 @@ pub struct BatchReport {
     /// Each transaction's execution time (parallel mode), in block order.
     #[serde(skip)]
     pub tx_times: Vec<Duration>,
+    /// The shared cache's cumulative counters after this batch.
+    #[serde(skip)]
+    pub cache: CacheStats,
 }
 
 impl BatchReport {
@@ -170,7 +173,8 @@ where
         if batch.is_empty() {
             break;
         }
-        let batch_report = replay_batch(config, batch, store, &cache, options)?;
+        let mut batch_report = replay_batch(config, batch, store, &cache, options)?;
+        batch_report.cache = cache.stats();
         report.blocks += batch_report.last_block - batch_report.first_block + 1;
         report.txs += batch_report.txs as u64;
         report.gas += batch_report.gas;

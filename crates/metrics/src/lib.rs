@@ -1,0 +1,226 @@
+//! Every metric the project exports, declared in one place, and the Prometheus exporter.
+//!
+//! Metrics go through the `metrics` facade: with no recorder installed a recording costs a branch, so
+//! libraries record unconditionally and binaries decide with `--metrics <addr:port>` whether to serve
+//! them. Names carry their unit (`_seconds`, `_bytes`, `_total` for counters) and each has a help text.
+//! `bal_replay_*` are the replay's, `bal_migrate_*` the migration's, `bal_exex_*` the reth ExEx's
+//! (registered into reth's own endpoint by the node).
+//!
+//! The replay records per batch (from the engine's [`BatchReport`]) and per cache snapshot
+//! ([`CacheStats`] deltas), never per read on the hot path, so recording cannot slow a replay.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+use bal_replay_cache::{CacheStats, ReadKind};
+use bal_replay_engine::BatchReport;
+use metrics::{
+    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
+};
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
+use std::net::SocketAddr;
+
+/// A metric: its name, unit and help text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricDef {
+    /// Prometheus name.
+    pub name: &'static str,
+    /// Counter, gauge or histogram.
+    pub kind: MetricKind,
+    /// Unit.
+    pub unit: Unit,
+    /// Help text.
+    pub help: &'static str,
+}
+
+/// The kind of a metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricKind {
+    /// Monotonic.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// Distribution.
+    Histogram,
+}
+
+macro_rules! metrics_table {
+    ($($ident:ident = $name:literal, $kind:ident, $unit:ident, $help:literal;)*) => {
+        $(
+            #[doc = $help]
+            pub const $ident: &str = $name;
+        )*
+        /// Every metric, in declaration order.
+        pub const ALL: &[MetricDef] = &[
+            $(MetricDef { name: $name, kind: MetricKind::$kind, unit: Unit::$unit, help: $help },)*
+        ];
+    };
+}
+
+metrics_table! {
+    REPLAY_GAS = "bal_replay_gas_total", Counter, Count, "Gas executed and verified by the replay.";
+    REPLAY_TXS = "bal_replay_transactions_total", Counter, Count, "Transactions executed and verified.";
+    REPLAY_BLOCKS = "bal_replay_blocks_total", Counter, Count, "Blocks executed, verified and committed.";
+    REPLAY_BATCHES = "bal_replay_batches_total", Counter, Count, "Batches (mega-blocks) committed.";
+    REPLAY_BATCH_SECONDS = "bal_replay_batch_duration_seconds", Histogram, Seconds, "Execution with I/O (prefetch + execution) per batch.";
+    REPLAY_BATCH_GAS_PER_SECOND = "bal_replay_batch_gas_per_second", Gauge, CountPerSecond, "Gas per second of the last batch, over its execution with I/O.";
+    REPLAY_TX_SECONDS = "bal_replay_tx_duration_seconds", Histogram, Seconds, "Execution time of each transaction (parallel mode).";
+    REPLAY_LONGEST_TX_SECONDS = "bal_replay_longest_tx_seconds", Gauge, Seconds, "Longest transaction (or block, sequentially) of the last batch.";
+    REPLAY_COMMIT_SECONDS = "bal_replay_commit_duration_seconds", Histogram, Seconds, "Atomic commit of a batch to the state store.";
+    REPLAY_DB_READS = "bal_replay_db_reads_total", Counter, Count, "State store reads by kind (account, storage, code, prefetch_account, prefetch_storage).";
+    REPLAY_DB_READ_SECONDS = "bal_replay_db_read_seconds", Gauge, Seconds, "Cumulative time spent in state store reads, by kind.";
+    REPLAY_DB_READ_LATENCY = "bal_replay_db_read_latency_seconds", Histogram, Seconds, "Latency of on-demand store reads (upper bound of their power-of-two bucket).";
+    REPLAY_CACHE_HITS = "bal_replay_cache_hits_total", Counter, Count, "Shared-cache lookups answered from the cache.";
+    REPLAY_CACHE_MISSES = "bal_replay_cache_misses_total", Counter, Count, "Shared-cache lookups that read the store.";
+    REPLAY_PREFETCH_KEYS = "bal_replay_prefetch_keys_total", Counter, Count, "Keys loaded by prefetching (batched and hybrid designs).";
+    REPLAY_PREFETCH_SECONDS = "bal_replay_prefetch_duration_seconds", Histogram, Seconds, "Prefetch time before a batch executes (batched design).";
+    REPLAY_WORKER_BUSY_SECONDS = "bal_replay_worker_busy_seconds", Gauge, Seconds, "Cumulative sum of all task times across workers.";
+    REPLAY_VERIFICATION_FAILURES = "bal_replay_verification_failures_total", Counter, Count, "Replays stopped by a verification mismatch.";
+    REPLAY_RESIDENT_MEMORY = "bal_replay_resident_memory_bytes", Gauge, Bytes, "Resident memory of the replay process.";
+    REPLAY_STATE_SIZE = "bal_replay_state_size_bytes", Gauge, Bytes, "Size of the RocksDB state on disk (SST files and memtables).";
+    MIGRATE_ENTRIES = "bal_migrate_entries_total", Counter, Count, "Entries migrated, by table.";
+    MIGRATE_BYTES = "bal_migrate_bytes_total", Counter, Bytes, "Bytes written to the flat state.";
+    MIGRATE_RATE = "bal_migrate_entries_per_second", Gauge, CountPerSecond, "Migration rate over the last progress interval.";
+    MIGRATE_PARTITIONS_DONE = "bal_migrate_partitions_done_total", Counter, Count, "Key-range partitions finished.";
+    EXEX_BLOCKS_DUMPED = "bal_exex_blocks_dumped_total", Counter, Count, "Blocks the ExEx wrote to the dump.";
+    EXEX_BYTES_WRITTEN = "bal_exex_bytes_written_total", Counter, Bytes, "Bytes the ExEx wrote to the dump.";
+    EXEX_LAG_BLOCKS = "bal_exex_lag_blocks", Gauge, Count, "Blocks between the node's tip and the last dumped block.";
+    EXEX_REEXECUTION_SECONDS = "bal_exex_reexecution_duration_seconds", Histogram, Seconds, "Re-execution time of a block to build its BAL and pre-state.";
+}
+
+/// Why the exporter could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum MetricsError {
+    /// Installing the recorder or binding the listener failed.
+    #[error("cannot serve metrics on {addr}: {message}")]
+    Install {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// The exporter's error.
+        message: String,
+    },
+}
+
+/// Registers the help text and unit of every metric with the installed recorder.
+pub fn describe_all() {
+    for m in ALL {
+        match m.kind {
+            MetricKind::Counter => describe_counter!(m.name, m.unit, m.help),
+            MetricKind::Gauge => describe_gauge!(m.name, m.unit, m.help),
+            MetricKind::Histogram => describe_histogram!(m.name, m.unit, m.help),
+        }
+    }
+}
+
+/// Serves every metric at `http://addr/metrics` (Prometheus text format) until the process ends.
+/// Must be called from a context where starting the exporter's own runtime thread is fine (the
+/// exporter brings its own).
+pub fn install_exporter(addr: SocketAddr) -> Result<(), MetricsError> {
+    let buckets = [
+        1e-6, 4e-6, 16e-6, 64e-6, 256e-6, 1e-3, 4e-3, 16e-3, 64e-3, 0.25, 1.0, 4.0, 16.0, 64.0,
+    ];
+    PrometheusBuilder::new()
+        .with_http_listener(addr)
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &buckets)
+        .and_then(|b| b.install())
+        .map_err(|e| MetricsError::Install {
+            addr,
+            message: e.to_string(),
+        })?;
+    describe_all();
+    Ok(())
+}
+
+/// Records one committed batch.
+pub fn record_batch(batch: &BatchReport) {
+    counter!(REPLAY_GAS).increment(batch.gas);
+    counter!(REPLAY_TXS).increment(batch.txs as u64);
+    counter!(REPLAY_BLOCKS).increment(batch.last_block - batch.first_block + 1);
+    counter!(REPLAY_BATCHES).increment(1);
+    let secs = batch.exec_with_io().as_secs_f64();
+    histogram!(REPLAY_BATCH_SECONDS).record(secs);
+    if secs > 0.0 {
+        gauge!(REPLAY_BATCH_GAS_PER_SECOND).set(batch.gas as f64 / secs);
+    }
+    gauge!(REPLAY_LONGEST_TX_SECONDS).set(batch.longest_tx.as_secs_f64());
+    histogram!(REPLAY_COMMIT_SECONDS).record(batch.commit.as_secs_f64());
+    if !batch.prefetch.is_zero() {
+        histogram!(REPLAY_PREFETCH_SECONDS).record(batch.prefetch.as_secs_f64());
+    }
+    counter!(REPLAY_PREFETCH_KEYS).increment(batch.keys_prefetched);
+    gauge!(REPLAY_WORKER_BUSY_SECONDS).increment(batch.busy.as_secs_f64());
+    let tx_hist = histogram!(REPLAY_TX_SECONDS);
+    for t in &batch.tx_times {
+        tx_hist.record(t.as_secs_f64());
+    }
+    if let Some(rss) = resident_memory_bytes() {
+        gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
+    }
+}
+
+/// Records the change of the shared cache's counters since `previous` (the counters are cumulative
+/// in the cache; Prometheus counters must only go up by what happened since the last record).
+pub fn record_cache(previous: &CacheStats, now: &CacheStats) {
+    counter!(REPLAY_CACHE_HITS).increment(now.hits.saturating_sub(previous.hits));
+    counter!(REPLAY_CACHE_MISSES).increment(now.misses.saturating_sub(previous.misses));
+    for kind in ReadKind::ALL {
+        let reads = now.reads(kind).saturating_sub(previous.reads(kind));
+        counter!(REPLAY_DB_READS, "kind" => kind.name()).increment(reads);
+        let nanos = now.read_time(kind).saturating_sub(previous.read_time(kind));
+        gauge!(REPLAY_DB_READ_SECONDS, "kind" => kind.name()).increment(nanos.as_secs_f64());
+    }
+    let latency = histogram!(REPLAY_DB_READ_LATENCY);
+    for (bucket, (n, p)) in now
+        .latency
+        .counts
+        .iter()
+        .zip(previous.latency.counts.iter().chain(std::iter::repeat(&0)))
+        .enumerate()
+    {
+        let upper = (1u64 << bucket) as f64 * 1e-6;
+        for _ in 0..n.saturating_sub(*p) {
+            latency.record(upper);
+        }
+    }
+}
+
+/// Resident set size of this process, from `/proc/self/statm` (Linux), if readable.
+pub fn resident_memory_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_prefixed_and_carry_units() {
+        let mut names: Vec<&str> = ALL.iter().map(|m| m.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), ALL.len(), "duplicate metric names");
+        for m in ALL {
+            assert!(
+                m.name.starts_with("bal_replay_")
+                    || m.name.starts_with("bal_migrate_")
+                    || m.name.starts_with("bal_exex_"),
+                "{}",
+                m.name
+            );
+            if m.kind == MetricKind::Counter {
+                assert!(
+                    m.name.ends_with("_total"),
+                    "counter {} must end in _total",
+                    m.name
+                );
+            }
+            assert!(!m.help.is_empty());
+        }
+    }
+
+    #[test]
+    fn resident_memory_is_read() {
+        assert!(resident_memory_bytes().unwrap() > 1 << 20);
+    }
+}
