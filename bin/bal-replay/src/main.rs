@@ -267,6 +267,8 @@ struct RunSummary {
 fn run(args: RunArgs) -> eyre::Result<()> {
     if let Some(addr) = args.metrics {
         bal_replay_metrics::install_exporter(addr)?;
+        // Present from the first scrape, so "no failures" reads as 0, not as no data.
+        metrics::counter!(bal_replay_metrics::REPLAY_VERIFICATION_FAILURES).increment(0);
     }
     let dump = DumpReader::open(&args.dump)?;
     let config = config_for(&dump)?;

@@ -49,13 +49,14 @@ fn encode(query: &str) -> String {
         .collect()
 }
 
-/// One instant query against Prometheus's HTTP API; the first sample's value, if any.
-fn query(port: u16, promql: &str) -> Option<f64> {
+/// One instant query against Prometheus's HTTP API (at `time`, unix seconds, or now): the result.
+fn query_result(port: u16, promql: &str, time: Option<f64>) -> Option<serde_json::Value> {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let at = time.map(|t| format!("&time={t:.3}")).unwrap_or_default();
     write!(
         stream,
-        "GET /api/v1/query?query={} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n",
+        "GET /api/v1/query?query={}{at} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n",
         encode(promql)
     )
     .ok()?;
@@ -63,7 +64,15 @@ fn query(port: u16, promql: &str) -> Option<f64> {
     stream.read_to_string(&mut response).ok()?;
     let body = response.split("\r\n\r\n").nth(1)?;
     let json: serde_json::Value = serde_json::from_str(body).ok()?;
-    json["data"]["result"][0]["value"][1].as_str()?.parse().ok()
+    (json["status"] == "success").then(|| json["data"]["result"].clone())
+}
+
+/// The first sample's value of an instant query now, if any.
+fn query(port: u16, promql: &str) -> Option<f64> {
+    query_result(port, promql, None)?[0]["value"][1]
+        .as_str()?
+        .parse()
+        .ok()
 }
 
 #[test]
@@ -105,6 +114,16 @@ fn prometheus_scrapes_the_run_totals() {
             .expect("start prometheus"),
     );
 
+    // Wait until Prometheus serves queries, so it scrapes the run from its start.
+    let ready_deadline = Instant::now() + Duration::from_secs(60);
+    while query_result(prom_port, "up", None).is_none() {
+        assert!(
+            Instant::now() < ready_deadline,
+            "Prometheus did not start on port {prom_port}"
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+
     let summary_path = tmp.path().join("summary.json");
     let status = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
         .args([
@@ -116,7 +135,7 @@ fn prometheus_scrapes_the_run_totals() {
             "--io",
             "hybrid",
             "--metrics-linger",
-            "5",
+            "10",
         ])
         .arg("--dump")
         .arg(&dump)
@@ -130,6 +149,13 @@ fn prometheus_scrapes_the_run_totals() {
         .status()
         .expect("run bal-replay");
     assert!(status.success());
+    // The run lingered 10 s after replaying, scraped every second: just before it exited, its final
+    // values were live with several samples in any 1-minute window.
+    let live_at = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        - 0.5;
     let summary: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&summary_path).unwrap()).unwrap();
     let expect = |key: &str| summary[key].as_f64().unwrap();
@@ -158,6 +184,7 @@ fn prometheus_scrapes_the_run_totals() {
         };
         assert_eq!(got, expected, "{metric}");
     }
+    check_dashboard(prom_port, "replay.json", live_at);
     // Histograms and gauges arrived too.
     assert!(
         query(
@@ -173,4 +200,31 @@ fn prometheus_scrapes_the_run_totals() {
         )
         .is_some_and(|b| b > 1e6)
     );
+}
+
+/// Every PromQL expression of every panel of the replay dashboard returns data for the run.
+fn check_dashboard(prom_port: u16, dashboard: &str, live_at: f64) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docker/grafana/dashboards")
+        .join(dashboard);
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut exprs = 0;
+    for panel in json["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            let result = query_result(prom_port, expr, Some(live_at)).unwrap_or_else(|| {
+                panic!(
+                    "{dashboard}: panel {:?}: query {expr} failed",
+                    panel["title"]
+                )
+            });
+            assert!(
+                result.as_array().is_some_and(|r| !r.is_empty()),
+                "{dashboard}: panel {:?}: {expr} returned no data",
+                panel["title"]
+            );
+            exprs += 1;
+        }
+    }
+    assert!(exprs >= 12, "{dashboard}: only {exprs} expressions");
 }
