@@ -129,6 +129,9 @@ enum Command {
         /// Skip the sequential and in-memory baselines.
         #[arg(long)]
         no_baselines: bool,
+        /// Runs per configuration; the median by throughput is reported with the spread.
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
         /// Write the result as JSON.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -207,6 +210,7 @@ fn main() -> eyre::Result<()> {
             drop_caches,
             direct_io,
             no_baselines,
+            repeat,
             json,
         } => {
             let matrix = BenchMatrix {
@@ -220,6 +224,7 @@ fn main() -> eyre::Result<()> {
                 sequential: !no_baselines,
                 in_memory: !no_baselines,
                 block_cache_bytes: RocksOptions::default().block_cache_bytes,
+                repeat,
             };
             bench(dump, state, matrix, json)
         }
@@ -384,7 +389,7 @@ fn bench(
         } else {
             0
         };
-    let bar = ProgressBar::new((per_batch * matrix.batches.len()) as u64);
+    let bar = ProgressBar::new((per_batch * matrix.batches.len() * matrix.repeat.max(1)) as u64);
     bar.set_style(
         ProgressStyle::with_template(
             "{spinner} bench [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
@@ -434,6 +439,7 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         sequential: true,
         in_memory: true,
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        repeat: 1,
     };
     bench(dump, state, matrix, None)
 }

@@ -48,6 +48,9 @@ pub enum BenchError {
     /// The dump could not be read.
     #[error(transparent)]
     Dump(#[from] bal_replay_dump::DumpError),
+    /// An in-memory run was asked for without loading the state into memory.
+    #[error("an in-memory run needs the state loaded into memory (BenchMatrix::in_memory)")]
+    NoInMemoryState,
     /// Writing the JSON result failed.
     #[error("writing {path}: {source}")]
     Io {
@@ -81,6 +84,9 @@ pub struct BenchMatrix {
     pub in_memory: bool,
     /// RocksDB block cache per run, bytes.
     pub block_cache_bytes: usize,
+    /// Runs of each configuration; the median by throughput is reported, with the spread. On a
+    /// shared machine one run can be off by tens of percent.
+    pub repeat: usize,
 }
 
 /// Where a run's state lived.
@@ -138,6 +144,19 @@ pub struct RunResult {
     pub tx_p50_us: u64,
     /// 99th percentile.
     pub tx_p99_us: u64,
+    /// How many runs of this configuration were made (this one is the median by throughput).
+    #[serde(default = "one")]
+    pub repeats: usize,
+    /// Lowest and highest throughput over the repeats, Mgas/s.
+    #[serde(default)]
+    pub mgas_per_s_min: f64,
+    /// Highest.
+    #[serde(default)]
+    pub mgas_per_s_max: f64,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl RunResult {
@@ -185,6 +204,9 @@ impl RunResult {
             read_p99_us: r.cache.latency.quantile_us(0.99),
             tx_p50_us: q(0.5),
             tx_p99_us: q(0.99),
+            repeats: 1,
+            mgas_per_s_min: r.mgas_per_s(),
+            mgas_per_s_max: r.mgas_per_s(),
         }
     }
 
@@ -303,7 +325,7 @@ pub fn run_bench(
                        threads: usize,
                        batch: usize,
                        store: StoreKind|
-     -> Result<(), BenchError> {
+     -> Result<RunResult, BenchError> {
         let options = ReplayOptions {
             mode,
             threads,
@@ -330,9 +352,10 @@ pub fn run_bench(
                 (report, matrix.drop_caches)
             }
             StoreKind::Memory => {
-                let contents = in_memory_contents
-                    .as_ref()
-                    .expect("in-memory runs only when loaded");
+                // In-memory runs are only scheduled when the contents were loaded.
+                let Some(contents) = in_memory_contents.as_ref() else {
+                    return Err(BenchError::NoInMemoryState);
+                };
                 let store = MemStore::from_contents(contents)?;
                 (
                     replay(config, &dump, &store, &options, |_| {}).map_err(run_err)?,
@@ -342,51 +365,70 @@ pub fn run_bench(
         };
         let result = RunResult::from_report(mode, design, threads, batch, store, cold, &report);
         on_run(&result);
-        runs.push(result);
-        Ok(())
+        Ok(result)
     };
 
+    // Every configuration, in table order.
+    let mut configs: Vec<(ExecMode, IoDesign, usize, usize, StoreKind)> = Vec::new();
     for &batch in &matrix.batches {
         if matrix.sequential {
-            run_one(
+            configs.push((
                 ExecMode::Sequential,
                 IoDesign::Parallel,
                 1,
                 batch,
                 StoreKind::Rocksdb,
-            )?;
+            ));
             if matrix.in_memory {
-                run_one(
+                configs.push((
                     ExecMode::Sequential,
                     IoDesign::Parallel,
                     1,
                     batch,
                     StoreKind::Memory,
-                )?;
+                ));
             }
         }
         for &design in &matrix.designs {
             for &threads in &matrix.threads {
-                run_one(
+                configs.push((
                     ExecMode::Parallel,
                     design,
                     threads,
                     batch,
                     StoreKind::Rocksdb,
-                )?;
+                ));
             }
         }
         if matrix.in_memory {
             for &threads in &matrix.threads {
-                run_one(
+                configs.push((
                     ExecMode::Parallel,
                     IoDesign::Parallel,
                     threads,
                     batch,
                     StoreKind::Memory,
-                )?;
+                ));
             }
         }
+    }
+    // Repeats go round the whole matrix, so a noisy minute on a shared machine touches every
+    // configuration alike instead of all repeats of one.
+    let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); configs.len()];
+    for _ in 0..matrix.repeat.max(1) {
+        for (i, &(mode, design, threads, batch, store)) in configs.iter().enumerate() {
+            results[i].push(run_one(mode, design, threads, batch, store)?);
+        }
+    }
+    for mut group in results {
+        group.sort_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+        let repeats = group.len();
+        let (min, max) = (group[0].mgas_per_s, group[repeats - 1].mgas_per_s);
+        let mut median = group.swap_remove(repeats / 2);
+        median.repeats = repeats;
+        median.mgas_per_s_min = min;
+        median.mgas_per_s_max = max;
+        runs.push(median);
     }
     if work.exists() {
         std::fs::remove_dir_all(&work).map_err(|source| BenchError::Io {

@@ -1,0 +1,477 @@
+//! The copy: partitions of each source table, taken by workers, written to RocksDB in WAL-less
+//! batches, with per-partition progress recorded only once the data before it is flushed.
+
+use std::{
+    borrow::Cow,
+    path::Path,
+    sync::{
+        Mutex,
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use alloy_primitives::KECCAK256_EMPTY as KECCAK_EMPTY;
+use alloy_primitives::hex;
+use bal_replay_state::{AccountFlat, KeyScheme, RocksOptions, RocksStore, StateError};
+use rocksdb::{WriteBatch, WriteOptions};
+
+use crate::{
+    MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary,
+    source::{
+        Layout, RethDb, TableKind, decode_account, decode_bytecode, decode_storage, trimmed_value,
+    },
+};
+
+/// Key space partitions per table, by the key's first byte. Fixed (not derived from the thread
+/// count) so that a resumed run finds the same partitions whatever `--threads` it is given.
+pub const PARTITIONS: usize = 16;
+
+/// Destination meta keys written by the migration.
+pub mod meta {
+    /// `incomplete` while a migration runs or after it stopped; `complete` once it finished.
+    pub const STATUS: &[u8] = b"migrate.status";
+    /// The source layout (`v1` / `v2`), so a resume cannot mix two sources.
+    pub const LAYOUT: &[u8] = b"migrate.layout";
+    /// The source's Execution stage height, recorded up front; `applied_block` is only set at the
+    /// end, so an incomplete destination cannot be replayed over.
+    pub const SOURCE_HEIGHT: &[u8] = b"migrate.source_height";
+    /// Status values.
+    pub const INCOMPLETE: &[u8] = b"incomplete";
+    /// Status values.
+    pub const COMPLETE: &[u8] = b"complete";
+    /// Value of a finished partition's progress key.
+    pub const DONE: &[u8] = b"done";
+
+    /// Progress key of one partition: value is [`DONE`] or the last source key copied (for
+    /// storage, key ++ sub-key).
+    pub fn progress_key(table: super::TableKind, partition: usize) -> Vec<u8> {
+        format!("migrate.progress.{}.{partition:02}", table.name()).into_bytes()
+    }
+}
+
+/// The first key byte of partition `p` (inclusive), and of the next one (exclusive; `None` for the
+/// last partition).
+fn partition_bounds(p: usize) -> (u8, Option<u8>) {
+    let width = 256 / PARTITIONS;
+    let lo = (p * width) as u8;
+    let hi = (p + 1 < PARTITIONS).then(|| ((p + 1) * width) as u8);
+    (lo, hi)
+}
+
+/// The scheme the destination uses for a source layout.
+pub fn key_scheme(layout: Layout) -> KeyScheme {
+    match layout {
+        Layout::V1 => KeyScheme::Plain,
+        Layout::V2 => KeyScheme::Hashed,
+    }
+}
+
+/// A flat-state key and value.
+pub(crate) type FlatEntry = (Vec<u8>, Vec<u8>);
+
+/// A source entry as MDBX hands it out (borrowed from the map in a read transaction).
+type SourceEntry<'txn> = (Cow<'txn, [u8]>, Cow<'txn, [u8]>);
+
+/// Converts one source entry to its flat-state key and value; `None` for entries the flat state
+/// does not store (zero slots).
+pub(crate) fn convert(
+    layout: Layout,
+    kind: TableKind,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Option<FlatEntry>, MigrateError> {
+    let table = layout.table(kind);
+    let bad_key = |expected: usize| MigrateError::Decode {
+        table,
+        key: hex::encode_prefixed(key),
+        reason: format!("key of {} bytes, expected {expected}", key.len()),
+    };
+    match kind {
+        TableKind::Accounts => {
+            if key.len() != layout.account_key_len() {
+                return Err(bad_key(layout.account_key_len()));
+            }
+            let account = decode_account(table, key, value)?;
+            let flat = AccountFlat {
+                nonce: account.nonce,
+                balance: account.balance,
+                code_hash: account.bytecode_hash.unwrap_or(KECCAK_EMPTY),
+            };
+            Ok(Some((key.to_vec(), flat.to_bytes().to_vec())))
+        }
+        TableKind::Storage => {
+            if key.len() != layout.account_key_len() {
+                return Err(bad_key(layout.account_key_len()));
+            }
+            let entry = decode_storage(table, key, value)?;
+            Ok(trimmed_value(entry.value).map(|v| {
+                let mut k = Vec::with_capacity(key.len() + 32);
+                k.extend_from_slice(key);
+                k.extend_from_slice(entry.key.as_slice());
+                (k, v)
+            }))
+        }
+        TableKind::Bytecodes => {
+            if key.len() != 32 {
+                return Err(bad_key(32));
+            }
+            let code = decode_bytecode(table, key, value)?;
+            Ok(Some((key.to_vec(), code.original_bytes().to_vec())))
+        }
+    }
+}
+
+/// Opens or creates the destination. A fresh one is created and marked incomplete; an existing
+/// one is only accepted with `resume`, and only if it came from a source of the same layout.
+pub(crate) fn open_destination(
+    dst: &Path,
+    layout: Layout,
+    height: u64,
+    resume: bool,
+) -> Result<(RocksStore, bool), MigrateError> {
+    let opts = RocksOptions {
+        write_without_wal: true,
+        ..RocksOptions::default()
+    };
+    let non_empty = std::fs::read_dir(dst)
+        .map(|mut d| d.next().is_some())
+        .unwrap_or(false);
+    if non_empty {
+        if !resume {
+            return Err(MigrateError::DestinationNotEmpty {
+                path: dst.to_path_buf(),
+            });
+        }
+        let store = RocksStore::open(dst, &opts).map_err(|e| MigrateError::state(dst, e))?;
+        let status = store
+            .meta(meta::STATUS)
+            .map_err(|e| MigrateError::state(dst, e))?;
+        let recorded = store
+            .meta(meta::LAYOUT)
+            .map_err(|e| MigrateError::state(dst, e))?;
+        if status.is_none() || recorded.as_deref() != Some(layout.name().as_bytes()) {
+            return Err(MigrateError::ResumeMismatch {
+                path: dst.to_path_buf(),
+                reason: format!(
+                    "it holds {} (the source is {})",
+                    recorded
+                        .map(|r| String::from_utf8_lossy(&r).into_owned())
+                        .unwrap_or_else(|| "no migration".into()),
+                    layout.name()
+                ),
+            });
+        }
+        store
+            .ensure_key_scheme(key_scheme(layout))
+            .map_err(|e| MigrateError::state(dst, e))?;
+        let recorded_height = store
+            .meta(meta::SOURCE_HEIGHT)
+            .map_err(|e| MigrateError::state(dst, e))?;
+        if recorded_height.as_deref() != Some(&height.to_be_bytes()[..]) {
+            return Err(MigrateError::ResumeMismatch {
+                path: dst.to_path_buf(),
+                reason: "the source has moved to another height since the first run".into(),
+            });
+        }
+        let complete = status.as_deref() == Some(meta::COMPLETE);
+        return Ok((store, complete));
+    }
+    let store = RocksStore::create(dst, key_scheme(layout), &opts).map_err(|e| match e {
+        StateError::NotEmpty { path } => MigrateError::DestinationNotEmpty { path },
+        e => MigrateError::state(dst, e),
+    })?;
+    // Marked before any data goes in, durably: whatever happens next, the destination says what it is.
+    for (k, v) in [
+        (meta::STATUS, meta::INCOMPLETE.to_vec()),
+        (meta::LAYOUT, layout.name().as_bytes().to_vec()),
+        (meta::SOURCE_HEIGHT, height.to_be_bytes().to_vec()),
+    ] {
+        store
+            .put_meta(k, &v)
+            .map_err(|e| MigrateError::state(dst, e))?;
+    }
+    Ok((store, false))
+}
+
+/// Shared state of one run.
+pub(crate) struct Run<'a> {
+    pub src: &'a RethDb,
+    pub store: &'a RocksStore,
+    pub opts: &'a MigrateOptions,
+    pub progress: &'a dyn Progress,
+    pub stop: AtomicBool,
+    pub written: AtomicU64,
+    pub counts: [AtomicU64; 3],
+    pub bytes: [AtomicU64; 3],
+    pub first_error: Mutex<Option<MigrateError>>,
+    /// Serializes flush + progress writes: one flush covers every worker's data so far.
+    pub flush_lock: Mutex<()>,
+}
+
+fn kind_index(kind: TableKind) -> usize {
+    match kind {
+        TableKind::Accounts => 0,
+        TableKind::Storage => 1,
+        TableKind::Bytecodes => 2,
+    }
+}
+
+impl Run<'_> {
+    fn dst_err(&self, e: StateError) -> MigrateError {
+        MigrateError::state(self.store.path(), e)
+    }
+
+    fn progress_of(&self, kind: TableKind, p: usize) -> Result<Option<Vec<u8>>, MigrateError> {
+        self.store
+            .meta(&meta::progress_key(kind, p))
+            .map_err(|e| self.dst_err(e))
+    }
+
+    /// Makes everything written so far durable, then records `progress` for the partition. The
+    /// order is the whole resume guarantee: progress never runs ahead of flushed data.
+    fn checkpoint(&self, kind: TableKind, p: usize, progress: &[u8]) -> Result<(), MigrateError> {
+        let _guard = self.flush_lock.lock().unwrap_or_else(|e| e.into_inner());
+        self.store.flush().map_err(|e| self.dst_err(e))?;
+        self.store
+            .put_meta(&meta::progress_key(kind, p), progress)
+            .map_err(|e| self.dst_err(e))
+    }
+
+    fn write(&self, kind: TableKind, batch: WriteBatch) -> Result<(), MigrateError> {
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(true);
+        self.store
+            .raw_db()
+            .write_opt(batch, &wo)
+            .map_err(|source| MigrateError::Write {
+                table: kind.dst_cf(),
+                source,
+            })
+    }
+
+    /// Runs the work items (table x partition) on `threads` workers.
+    pub fn run_all(&self, kinds: &[TableKind]) -> Result<(), MigrateError> {
+        let items: Vec<(TableKind, usize)> = kinds
+            .iter()
+            .flat_map(|k| (0..PARTITIONS).map(move |p| (*k, p)))
+            .collect();
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for _ in 0..self.opts.threads.max(1) {
+                s.spawn(|| {
+                    while !self.stop.load(Ordering::Relaxed) {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(&(kind, p)) = items.get(i) else {
+                            break;
+                        };
+                        if let Err(e) = self.copy_partition(kind, p) {
+                            self.stop.store(true, Ordering::Relaxed);
+                            let mut first =
+                                self.first_error.lock().unwrap_or_else(|e| e.into_inner());
+                            first.get_or_insert(e);
+                        }
+                    }
+                });
+            }
+        });
+        match self
+            .first_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn copy_partition(&self, kind: TableKind, p: usize) -> Result<(), MigrateError> {
+        let resume_from = match self.progress_of(kind, p)? {
+            Some(v) if v == meta::DONE => return Ok(()),
+            other => other,
+        };
+        let layout = self.src.layout();
+        let table_name = layout.table(kind);
+        let dup = kind == TableKind::Storage;
+        let key_len = if kind == TableKind::Bytecodes {
+            32
+        } else {
+            layout.account_key_len()
+        };
+        let (lo, hi) = partition_bounds(p);
+        let txn = self.src.begin_read()?;
+        let table = self.src.open_table(&txn, table_name)?;
+        let mut cursor = txn.cursor(&table).map_err(|source| MigrateError::Mdbx {
+            table: table_name,
+            source,
+        })?;
+        let mdbx = |source| MigrateError::Mdbx {
+            table: table_name,
+            source,
+        };
+
+        // Position: after the last entry a previous run made durable, or at the partition start.
+        let mut current: Option<SourceEntry<'_>> = match &resume_from {
+            None => cursor.set_range(&[lo]).map_err(mdbx)?,
+            Some(last) => {
+                let (k, sub) = last.split_at(key_len.min(last.len()));
+                let mut cur: Option<SourceEntry<'_>> = cursor.set_range(k).map_err(mdbx)?;
+                // Skip every entry at or before the recorded one (for storage: same key, sub-key <=).
+                while let Some((ck, cv)) = &cur {
+                    let at_or_before = if dup {
+                        ck.as_ref() == k && cv.get(..32).is_some_and(|s| s <= sub)
+                    } else {
+                        ck.as_ref() == k
+                    };
+                    if !at_or_before {
+                        break;
+                    }
+                    cur = cursor.next().map_err(mdbx)?;
+                }
+                cur
+            }
+        };
+
+        let cf_handle =
+            self.store
+                .raw_db()
+                .cf_handle(kind.dst_cf())
+                .ok_or(MigrateError::State {
+                    path: self.store.path().to_path_buf(),
+                    source: StateError::MissingColumnFamily {
+                        name: kind.dst_cf(),
+                    },
+                })?;
+        let mut batch = WriteBatch::default();
+        let (mut in_batch, mut since_checkpoint, mut batch_bytes) = (0usize, 0usize, 0u64);
+        let mut last_key: Vec<u8> = Vec::new();
+        let k_idx = kind_index(kind);
+        let flush_batch =
+            |batch: &mut WriteBatch, n: usize, bytes: u64| -> Result<(), MigrateError> {
+                self.write(kind, std::mem::take(batch))?;
+                self.counts[k_idx].fetch_add(n as u64, Ordering::Relaxed);
+                self.bytes[k_idx].fetch_add(bytes, Ordering::Relaxed);
+                self.progress.entries(kind, n as u64, bytes);
+                let total = self.written.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+                if self.opts.stop_after.is_some_and(|limit| total >= limit) {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return Err(MigrateError::Interrupted);
+                }
+                Ok(())
+            };
+
+        while let Some((k, v)) = current {
+            if hi.is_some_and(|hi| k.first().is_some_and(|b| *b >= hi)) {
+                break;
+            }
+            if let Some((dk, dv)) = convert(layout, kind, &k, &v)? {
+                batch_bytes += (dk.len() + dv.len()) as u64;
+                batch.put_cf(cf_handle, dk, dv);
+            }
+            last_key.clear();
+            last_key.extend_from_slice(&k);
+            if dup {
+                last_key.extend_from_slice(&v[..32.min(v.len())]);
+            }
+            in_batch += 1;
+            if in_batch >= self.opts.batch_entries {
+                flush_batch(&mut batch, in_batch, batch_bytes)?;
+                since_checkpoint += in_batch;
+                in_batch = 0;
+                batch_bytes = 0;
+                if since_checkpoint >= self.opts.checkpoint_entries {
+                    self.checkpoint(kind, p, &last_key)?;
+                    since_checkpoint = 0;
+                }
+                if self.stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+            }
+            current = cursor.next().map_err(mdbx)?;
+        }
+        if in_batch > 0 {
+            flush_batch(&mut batch, in_batch, batch_bytes)?;
+        }
+        self.checkpoint(kind, p, meta::DONE)
+    }
+}
+
+/// Copies everything, then marks the destination complete with the source height as its applied
+/// block, flushes and compacts.
+pub(crate) fn migrate_into(
+    src: &RethDb,
+    store: &RocksStore,
+    height: u64,
+    opts: &MigrateOptions,
+    progress: &dyn Progress,
+) -> Result<MigrateSummary, MigrateError> {
+    let started = Instant::now();
+    let run = Run {
+        src,
+        store,
+        opts,
+        progress,
+        stop: AtomicBool::new(false),
+        written: AtomicU64::new(0),
+        counts: Default::default(),
+        bytes: Default::default(),
+        first_error: Mutex::new(None),
+        flush_lock: Mutex::new(()),
+    };
+    for kind in TableKind::ALL {
+        progress.table_started(kind, src.entries(src.layout().table(kind))?);
+    }
+    // All tables at once: a worker that finishes accounts goes on with storage partitions, so the
+    // few large storage partitions do not leave threads idle at a table boundary.
+    let result = run.run_all(&TableKind::ALL);
+    for kind in TableKind::ALL {
+        progress.table_finished(kind);
+    }
+    result?;
+    store
+        .flush()
+        .map_err(|e| MigrateError::state(store.path(), e))?;
+    store
+        .set_applied_block(height)
+        .map_err(|e| MigrateError::state(store.path(), e))?;
+    store
+        .put_meta(meta::STATUS, meta::COMPLETE)
+        .map_err(|e| MigrateError::state(store.path(), e))?;
+    store
+        .compact()
+        .map_err(|e| MigrateError::state(store.path(), e))?;
+    let elapsed = started.elapsed();
+    tracing::debug!(
+        layout = src.layout().name(),
+        height,
+        ?elapsed,
+        "migration complete"
+    );
+    let tables = TableKind::ALL
+        .iter()
+        .map(|k| TableSummary {
+            table: *k,
+            entries: run.counts[kind_index(*k)].load(Ordering::Relaxed),
+            bytes: run.bytes[kind_index(*k)].load(Ordering::Relaxed),
+        })
+        .collect();
+    Ok(MigrateSummary {
+        layout: src.layout(),
+        height,
+        tables,
+        elapsed,
+        already_complete: false,
+    })
+}
+
+/// A summary for a destination that an earlier run already finished.
+pub(crate) fn already_complete(src: &RethDb, height: u64) -> MigrateSummary {
+    MigrateSummary {
+        layout: src.layout(),
+        height,
+        tables: Vec::new(),
+        elapsed: Duration::ZERO,
+        already_complete: true,
+    }
+}

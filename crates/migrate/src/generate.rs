@@ -1,0 +1,245 @@
+//! A synthetic reth database: the same table names, flags, key encodings and `Compact` values as
+//! reth v2.5.1 writes, at any size, for benchmarks and for what the small fixtures lack.
+//!
+//! The content is a pure function of the options (no randomness beyond keccak of counters), so two
+//! generated sources with the same options are identical.
+
+use std::path::{Path, PathBuf};
+
+use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use libmdbx::{
+    Database, DatabaseOptions, Mode, NoWriteMap, RW, ReadWriteOptions, SyncMode, Table, TableFlags,
+    Transaction, WriteFlags,
+};
+use reth_codecs::Compact;
+use reth_primitives_traits::{Account, Bytecode, StorageEntry};
+
+use crate::{
+    MigrateError,
+    source::{Layout, table},
+};
+
+/// What to generate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenerateOptions {
+    /// Layout (and so table set and key hashing).
+    pub layout: Layout,
+    /// Total state entries (accounts + slots + codes), approximately: a quarter are accounts, one
+    /// in sixteen of them a contract, the rest slots spread evenly over the contracts.
+    pub entries: u64,
+    /// The Execution stage checkpoint to record.
+    pub height: u64,
+}
+
+/// What was generated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GenerateSummary {
+    /// The `db` directory written.
+    pub db: PathBuf,
+    /// Accounts written.
+    pub accounts: u64,
+    /// Slots written.
+    pub slots: u64,
+    /// Codes written.
+    pub codes: u64,
+}
+
+/// Distinct contract codes (contracts share them, as on mainnet).
+const MAX_CODES: u64 = 64;
+/// Entries per write transaction: bounds the dirty pages a transaction holds.
+const ENTRIES_PER_TXN: u64 = 200_000;
+
+/// The address of account `i`.
+pub fn generated_address(i: u64) -> Address {
+    Address::from_word(keccak256(i.to_be_bytes()))
+}
+
+fn code_of(k: u64) -> Bytes {
+    // PUSH1 k, PUSH1 0, SSTORE, then k+1 JUMPDESTs (so codes differ in length too), STOP.
+    let mut code = vec![0x60, k as u8, 0x60, 0x00, 0x55];
+    code.extend(std::iter::repeat_n(0x5b, k as usize + 1));
+    code.push(0x00);
+    Bytes::from(code)
+}
+
+/// A SCALE-encoded byte vector (reth's encoding of `Metadata` values).
+fn scale_bytes(payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut out = if len < 64 {
+        vec![(len as u8) << 2]
+    } else {
+        // Two-byte mode (up to 2^14 bytes), which is all a settings value needs.
+        (((len as u16) << 2) | 0b01).to_le_bytes().to_vec()
+    };
+    out.extend_from_slice(payload);
+    out
+}
+
+struct Writer<'db> {
+    db: &'db Database<NoWriteMap>,
+    txn: Option<Transaction<'db, RW, NoWriteMap>>,
+    in_txn: u64,
+}
+
+impl<'db> Writer<'db> {
+    fn put(&mut self, name: &'static str, key: &[u8], value: &[u8]) -> Result<(), MigrateError> {
+        let mdbx = |source| MigrateError::Mdbx {
+            table: name,
+            source,
+        };
+        let txn = match self.txn.take() {
+            Some(txn) => txn,
+            None => self.db.begin_rw_txn().map_err(mdbx)?,
+        };
+        let t: Table<'_> = txn.open_table(Some(name)).map_err(mdbx)?;
+        txn.put(&t, key, value, WriteFlags::empty()).map_err(mdbx)?;
+        self.txn = Some(txn);
+        self.in_txn += 1;
+        if self.in_txn >= ENTRIES_PER_TXN {
+            self.commit()?;
+        }
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<(), MigrateError> {
+        if let Some(txn) = self.txn.take() {
+            txn.commit()
+                .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+        }
+        self.in_txn = 0;
+        Ok(())
+    }
+}
+
+/// Writes a reth-layout database into `datadir/db`, which must not exist yet.
+pub fn generate_source(
+    datadir: &Path,
+    opts: &GenerateOptions,
+) -> Result<GenerateSummary, MigrateError> {
+    let db_dir = datadir.join("db");
+    if db_dir.exists() {
+        return Err(MigrateError::DestinationNotEmpty { path: db_dir });
+    }
+    std::fs::create_dir_all(&db_dir).map_err(|e| MigrateError::NotMdbx {
+        path: db_dir.clone(),
+        reason: e.to_string(),
+    })?;
+    let db = Database::<NoWriteMap>::open_with_options(
+        &db_dir,
+        DatabaseOptions {
+            max_tables: Some(64),
+            mode: Mode::ReadWrite(ReadWriteOptions {
+                // A generated file is thrown away on a crash; durability would only slow it down.
+                sync_mode: SyncMode::UtterlyNoSync,
+                max_size: Some(1 << 40),
+                growth_step: Some(1 << 28),
+                ..ReadWriteOptions::default()
+            }),
+            ..DatabaseOptions::default()
+        },
+    )
+    .map_err(|source| MigrateError::Open {
+        path: db_dir.clone(),
+        source,
+    })?;
+    {
+        let txn = db
+            .begin_rw_txn()
+            .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+        for (name, flags) in [
+            (table::PLAIN_ACCOUNT_STATE, TableFlags::empty()),
+            (table::PLAIN_STORAGE_STATE, TableFlags::DUP_SORT),
+            (table::HASHED_ACCOUNTS, TableFlags::empty()),
+            (table::HASHED_STORAGES, TableFlags::DUP_SORT),
+            (table::BYTECODES, TableFlags::empty()),
+            (table::METADATA, TableFlags::empty()),
+            (table::STAGE_CHECKPOINTS, TableFlags::empty()),
+        ] {
+            txn.create_table(Some(name), flags)
+                .map_err(|source| MigrateError::Mdbx {
+                    table: name,
+                    source,
+                })?;
+        }
+        txn.commit()
+            .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+    }
+    let mut w = Writer {
+        db: &db,
+        txn: None,
+        in_txn: 0,
+    };
+    let v2 = opts.layout == Layout::V2;
+    let settings = format!("{{\"storage_v2\":{v2}}}");
+    w.put(
+        table::METADATA,
+        b"storage_settings",
+        &scale_bytes(settings.as_bytes()),
+    )?;
+    let mut checkpoint = Vec::new();
+    let len = opts.height.to_compact(&mut checkpoint);
+    checkpoint.insert(0, len as u8);
+    w.put(table::STAGE_CHECKPOINTS, b"Execution", &checkpoint)?;
+
+    let accounts = (opts.entries / 4).max(1);
+    let contracts = (accounts / 16).max(1);
+    let codes = contracts.min(MAX_CODES);
+    let slots = opts.entries.saturating_sub(accounts + codes);
+    let (acc_table, st_table) = (
+        opts.layout.table(crate::TableKind::Accounts),
+        opts.layout.table(crate::TableKind::Storage),
+    );
+    let account_key = |a: Address| -> Vec<u8> {
+        if v2 {
+            keccak256(a).to_vec()
+        } else {
+            a.to_vec()
+        }
+    };
+    let mut code_hashes = Vec::with_capacity(codes as usize);
+    let mut buf = Vec::with_capacity(256);
+    for k in 0..codes {
+        let code = Bytecode::new_raw(code_of(k));
+        let hash = keccak256(code.original_bytes());
+        buf.clear();
+        code.to_compact(&mut buf);
+        w.put(table::BYTECODES, hash.as_slice(), &buf)?;
+        code_hashes.push(hash);
+    }
+    for i in 0..accounts {
+        // Accounts 0, 16, 32, ... are the contracts.
+        let is_contract = i % 16 == 0 && i / 16 < contracts;
+        let account = Account {
+            nonce: if is_contract { 1 } else { i % 1000 },
+            balance: U256::from(i) * U256::from(1_000_000_007u64),
+            bytecode_hash: is_contract.then(|| code_hashes[((i / 16) % codes) as usize]),
+        };
+        buf.clear();
+        account.to_compact(&mut buf);
+        w.put(acc_table, &account_key(generated_address(i)), &buf)?;
+    }
+    let per_contract = slots / contracts;
+    let extra = slots % contracts;
+    for c in 0..contracts {
+        let key = account_key(generated_address(c * 16));
+        let n = per_contract + u64::from(c < extra);
+        for s in 0..n {
+            let slot = B256::from(U256::from(s));
+            let entry = StorageEntry {
+                key: if v2 { keccak256(slot) } else { slot },
+                // Never zero: reth does not store zero slots.
+                value: U256::from(s + 1) * U256::from(c + 1),
+            };
+            buf.clear();
+            entry.to_compact(&mut buf);
+            w.put(st_table, &key, &buf)?;
+        }
+    }
+    w.commit()?;
+    Ok(GenerateSummary {
+        db: db_dir,
+        accounts,
+        slots,
+        codes,
+    })
+}

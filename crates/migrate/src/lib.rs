@@ -1,0 +1,307 @@
+//! reth's MDBX state, copied into the RocksDB flat state (`bal-replay-state`).
+//!
+//! A synced reth v2.5.1 node keeps its latest state in MDBX tables, in one of two layouts, recorded
+//! as `StorageSettings` (`{"storage_v2": bool}`) in its `Metadata` table:
+//!
+//! | layout | accounts | storage (DupSort) | flat state scheme |
+//! |---|---|---|---|
+//! | v1 (legacy) | `PlainAccountState`: address -> `Account` | `PlainStorageState`: address -> slot ++ value | [`KeyScheme::Plain`] |
+//! | v2 (default) | `HashedAccounts`: keccak(address) -> `Account` | `HashedStorages`: keccak(address) -> keccak(slot) ++ value | [`KeyScheme::Hashed`] |
+//!
+//! `Bytecodes` (code hash -> `Bytecode`) exists in both. Values are reth's `Compact` encodings,
+//! decoded by reth's own implementations (`reth-primitives-traits`), never by ours. The state's
+//! height is the `Execution` stage checkpoint (`StageCheckpoints`); it becomes the flat state's
+//! applied block. A v2 source gives a hashed flat state: its keys are copied as they are, since the
+//! addresses and slots behind them are not in the source at all.
+//!
+//! # What a migration guarantees
+//!
+//! - **Incomplete is visible.** The destination is marked `migrate.status = incomplete` (meta column
+//!   family) before any data goes in, and gets its `applied_block` only when everything is copied,
+//!   so a half-copied state can never be replayed over (the engine requires an applied height).
+//! - **Resumable after any crash.** Each table is split into [`PARTITIONS`] key ranges. Data goes
+//!   into RocksDB without the write-ahead log (bulk loading); a partition's progress (the last source
+//!   key copied) is written only after a flush has made that data durable. After `kill -9`, a run
+//!   with [`MigrateOptions::resume`] re-copies from each partition's last durable key; copying is
+//!   idempotent (puts of the same values), so the result is identical to an uninterrupted run.
+//! - **A non-empty destination is never mixed into** unless resuming a migration of the same
+//!   layout and height.
+//!
+//! Partitions are taken by [`MigrateOptions::threads`] workers, each with its own MDBX read
+//! transaction (MDBX readers are per-transaction snapshots; sharing one across threads serializes
+//! them).
+//!
+//! ```no_run
+//! use bal_replay_migrate::{MigrateOptions, NoProgress, migrate};
+//! let summary = migrate("/data/reth", "/data/flat", &MigrateOptions::default(), &NoProgress)?;
+//! println!("{} entries at block {}", summary.entries(), summary.height);
+//! # Ok::<(), bal_replay_migrate::MigrateError>(())
+//! ```
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod copy;
+mod generate;
+pub mod source;
+mod verify;
+
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
+
+use bal_replay_state::{RocksOptions, RocksStore, StateError};
+
+pub use copy::{PARTITIONS, key_scheme, meta};
+pub use generate::{GenerateOptions, GenerateSummary, generate_source, generated_address};
+pub use source::{Layout, RethDb, TableKind};
+pub use verify::{Mismatch, TableCounts, VerifyReport};
+
+/// Why a migration failed. Each names the table (and key) it was at where there is one.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// The source path does not exist or is not a directory.
+    #[error("source {} does not exist or is not a directory", path.display())]
+    SourceMissing {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The source is not an MDBX database MDBX can open.
+    #[error("source {} is not a readable MDBX database: {reason}", path.display())]
+    NotMdbx {
+        /// The path tried.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// MDBX refused to open the source (busy, permissions, ...).
+    #[error(
+        "cannot open the MDBX database at {} read-only: {source} (where its mdbx.lck is not \
+         writable, MDBX allows one opener at a time)",
+        path.display()
+    )]
+    Open {
+        /// The database directory.
+        path: PathBuf,
+        /// MDBX's error.
+        source: libmdbx::Error,
+    },
+    /// The source's `Metadata` does not name a layout this tool knows.
+    #[error("source {} has a state layout this tool does not know: {reason}", path.display())]
+    UnknownLayout {
+        /// The database directory.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
+    /// A table the layout needs does not exist.
+    #[error("source {} has no table {table}", path.display())]
+    MissingTable {
+        /// The table.
+        table: &'static str,
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// The stage checkpoint that gives the state's height is missing.
+    #[error("source has no {stage} stage checkpoint, so the state's height is unknown")]
+    MissingCheckpoint {
+        /// The stage.
+        stage: &'static str,
+    },
+    /// MDBX failed while reading a table.
+    #[error("failed to read table {table} from MDBX: {source}")]
+    Mdbx {
+        /// The table.
+        table: &'static str,
+        /// MDBX's error.
+        source: libmdbx::Error,
+    },
+    /// A value does not decode as the table's type.
+    #[error("table {table}, key {key}: value does not decode: {reason}")]
+    Decode {
+        /// The table.
+        table: &'static str,
+        /// The key, hex.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// The destination already holds files and `resume` was not asked for.
+    #[error(
+        "destination {} is not empty; pass --resume to finish an interrupted migration into it",
+        path.display()
+    )]
+    DestinationNotEmpty {
+        /// The destination.
+        path: PathBuf,
+    },
+    /// `resume` was asked for, but the destination is not a migration of this source.
+    #[error("cannot resume into {}: {reason}", path.display())]
+    ResumeMismatch {
+        /// The destination.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The destination store failed.
+    #[error("destination {}: {source}", path.display())]
+    State {
+        /// The destination.
+        path: PathBuf,
+        /// The store's error.
+        source: StateError,
+    },
+    /// Writing a batch into a destination column family failed (e.g. no space left).
+    #[error("failed to write to destination column family {table}: {source}")]
+    Write {
+        /// The column family.
+        table: &'static str,
+        /// RocksDB's error.
+        source: rocksdb::Error,
+    },
+    /// Reading the destination failed while verifying.
+    #[error("failed to read destination column family {table} at key {key}: {source}")]
+    Read {
+        /// The column family.
+        table: &'static str,
+        /// The key, hex.
+        key: String,
+        /// RocksDB's error.
+        source: rocksdb::Error,
+    },
+    /// The run stopped at [`MigrateOptions::stop_after`]; the destination is resumable.
+    #[error("migration interrupted on request; finish it with --resume")]
+    Interrupted,
+}
+
+impl MigrateError {
+    fn state(path: &Path, source: StateError) -> Self {
+        Self::State {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// How a migration runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigrateOptions {
+    /// Worker threads (each with its own MDBX read transaction).
+    pub threads: usize,
+    /// Continue a migration an earlier run left incomplete in the destination.
+    pub resume: bool,
+    /// Entries per RocksDB write batch.
+    pub batch_entries: usize,
+    /// Entries a worker copies between durable progress checkpoints (a flush each). Larger is
+    /// faster; smaller loses less work to a crash.
+    pub checkpoint_entries: usize,
+    /// Stop with [`MigrateError::Interrupted`] after about this many entries (tests of resume).
+    pub stop_after: Option<u64>,
+}
+
+impl Default for MigrateOptions {
+    fn default() -> Self {
+        Self {
+            threads: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            resume: false,
+            batch_entries: 16 * 1024,
+            checkpoint_entries: 4 << 20,
+            stop_after: None,
+        }
+    }
+}
+
+/// Receives progress from the workers (a progress bar in the binary). Called concurrently.
+pub trait Progress: Sync {
+    /// A table is about to be copied; `source_entries` is its size in the source.
+    fn table_started(&self, _table: TableKind, _source_entries: u64) {}
+    /// `entries` more entries (`bytes` of key and value) were written.
+    fn entries(&self, _table: TableKind, _entries: u64, _bytes: u64) {}
+    /// No more entries of `table` will be reported.
+    fn table_finished(&self, _table: TableKind) {}
+}
+
+/// A [`Progress`] that ignores everything.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoProgress;
+impl Progress for NoProgress {}
+
+/// What one table's copy wrote in this run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    /// The table.
+    pub table: TableKind,
+    /// Source entries processed (zero slots included, though not stored).
+    pub entries: u64,
+    /// Bytes of key and value written.
+    pub bytes: u64,
+}
+
+/// The result of [`migrate`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrateSummary {
+    /// Source layout.
+    pub layout: Layout,
+    /// Applied height recorded in the destination.
+    pub height: u64,
+    /// Per table, this run only (a resumed run reports what it copied itself).
+    pub tables: Vec<TableSummary>,
+    /// Wall time of the copy (compaction included).
+    pub elapsed: Duration,
+    /// The destination was already complete; nothing was copied.
+    pub already_complete: bool,
+}
+
+impl MigrateSummary {
+    /// Entries processed in this run.
+    pub fn entries(&self) -> u64 {
+        self.tables.iter().map(|t| t.entries).sum()
+    }
+    /// Bytes written in this run.
+    pub fn bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.bytes).sum()
+    }
+}
+
+/// Migrates the reth database at `src` (datadir or its `db/`) into a RocksDB flat state at `dst`.
+pub fn migrate(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    opts: &MigrateOptions,
+    progress: &dyn Progress,
+) -> Result<MigrateSummary, MigrateError> {
+    let src = RethDb::open(src)?;
+    let height = src.execution_height()?;
+    // Fail on a missing state table before touching the destination.
+    for kind in TableKind::ALL {
+        src.entries(src.layout().table(kind))?;
+    }
+    let (store, complete) =
+        copy::open_destination(dst.as_ref(), src.layout(), height, opts.resume)?;
+    if complete {
+        return Ok(copy::already_complete(&src, height));
+    }
+    copy::migrate_into(&src, &store, height, opts, progress)
+}
+
+/// Compares the destination with the source: counts per table, and every entry (or a `sample`
+/// fraction of them, chosen by key hash) value by value; also the applied height.
+pub fn verify(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    sample: f64,
+) -> Result<VerifyReport, MigrateError> {
+    let src = RethDb::open(src)?;
+    let dst = dst.as_ref();
+    let store = RocksStore::open(
+        dst,
+        &RocksOptions {
+            read_only: true,
+            ..RocksOptions::default()
+        },
+    )
+    .map_err(|e| MigrateError::state(dst, e))?;
+    store
+        .ensure_key_scheme(key_scheme(src.layout()))
+        .map_err(|e| MigrateError::state(dst, e))?;
+    verify::verify_store(&src, &store, sample)
+}

@@ -1,0 +1,460 @@
+//! The read side: reth's MDBX environment, its layout, and the decoding of its Compact values.
+//!
+//! Values are decoded by reth's own `Compact` implementations (`reth-primitives-traits` with its
+//! `reth-codec` feature), never by a decoder of ours, so a change in reth's encoding shows up as a
+//! dependency bump rather than as silently wrong state.
+
+use std::{
+    borrow::Cow,
+    panic::{AssertUnwindSafe, catch_unwind},
+    path::{Path, PathBuf},
+};
+
+use alloy_primitives::{B256, U256, hex};
+use libmdbx::{Database, DatabaseOptions, Mode, NoWriteMap, RO, Table, Transaction};
+use reth_codecs::Compact;
+use reth_primitives_traits::{Account, Bytecode, StorageEntry};
+
+use crate::MigrateError;
+
+/// reth's table names (`crates/storage/db-api/src/tables/mod.rs`).
+pub mod table {
+    /// v1: address (20) -> `Account`.
+    pub const PLAIN_ACCOUNT_STATE: &str = "PlainAccountState";
+    /// v1, DupSort: address (20) -> `StorageEntry` (slot (32) ++ Compact value).
+    pub const PLAIN_STORAGE_STATE: &str = "PlainStorageState";
+    /// v2: keccak(address) (32) -> `Account`.
+    pub const HASHED_ACCOUNTS: &str = "HashedAccounts";
+    /// v2, DupSort: keccak(address) (32) -> `StorageEntry` (keccak(slot) (32) ++ Compact value).
+    pub const HASHED_STORAGES: &str = "HashedStorages";
+    /// Both layouts: code hash (32) -> `Bytecode`.
+    pub const BYTECODES: &str = "Bytecodes";
+    /// String key -> value; `storage_settings` holds the layout.
+    pub const METADATA: &str = "Metadata";
+    /// Stage id (string) -> `StageCheckpoint`.
+    pub const STAGE_CHECKPOINTS: &str = "StageCheckpoints";
+}
+
+/// The `Metadata` key under which reth v2.5.1 records its `StorageSettings`.
+const STORAGE_SETTINGS_KEY: &[u8] = b"storage_settings";
+/// The stage whose checkpoint is the height the plain/hashed state is at.
+const EXECUTION_STAGE: &[u8] = b"Execution";
+
+/// Which of reth v2.5.1's two state layouts a database uses (`StorageSettings::storage_v2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Legacy: canonical state keyed by address and slot (`PlainAccountState`, `PlainStorageState`).
+    V1,
+    /// Default for new nodes: state keyed by keccak(address) and keccak(slot) (`HashedAccounts`,
+    /// `HashedStorages`).
+    V2,
+}
+
+impl Layout {
+    /// The name recorded in the destination's metadata (`v1` / `v2`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::V1 => "v1",
+            Self::V2 => "v2",
+        }
+    }
+
+    /// The source table of `kind` in this layout.
+    pub const fn table(self, kind: TableKind) -> &'static str {
+        match (self, kind) {
+            (Self::V1, TableKind::Accounts) => table::PLAIN_ACCOUNT_STATE,
+            (Self::V1, TableKind::Storage) => table::PLAIN_STORAGE_STATE,
+            (Self::V2, TableKind::Accounts) => table::HASHED_ACCOUNTS,
+            (Self::V2, TableKind::Storage) => table::HASHED_STORAGES,
+            (_, TableKind::Bytecodes) => table::BYTECODES,
+        }
+    }
+
+    /// Length of an account key in this layout (an address, or its hash).
+    pub const fn account_key_len(self) -> usize {
+        match self {
+            Self::V1 => 20,
+            Self::V2 => 32,
+        }
+    }
+}
+
+/// The three kinds of state the migration copies, in the order it copies them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TableKind {
+    /// Accounts.
+    Accounts,
+    /// Storage slots.
+    Storage,
+    /// Contract code.
+    Bytecodes,
+}
+
+impl TableKind {
+    /// All kinds.
+    pub const ALL: [Self; 3] = [Self::Accounts, Self::Storage, Self::Bytecodes];
+
+    /// Short name, used in progress keys and reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Accounts => "accounts",
+            Self::Storage => "storage",
+            Self::Bytecodes => "bytecodes",
+        }
+    }
+
+    /// The destination column family.
+    pub const fn dst_cf(self) -> &'static str {
+        match self {
+            Self::Accounts => bal_replay_state::cf::ACCOUNTS,
+            Self::Storage => bal_replay_state::cf::STORAGE,
+            Self::Bytecodes => bal_replay_state::cf::CODE,
+        }
+    }
+}
+
+/// A reth database opened read-only.
+pub struct RethDb {
+    db: Database<NoWriteMap>,
+    path: PathBuf,
+    layout: Layout,
+}
+
+impl std::fmt::Debug for RethDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RethDb")
+            .field("path", &self.path)
+            .field("layout", &self.layout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RethDb {
+    /// Opens `path`, which is either reth's datadir (holding `db/`) or the `db` directory itself
+    /// (holding `mdbx.dat`), read-only, and detects its layout.
+    ///
+    /// Read-only mode never writes the data file, so a live node's database or a read-only copy can
+    /// be read; MDBX still registers this process as a reader in `mdbx.lck` when it can.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, MigrateError> {
+        let given = path.as_ref();
+        if !given.is_dir() {
+            return Err(MigrateError::SourceMissing {
+                path: given.to_path_buf(),
+            });
+        }
+        let path = if given.join("mdbx.dat").is_file() {
+            given.to_path_buf()
+        } else if given.join("db").join("mdbx.dat").is_file() {
+            given.join("db")
+        } else {
+            return Err(MigrateError::NotMdbx {
+                path: given.to_path_buf(),
+                reason: "neither it nor its db/ holds an mdbx.dat".into(),
+            });
+        };
+        let db = Database::<NoWriteMap>::open_with_options(
+            &path,
+            DatabaseOptions {
+                mode: Mode::ReadOnly,
+                // reth opens ~30 named tables; MDBX refuses named tables unless this is set.
+                max_tables: Some(256),
+                ..Default::default()
+            },
+        )
+        .map_err(|e| match e {
+            // A valid database this process cannot open right now, or not with these rights.
+            libmdbx::Error::Busy
+            | libmdbx::Error::Access
+            | libmdbx::Error::ReadersFull
+            | libmdbx::Error::DuplicatedLck
+            | libmdbx::Error::OutOfMemory => MigrateError::Open {
+                path: path.clone(),
+                source: e,
+            },
+            // Everything else (bad magic, short file, wrong version, corruption): not a database.
+            e => MigrateError::NotMdbx {
+                path: path.clone(),
+                reason: e.to_string(),
+            },
+        })?;
+        let mut this = Self {
+            db,
+            path,
+            layout: Layout::V1,
+        };
+        this.layout = this.detect_layout()?;
+        Ok(this)
+    }
+
+    /// The `db` directory opened.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The layout recorded in the database's `Metadata` table.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// A new read transaction: a consistent snapshot. Each worker takes its own, as MDBX wants one
+    /// reader slot per thread of reading.
+    pub fn begin_read(&self) -> Result<Transaction<'_, RO, NoWriteMap>, MigrateError> {
+        self.db.begin_ro_txn().map_err(|e| MigrateError::Mdbx {
+            table: "-",
+            source: e,
+        })
+    }
+
+    /// Opens `name` in `txn`, failing with [`MigrateError::MissingTable`] if it does not exist.
+    pub fn open_table<'txn>(
+        &self,
+        txn: &'txn Transaction<'_, RO, NoWriteMap>,
+        name: &'static str,
+    ) -> Result<Table<'txn>, MigrateError> {
+        txn.open_table(Some(name)).map_err(|e| match e {
+            libmdbx::Error::NotFound => MigrateError::MissingTable {
+                table: name,
+                path: self.path.clone(),
+            },
+            source => MigrateError::Mdbx {
+                table: name,
+                source,
+            },
+        })
+    }
+
+    /// Number of entries (for DupSort tables: of key/value pairs) of `name`.
+    pub fn entries(&self, name: &'static str) -> Result<u64, MigrateError> {
+        let txn = self.begin_read()?;
+        let table = self.open_table(&txn, name)?;
+        let stat = txn
+            .table_stat(&table)
+            .map_err(|source| MigrateError::Mdbx {
+                table: name,
+                source,
+            })?;
+        Ok(stat.entries() as u64)
+    }
+
+    fn get(&self, name: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>, MigrateError> {
+        let txn = self.begin_read()?;
+        let table = self.open_table(&txn, name)?;
+        txn.get::<Cow<'_, [u8]>>(&table, key)
+            .map(|v| v.map(Cow::into_owned))
+            .map_err(|source| MigrateError::Mdbx {
+                table: name,
+                source,
+            })
+    }
+
+    /// Reads `StorageSettings` from `Metadata`. reth v2.5.1 stores it as JSON
+    /// (`{"storage_v2":bool}`) inside a SCALE-encoded byte vector (reth's codec for `Vec<u8>` values).
+    fn detect_layout(&self) -> Result<Layout, MigrateError> {
+        let unknown = |reason: String| MigrateError::UnknownLayout {
+            path: self.path.clone(),
+            reason,
+        };
+        let raw = match self.get(table::METADATA, STORAGE_SETTINGS_KEY) {
+            Ok(Some(raw)) => raw,
+            Ok(None) => return Err(unknown("Metadata has no storage_settings entry".into())),
+            Err(MigrateError::MissingTable { .. }) => {
+                return Err(unknown("no Metadata table (reth older than v2?)".into()));
+            }
+            Err(e) => return Err(e),
+        };
+        parse_storage_settings(&raw).map_err(unknown)
+    }
+
+    /// The block the state tables are at: the `Execution` stage's checkpoint.
+    pub fn execution_height(&self) -> Result<u64, MigrateError> {
+        let raw = self
+            .get(table::STAGE_CHECKPOINTS, EXECUTION_STAGE)?
+            .ok_or(MigrateError::MissingCheckpoint { stage: "Execution" })?;
+        decode_stage_block_number(&raw).ok_or_else(|| MigrateError::Decode {
+            table: table::STAGE_CHECKPOINTS,
+            key: "Execution".into(),
+            reason: format!("not a StageCheckpoint: {}", hex::encode(&raw)),
+        })
+    }
+}
+
+/// The layout named by a raw `storage_settings` value, or why there is none.
+fn parse_storage_settings(raw: &[u8]) -> Result<Layout, String> {
+    let json = scale_bytes(raw).ok_or_else(|| {
+        format!(
+            "storage_settings is not a byte vector: {}",
+            hex::encode(raw)
+        )
+    })?;
+    let settings: serde_json::Value =
+        serde_json::from_slice(json).map_err(|e| format!("storage_settings is not JSON: {e}"))?;
+    let obj = settings
+        .as_object()
+        .ok_or_else(|| format!("storage_settings is not an object: {settings}"))?;
+    // reth's field is `#[serde(default)]`: absent means the legacy layout.
+    match obj.get("storage_v2") {
+        None | Some(serde_json::Value::Bool(false)) => Ok(Layout::V1),
+        Some(serde_json::Value::Bool(true)) => Ok(Layout::V2),
+        Some(other) => Err(format!("storage_v2 is {other}, not a bool")),
+    }
+}
+
+/// The payload of a SCALE-encoded `Vec<u8>`: a compact length prefix (mode in the low two bits),
+/// then the bytes. Only the modes a metadata value can need (up to 2^30 bytes) are accepted.
+fn scale_bytes(raw: &[u8]) -> Option<&[u8]> {
+    let first = *raw.first()?;
+    let (len, skip) = match first & 0b11 {
+        0b00 => (usize::from(first >> 2), 1),
+        0b01 => (
+            usize::from(u16::from_le_bytes([first, *raw.get(1)?]) >> 2),
+            2,
+        ),
+        0b10 => {
+            let b: [u8; 4] = raw.get(..4)?.try_into().ok()?;
+            ((u32::from_le_bytes(b) >> 2) as usize, 4)
+        }
+        _ => return None,
+    };
+    let body = raw.get(skip..)?;
+    (body.len() == len).then_some(body)
+}
+
+/// `StageCheckpoint { block_number: u64, stage_checkpoint: Option<StageUnitCheckpoint> }` derives
+/// `Compact`: a one-byte bitfield header (low 4 bits: byte length of `block_number`, bit 4: whether
+/// the unit checkpoint is present), then `block_number` as Compact u64. Only the block number is
+/// needed; `reth-stages-types` is not on crates.io, so the header is read here and the integer by
+/// reth-codecs.
+fn decode_stage_block_number(raw: &[u8]) -> Option<u64> {
+    let header = *raw.first()?;
+    let len = usize::from(header & 0x0f);
+    let body = raw.get(1..)?;
+    if len > 8 || body.len() < len {
+        return None;
+    }
+    let (number, _) = u64::from_compact(body, len);
+    Some(number)
+}
+
+/// Runs a reth `from_compact`, which panics on malformed input, turning a panic into an error that
+/// names the table and key.
+fn decode_with<T>(
+    table: &'static str,
+    key: &[u8],
+    f: impl FnOnce() -> T,
+) -> Result<T, MigrateError> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "malformed Compact value".into());
+        MigrateError::Decode {
+            table,
+            key: hex::encode_prefixed(key),
+            reason,
+        }
+    })
+}
+
+/// Decodes an account value.
+pub fn decode_account(
+    table: &'static str,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Account, MigrateError> {
+    decode_with(table, key, || Account::from_compact(value, value.len()).0)
+}
+
+/// Decodes a storage value (sub-key included).
+pub fn decode_storage(
+    table: &'static str,
+    key: &[u8],
+    value: &[u8],
+) -> Result<StorageEntry, MigrateError> {
+    if value.len() < 32 || value.len() > 64 {
+        return Err(MigrateError::Decode {
+            table,
+            key: hex::encode_prefixed(key),
+            reason: format!("StorageEntry of {} bytes (expected 32..=64)", value.len()),
+        });
+    }
+    decode_with(table, key, || {
+        StorageEntry::from_compact(value, value.len()).0
+    })
+}
+
+/// Decodes a bytecode value.
+pub fn decode_bytecode(
+    table: &'static str,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Bytecode, MigrateError> {
+    decode_with(table, key, || Bytecode::from_compact(value, value.len()).0)
+}
+
+/// Trims a slot value to the flat state's encoding (big-endian without leading zero bytes);
+/// `None` for zero, which the flat state does not store.
+pub fn trimmed_value(value: U256) -> Option<Vec<u8>> {
+    let bytes = value.to_be_bytes::<32>();
+    let first = bytes.iter().position(|b| *b != 0)?;
+    Some(bytes[first..].to_vec())
+}
+
+/// A storage sub-key as a slot, for messages.
+pub fn slot_hex(slot: &B256) -> String {
+    hex::encode_prefixed(slot)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scale_prefix_and_stage_checkpoint_decode() {
+        assert_eq!(scale_bytes(b"\x0cabc"), Some(&b"abc"[..]));
+        assert_eq!(scale_bytes(b"\x0cab"), None);
+        assert_eq!(decode_stage_block_number(&[0x01, 0x13]), Some(19));
+        assert_eq!(decode_stage_block_number(&[0x02, 0x01, 0x00]), Some(256));
+        assert_eq!(decode_stage_block_number(&[0x00]), Some(0));
+        assert_eq!(decode_stage_block_number(&[0x03, 0x01]), None);
+    }
+
+    #[test]
+    fn storage_settings_name_the_layout_or_say_why_not() {
+        let scale = |s: &str| [&[(s.len() as u8) << 2][..], s.as_bytes()].concat();
+        assert_eq!(
+            parse_storage_settings(&scale(r#"{"storage_v2":false}"#)),
+            Ok(Layout::V1)
+        );
+        assert_eq!(
+            parse_storage_settings(&scale(r#"{"storage_v2":true}"#)),
+            Ok(Layout::V2)
+        );
+        assert_eq!(parse_storage_settings(&scale("{}")), Ok(Layout::V1));
+        assert!(
+            parse_storage_settings(&scale(r#"{"storage_v2":3}"#))
+                .unwrap_err()
+                .contains("not a bool")
+        );
+        assert!(
+            parse_storage_settings(&scale("[1]"))
+                .unwrap_err()
+                .contains("not an object")
+        );
+        assert!(
+            parse_storage_settings(b"\x50{")
+                .unwrap_err()
+                .contains("byte vector")
+        );
+    }
+
+    #[test]
+    fn malformed_values_are_errors_naming_the_key() {
+        let err = decode_bytecode(table::BYTECODES, &[0xab; 32], &[0, 0, 0, 9, 1]).unwrap_err();
+        assert!(err.to_string().contains("Bytecodes"), "{err}");
+        assert!(err.to_string().contains("0xabab"), "{err}");
+        assert!(decode_storage(table::PLAIN_STORAGE_STATE, &[1; 20], &[0; 10]).is_err());
+        assert_eq!(trimmed_value(U256::ZERO), None);
+        assert_eq!(trimmed_value(U256::from(0x0f01)), Some(vec![0x0f, 0x01]));
+    }
+}
