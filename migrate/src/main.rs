@@ -52,6 +52,12 @@ struct MigrateArgs {
     /// With --verify, the fraction of entries compared value by value (counts are always full).
     #[arg(long, default_value_t = 1.0)]
     sample: f64,
+    /// Serve Prometheus metrics (bal_migrate_*) on this address, e.g. 127.0.0.1:9465.
+    #[arg(long)]
+    metrics: Option<std::net::SocketAddr>,
+    /// Keep serving metrics this many seconds after the migration, so a scraper sees the end.
+    #[arg(long, default_value_t = 0)]
+    metrics_linger: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -105,9 +111,13 @@ impl Progress for Bars {
             .unwrap_or_else(|e| e.into_inner())
             .push((table, bar));
     }
-    fn entries(&self, table: TableKind, entries: u64, _bytes: u64) {
+    fn entries(&self, table: TableKind, entries: u64, bytes: u64) {
+        metrics::counter!(bal_replay_metrics::MIGRATE_ENTRIES, "table" => table.name())
+            .increment(entries);
+        metrics::counter!(bal_replay_metrics::MIGRATE_BYTES).increment(bytes);
         if let Some(bar) = self.bar(table) {
             bar.inc(entries);
+            metrics::gauge!(bal_replay_metrics::MIGRATE_RATE).set(bar.per_sec());
         }
     }
     fn table_finished(&self, table: TableKind) {
@@ -173,6 +183,9 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
         checkpoint_entries: args.checkpoint_entries.max(1),
         ..MigrateOptions::default()
     };
+    if let Some(addr) = args.metrics {
+        bal_replay_metrics::install_exporter(addr)?;
+    }
     let bars = Bars {
         multi: MultiProgress::new(),
         bars: Mutex::new(Vec::new()),
@@ -225,6 +238,9 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
         if !report.is_ok() {
             bail!("verification found {} mismatches", report.mismatch_count);
         }
+    }
+    if args.metrics.is_some() && args.metrics_linger > 0 {
+        std::thread::sleep(Duration::from_secs(args.metrics_linger));
     }
     Ok(())
 }

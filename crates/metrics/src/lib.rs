@@ -80,7 +80,6 @@ metrics_table! {
     MIGRATE_ENTRIES = "bal_migrate_entries_total", Counter, Count, "Entries migrated, by table.";
     MIGRATE_BYTES = "bal_migrate_bytes_total", Counter, Bytes, "Bytes written to the flat state.";
     MIGRATE_RATE = "bal_migrate_entries_per_second", Gauge, CountPerSecond, "Migration rate over the last progress interval.";
-    MIGRATE_PARTITIONS_DONE = "bal_migrate_partitions_done_total", Counter, Count, "Key-range partitions finished.";
     EXEX_BLOCKS_DUMPED = "bal_exex_blocks_dumped_total", Counter, Count, "Blocks the ExEx wrote to the dump.";
     EXEX_BYTES_WRITTEN = "bal_exex_bytes_written_total", Counter, Bytes, "Bytes the ExEx wrote to the dump.";
     EXEX_LAG_BLOCKS = "bal_exex_lag_blocks", Gauge, Count, "Blocks between the node's tip and the last dumped block.";
