@@ -296,12 +296,9 @@ fn run(args: RunArgs) -> eyre::Result<()> {
     )
     .wrap_err_with(|| format!("opening state {}", path.display()))?;
     warm_up_kzg();
-    let bar = ProgressBar::new(dump.manifest().record_count);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} replay [{bar:30}] {pos}/{len} blocks, {per_sec}, eta {eta} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let bar = progress_bar(
+        dump.manifest().record_count,
+        "{spinner} replay [{bar:30}] {pos}/{len} blocks, {per_sec}, eta {eta} {msg}",
     );
     let mut cache_seen = bal_replay_cache::CacheStats::default();
     let result = replay(&config, &dump, &store, &args.options, |b| {
@@ -389,12 +386,9 @@ fn bench(
         } else {
             0
         };
-    let bar = ProgressBar::new((per_batch * matrix.batches.len() * matrix.repeat.max(1)) as u64);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} bench [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let bar = progress_bar(
+        (per_batch * matrix.batches.len() * matrix.repeat.max(1)) as u64,
+        "{spinner} bench [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
     );
     let result = run_bench(&config, &dump, &state, &matrix, |r| {
         bar.inc(1);
@@ -418,12 +412,9 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         seed,
         ..bal_replay_synth::GeneratorConfig::default()
     };
-    let bar = ProgressBar::new(blocks);
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} generating [{bar:30}] {pos}/{len} blocks, {per_sec} {msg}",
-        )
-        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    let bar = progress_bar(
+        blocks,
+        "{spinner} generating [{bar:30}] {pos}/{len} blocks, {per_sec} {msg}",
     );
     let chain = bal_replay_synth::generate(&config, &dump, &state, Some(&bar))?;
     bar.finish_and_clear();
@@ -460,6 +451,15 @@ fn bench_reference(dump: PathBuf) -> eyre::Result<()> {
         r.rocksdb_mgas_s() / r.memory_mgas_s().max(1e-12)
     );
     Ok(())
+}
+
+/// A progress bar with `template` (falls back to the plain style if the template does not parse).
+fn progress_bar(len: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
 }
 
 #[cfg(test)]

@@ -9,9 +9,7 @@ use alloy_consensus::ReceiptEnvelope;
 use alloy_evm::{
     Evm, EvmEnv, EvmFactory,
     block::{BalIndexedDatabase, BlockExecutor},
-    eth::{
-        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
-    },
+    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
 };
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
@@ -24,7 +22,6 @@ use revm::{
     primitives::KECCAK_EMPTY,
 };
 use std::{
-    borrow::Cow,
     sync::{
         Mutex,
         atomic::{AtomicBool, AtomicUsize, Ordering},
@@ -206,19 +203,7 @@ where
     state.set_allow_bal_db_fallback(db_fallback);
     BalIndexedDatabase::set_bal_index(&mut state, task.global_index);
     let evm = EthEvmFactory::default().create_evm(state, env.clone());
-    let ctx = EthBlockExecutionCtx {
-        parent_hash: block.header.parent_hash,
-        parent_beacon_block_root: block.header.parent_beacon_block_root,
-        ommers: &block.body.ommers,
-        withdrawals: block
-            .body
-            .withdrawals
-            .as_ref()
-            .map(|w| Cow::Borrowed(w.as_slice())),
-        extra_data: block.header.extra_data.clone(),
-        tx_count_hint: Some(1),
-        slot_number: None,
-    };
+    let ctx = bal_replay_exec::execution_ctx(block);
     let mut executor =
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
     let (mut state, receipt) = match task.kind {

@@ -89,6 +89,15 @@ pub struct BatchReport {
 }
 
 impl BatchReport {
+    /// Takes a parallel batch's timings, returning its state changes.
+    fn take_parallel(&mut self, out: crate::ParallelOutcome) -> StateChanges {
+        self.exec = out.exec_time;
+        self.longest_tx = out.longest_task;
+        self.busy = out.busy_time;
+        self.tx_times = out.tx_times;
+        out.changes
+    }
+
     /// Execution with I/O: prefetch plus execution (the research's measure).
     pub fn exec_with_io(&self) -> Duration {
         self.prefetch + self.exec
@@ -228,11 +237,7 @@ where
         (ExecMode::Parallel, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
             let out = execute_parallel(config, &plan, &db, false, options.threads, options.order)?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_task;
-            report.busy = out.busy_time;
-            report.tx_times = out.tx_times;
-            out.changes
+            report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
@@ -240,19 +245,11 @@ where
             report.prefetch = t.elapsed();
             let out =
                 execute_parallel(config, &plan, cache, false, options.threads, options.order)?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_task;
-            report.busy = out.busy_time;
-            report.tx_times = out.tx_times;
-            out.changes
+            report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
             let out = execute_parallel(config, &plan, cache, true, options.threads, options.order)?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_task;
-            report.busy = out.busy_time;
-            report.tx_times = out.tx_times;
-            out.changes
+            report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
             // Prefetch the keys the diffs name while the workers start executing; the cache's
@@ -268,11 +265,7 @@ where
             });
             report.keys_prefetched = prefetched??;
             let out = out?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_task;
-            report.busy = out.busy_time;
-            report.tx_times = out.tx_times;
-            out.changes
+            report.take_parallel(out)
         }
     };
 

@@ -6,9 +6,7 @@ use alloy_eip7928::{AccountChanges, BlockAccessList};
 use alloy_evm::{
     EvmFactory,
     block::{BalIndexedDatabase, BlockExecutor},
-    eth::{
-        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
-    },
+    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
 };
 use alloy_primitives::Address;
 use revm::{
@@ -17,7 +15,7 @@ use revm::{
     database_interface::DBErrorMarker,
     state::bal::Bal,
 };
-use std::{borrow::Cow, sync::Arc};
+use std::sync::Arc;
 
 /// The writes of one BAL index: every account with a change at that index, with only those changes,
 /// and no reads. Two `TxWrites` are equal exactly when the index wrote the same values.
@@ -155,15 +153,8 @@ where
             .build();
         BalIndexedDatabase::set_bal_index(&mut state, tx_index as u64 + 1);
         let evm = EthEvmFactory::default().create_evm(state, env.clone());
-        let ctx = EthBlockExecutionCtx {
-            parent_hash: block.header.parent_hash,
-            parent_beacon_block_root: block.header.parent_beacon_block_root,
-            ommers: &[],
-            withdrawals: None::<Cow<'_, [_]>>,
-            extra_data: block.header.extra_data.clone(),
-            tx_count_hint: Some(1),
-            slot_number: None,
-        };
+        // Withdrawals and ommers only matter to `finish`, which a single transaction never runs.
+        let ctx = crate::execution_ctx(block);
         let mut executor =
             EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
         let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);

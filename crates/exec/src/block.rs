@@ -64,6 +64,25 @@ pub struct BlockOutput {
     pub block_hashes_read: Vec<BlockHashEntry>,
 }
 
+/// The block-level inputs of alloy-evm's Ethereum block executor for `block`: parent hash, beacon
+/// root, ommers, withdrawals, extra data. Every way this project runs a block, whole or task by task,
+/// starts from it.
+pub fn execution_ctx(block: &Block<TxEnvelope>) -> EthBlockExecutionCtx<'_> {
+    EthBlockExecutionCtx {
+        parent_hash: block.header.parent_hash,
+        parent_beacon_block_root: block.header.parent_beacon_block_root,
+        ommers: &block.body.ommers,
+        withdrawals: block
+            .body
+            .withdrawals
+            .as_ref()
+            .map(|w| Cow::Borrowed(w.as_slice())),
+        extra_data: block.header.extra_data.clone(),
+        tx_count_hint: Some(block.body.transactions.len()),
+        slot_number: None,
+    }
+}
+
 /// Executes `block` over `db` with alloy-evm's Ethereum block executor.
 ///
 /// `senders[i]` is the sender of transaction `i`. The BAL indices follow EIP-7928: 0 for the
@@ -99,19 +118,7 @@ where
         .with_bal_builder_if(options.build_bal)
         .build();
     let evm = EthEvmFactory::default().create_evm(state, config.evm_env(&block.header));
-    let ctx = EthBlockExecutionCtx {
-        parent_hash: block.header.parent_hash,
-        parent_beacon_block_root: block.header.parent_beacon_block_root,
-        ommers: &block.body.ommers,
-        withdrawals: block
-            .body
-            .withdrawals
-            .as_ref()
-            .map(|w| Cow::Borrowed(w.as_slice())),
-        extra_data: block.header.extra_data.clone(),
-        tx_count_hint: Some(txs.len()),
-        slot_number: None,
-    };
+    let ctx = execution_ctx(block);
     let mut executor =
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
 

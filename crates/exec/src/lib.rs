@@ -28,7 +28,7 @@ mod recording;
 pub use bal_replay::{
     TxWrites, check_writes, replay_bal_per_tx, tx_writes_from_bal, writes_by_index,
 };
-pub use block::{BlockOutput, ExecOptions, execute_block};
+pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
 pub use changes::state_changes_from_bundle;
 pub use config::ChainConfig;
 pub use error::{ExecError, describe_bal_index};
