@@ -219,13 +219,7 @@ impl<S: StateReader> DatabaseRef for SharedCache<S> {
     type Error = StateError;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self.account(address)?.map(|account| AccountInfo {
-            balance: account.balance,
-            nonce: account.nonce,
-            code_hash: account.code_hash,
-            account_id: None,
-            code: (account.code_hash == KECCAK_EMPTY).then(Bytecode::default),
-        }))
+        Ok(self.account(address)?.map(|a| a.to_account_info()))
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, StateError> {

@@ -8,7 +8,7 @@ use bal_replay_state::{AccountFlat, StateChanges};
 use revm::{
     DatabaseRef,
     bytecode::Bytecode,
-    primitives::{KECCAK_EMPTY, StorageKey, StorageValue},
+    primitives::{StorageKey, StorageValue},
     state::AccountInfo,
 };
 use std::collections::BTreeMap;
@@ -88,13 +88,7 @@ impl<D: DatabaseRef> DatabaseRef for OverlayDb<'_, D> {
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
         match self.overlay.accounts.get(&address) {
-            Some(account) => Ok(account.map(|a| AccountInfo {
-                balance: a.balance,
-                nonce: a.nonce,
-                code_hash: a.code_hash,
-                account_id: None,
-                code: (a.code_hash == KECCAK_EMPTY).then(Bytecode::default),
-            })),
+            Some(account) => Ok(account.map(|a| a.to_account_info())),
             None => self.inner.basic_ref(address),
         }
     }

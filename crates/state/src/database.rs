@@ -41,13 +41,7 @@ impl<S: StateReader> DatabaseRef for StateDatabase<S> {
     /// runs or inspects it, which most touched accounts (transfers, balance reads) never need.
     /// Accounts without code carry the empty bytecode, so revm does not ask for it at all.
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, StateError> {
-        Ok(self.inner.account(address)?.map(|account| AccountInfo {
-            balance: account.balance,
-            nonce: account.nonce,
-            code_hash: account.code_hash,
-            account_id: None,
-            code: (account.code_hash == KECCAK_EMPTY).then(Bytecode::default),
-        }))
+        Ok(self.inner.account(address)?.map(|a| a.to_account_info()))
     }
 
     /// The code with hash `code_hash`. A hash the state lacks is an error, not empty code: an

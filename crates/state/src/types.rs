@@ -14,6 +14,21 @@ pub struct AccountFlat {
     pub code_hash: B256,
 }
 
+impl AccountFlat {
+    /// The account as revm reads it: without code, which revm fetches by hash when it runs it, except
+    /// the empty code, attached so revm never asks for it.
+    pub fn to_account_info(&self) -> revm::state::AccountInfo {
+        revm::state::AccountInfo {
+            balance: self.balance,
+            nonce: self.nonce,
+            code_hash: self.code_hash,
+            account_id: None,
+            code: (self.code_hash == revm::primitives::KECCAK_EMPTY)
+                .then(revm::bytecode::Bytecode::default),
+        }
+    }
+}
+
 /// How keys are stored: by address and slot (`Plain`), or by their keccak256 (`Hashed`, reth's v2
 /// layout). Recorded in the store's metadata; readers hash when the store is hashed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
