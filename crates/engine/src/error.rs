@@ -91,3 +91,14 @@ pub enum PreValueMissing {
 }
 
 impl revm::database_interface::DBErrorMarker for PreValueMissing {}
+
+impl From<bal_replay_exec::HeaderMismatch> for EngineError {
+    fn from(m: bal_replay_exec::HeaderMismatch) -> Self {
+        Self::HeaderMismatch {
+            block: m.block,
+            field: m.field,
+            expected: m.expected,
+            got: m.got,
+        }
+    }
+}

@@ -148,7 +148,8 @@ where
             receipts.push(receipt);
             tx_times.push(out.elapsed);
         }
-        check_block(config, record, cumulative, &receipts)?;
+        let (root, bloom) = bal_replay_exec::receipts_root_and_bloom(&receipts);
+        check_block(config, record, cumulative, root, bloom)?;
     }
 
     let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();

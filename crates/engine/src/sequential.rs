@@ -49,7 +49,13 @@ where
             },
         )?;
         longest_block = longest_block.max(t0.elapsed());
-        check_block(config, record, output.gas_used, &output.receipts)?;
+        check_block(
+            config,
+            record,
+            output.gas_used,
+            output.receipts_root,
+            output.logs_bloom,
+        )?;
         check_block_bal(record, output.bal.as_ref().unwrap_or(&Vec::new()))?;
         let mut changes = output.changes;
         changes

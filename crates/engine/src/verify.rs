@@ -1,43 +1,26 @@
 //! Per-block checks against the header.
 
 use crate::EngineError;
-use alloy_consensus::{ReceiptEnvelope, proofs::calculate_receipt_root};
-use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::{B256, Bloom};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ChainConfig, check_writes, writes_by_index};
+use bal_replay_exec::{ChainConfig, check_header, check_writes, writes_by_index};
 
-/// Checks a block's gas used and receipts root against its header. Receipts roots are compared from
-/// Byzantium on (earlier receipts embed intermediate state roots the replay does not compute).
+/// Checks a block's gas used, logs bloom and (from Byzantium on) receipts root against its header
+/// (see [`bal_replay_exec::check_header`]).
 pub fn check_block(
     config: &ChainConfig,
     record: &BlockRecord,
     gas_used: u64,
-    receipts: &[ReceiptEnvelope],
+    receipts_root: B256,
+    logs_bloom: Bloom,
 ) -> Result<(), EngineError> {
-    let header = &record.block.header;
-    let mismatch = |field, expected: String, got: String| EngineError::HeaderMismatch {
-        block: header.number,
-        field,
-        expected,
-        got,
-    };
-    if gas_used != header.gas_used {
-        return Err(mismatch(
-            "gasUsed",
-            header.gas_used.to_string(),
-            gas_used.to_string(),
-        ));
-    }
-    if config.spec.is_byzantium_active_at_block(header.number) {
-        let root = calculate_receipt_root(receipts);
-        if root != header.receipts_root {
-            return Err(mismatch(
-                "receiptsRoot",
-                header.receipts_root.to_string(),
-                root.to_string(),
-            ));
-        }
-    }
+    check_header(
+        config,
+        &record.block.header,
+        gas_used,
+        receipts_root,
+        logs_bloom,
+    )?;
     Ok(())
 }
 

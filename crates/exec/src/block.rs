@@ -1,9 +1,7 @@
 //! Sequential execution of one block.
 
 use crate::{ChainConfig, ExecError, RecordingDb, state_changes_from_bundle};
-use alloy_consensus::{
-    Block, ReceiptEnvelope, TxEnvelope, TxReceipt, proofs::calculate_receipt_root,
-};
+use alloy_consensus::{Block, ReceiptEnvelope, TxEnvelope};
 use alloy_eip7928::BlockAccessList;
 use alloy_evm::{
     Evm, EvmFactory,
@@ -147,11 +145,7 @@ where
         (None, Vec::new())
     };
 
-    let receipts_root = calculate_receipt_root(&result.receipts);
-    let logs_bloom = result.receipts.iter().fold(Bloom::ZERO, |mut bloom, r| {
-        bloom.accrue_bloom(&r.bloom());
-        bloom
-    });
+    let (receipts_root, logs_bloom) = crate::receipts_root_and_bloom(&result.receipts);
 
     Ok(BlockOutput {
         number,

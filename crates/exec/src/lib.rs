@@ -23,6 +23,7 @@ mod block;
 mod changes;
 mod config;
 mod error;
+mod header;
 mod recording;
 
 pub use bal_replay::{
@@ -32,4 +33,5 @@ pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
 pub use changes::state_changes_from_bundle;
 pub use config::ChainConfig;
 pub use error::{ExecError, describe_bal_index};
+pub use header::{HeaderMismatch, check_header, receipts_root_and_bloom};
 pub use recording::RecordingDb;

@@ -72,44 +72,20 @@ pub struct FixtureReport {
     pub bal_rlp_bytes: usize,
 }
 
-/// Checks an execution output against the block header: gas used always, logs bloom always (it does
-/// not depend on intermediate state roots), receipts root from Byzantium on. Returns whether the
-/// receipts root was checked.
+/// Checks an execution output against the block header (see [`bal_replay_exec::check_header`]).
+/// Returns whether the receipts root was checked.
 pub fn check_header(
     config: &ChainConfig,
     header: &alloy_consensus::Header,
     output: &BlockOutput,
 ) -> Result<bool, ImportError> {
-    let block = header.number;
-    let mismatch = |field, expected: String, got: String| ImportError::HeaderMismatch {
-        block,
-        field,
-        expected,
-        got,
-    };
-    if output.gas_used != header.gas_used {
-        return Err(mismatch(
-            "gasUsed",
-            header.gas_used.to_string(),
-            output.gas_used.to_string(),
-        ));
-    }
-    if output.logs_bloom != header.logs_bloom {
-        return Err(mismatch(
-            "logsBloom",
-            header.logs_bloom.to_string(),
-            output.logs_bloom.to_string(),
-        ));
-    }
-    let byzantium = config.spec.is_byzantium_active_at_block(block);
-    if byzantium && output.receipts_root != header.receipts_root {
-        return Err(mismatch(
-            "receiptsRoot",
-            header.receipts_root.to_string(),
-            output.receipts_root.to_string(),
-        ));
-    }
-    Ok(byzantium)
+    Ok(bal_replay_exec::check_header(
+        config,
+        header,
+        output.gas_used,
+        output.receipts_root,
+        output.logs_bloom,
+    )?)
 }
 
 /// Executes a fixture's block over its own pre-state with the BAL builder and the recorder on, checks
@@ -215,4 +191,15 @@ pub fn verify_fixture(
 /// The hash of a record's header, for display.
 pub fn header_hash(record: &BlockRecord) -> B256 {
     record.block.header.hash_slow()
+}
+
+impl From<bal_replay_exec::HeaderMismatch> for ImportError {
+    fn from(m: bal_replay_exec::HeaderMismatch) -> Self {
+        Self::HeaderMismatch {
+            block: m.block,
+            field: m.field,
+            expected: m.expected,
+            got: m.got,
+        }
+    }
 }

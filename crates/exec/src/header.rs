@@ -1,0 +1,71 @@
+//! Checking an execution's result against the block header.
+
+use crate::ChainConfig;
+use alloy_consensus::{Header, ReceiptEnvelope, TxReceipt, proofs::calculate_receipt_root};
+use alloy_hardforks::EthereumHardforks;
+use alloy_primitives::{B256, Bloom};
+
+/// An executed block disagrees with its header.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("block {block}: {field} mismatch: header has {expected}, execution gives {got}")]
+pub struct HeaderMismatch {
+    /// Block number.
+    pub block: u64,
+    /// Which header field (`gasUsed`, `logsBloom`, `receiptsRoot`).
+    pub field: &'static str,
+    /// The header's value.
+    pub expected: String,
+    /// The executed value.
+    pub got: String,
+}
+
+/// The receipts-trie root and the bloom of all logs of a block's receipts.
+pub fn receipts_root_and_bloom(receipts: &[ReceiptEnvelope]) -> (B256, Bloom) {
+    let root = calculate_receipt_root(receipts);
+    let bloom = receipts.iter().fold(Bloom::ZERO, |mut bloom, r| {
+        bloom.accrue_bloom(&r.bloom());
+        bloom
+    });
+    (root, bloom)
+}
+
+/// Checks an execution's gas used, logs bloom and (from Byzantium on, since earlier receipts embed
+/// intermediate state roots no replay computes) receipts root against the header. Returns whether
+/// the receipts root was checked.
+pub fn check_header(
+    config: &ChainConfig,
+    header: &Header,
+    gas_used: u64,
+    receipts_root: B256,
+    logs_bloom: Bloom,
+) -> Result<bool, HeaderMismatch> {
+    let mismatch = |field, expected: String, got: String| HeaderMismatch {
+        block: header.number,
+        field,
+        expected,
+        got,
+    };
+    if gas_used != header.gas_used {
+        return Err(mismatch(
+            "gasUsed",
+            header.gas_used.to_string(),
+            gas_used.to_string(),
+        ));
+    }
+    if logs_bloom != header.logs_bloom {
+        return Err(mismatch(
+            "logsBloom",
+            header.logs_bloom.to_string(),
+            logs_bloom.to_string(),
+        ));
+    }
+    let byzantium = config.spec.is_byzantium_active_at_block(header.number);
+    if byzantium && receipts_root != header.receipts_root {
+        return Err(mismatch(
+            "receiptsRoot",
+            header.receipts_root.to_string(),
+            receipts_root.to_string(),
+        ));
+    }
+    Ok(byzantium)
+}
