@@ -98,6 +98,29 @@ impl DumpReader {
         }
     }
 
+    /// The last record, reading only the last segment (with every check [`records`](Self::records)
+    /// makes of it): how a writer that follows a chain learns the hash its next block must link to.
+    pub fn last_record(&self) -> Result<Option<BlockRecord>, DumpError> {
+        let Some(index) = self.manifest.segments.len().checked_sub(1) else {
+            return Ok(None);
+        };
+        let earlier: u64 = self.manifest.segments[..index]
+            .iter()
+            .map(|s| s.records)
+            .sum();
+        let mut records = Records {
+            next_segment: index,
+            records_read: earlier,
+            first_block: self.manifest.first_block,
+            ..self.records()
+        };
+        let mut last = None;
+        while let Some(record) = records.advance()? {
+            last = Some(record);
+        }
+        Ok(last)
+    }
+
     /// Recomputes the CRC-32 of every segment file and compares it with the manifest, without
     /// decoding anything: a quick integrity check (e.g. after copying a dump).
     pub fn verify_checksums(&self) -> Result<(), DumpError> {

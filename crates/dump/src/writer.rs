@@ -9,7 +9,7 @@ use std::{
 use crate::{
     BlockRecord, DumpError,
     frame::{
-        DEFAULT_ZSTD_LEVEL, SEGMENT_HEADER_LEN, check_block_order, check_sender_count,
+        DEFAULT_ZSTD_LEVEL, FrameCursor, SEGMENT_HEADER_LEN, check_block_order, check_sender_count,
         encode_frame, segment_file_name, segment_header,
     },
     manifest::{DumpMeta, Manifest, SegmentInfo},
@@ -229,6 +229,57 @@ impl DumpWriter {
         Ok(())
     }
 
+    /// Removes every record numbered above `keep_through` (all of them for `None`), durably, and
+    /// returns how many were removed. Appending then continues after `keep_through`.
+    ///
+    /// This is how a dump follows a chain reorganisation: cut back to the fork point, then append
+    /// the new branch. The rewritten manifest is the commit point: a crash before it leaves the old
+    /// dump, a crash after it leaves bytes past the manifest that [`resume`](Self::resume) cuts off,
+    /// so a reader never sees a half-truncated dump.
+    pub fn truncate_after(&mut self, keep_through: Option<u64>) -> Result<u64, DumpError> {
+        self.check_not_poisoned()?;
+        let keeps = |number: u64| keep_through.is_some_and(|keep| number <= keep);
+        match self.manifest.last_block {
+            Some(last) if !keeps(last) => {}
+            _ => return Ok(0),
+        }
+        // The cut is computed over bytes on disk, so make everything appended so far durable.
+        self.flush()?;
+        self.open = None;
+
+        let mut manifest = self.manifest.clone();
+        while manifest
+            .segments
+            .last()
+            .is_some_and(|segment| !keeps(segment.first_block))
+        {
+            manifest.segments.pop();
+        }
+        if let (Some(keep), Some(segment)) = (keep_through, manifest.segments.last_mut())
+            && segment.last_block > keep
+        {
+            cut_segment(&self.dir, segment, keep)?;
+        }
+        let before = manifest.record_count;
+        manifest.record_count = manifest.segments.iter().map(|s| s.records).sum();
+        manifest.first_block = manifest.segments.first().map(|s| s.first_block);
+        manifest.last_block = manifest.segments.last().map(|s| s.last_block);
+        manifest.write_atomic(&self.dir)?;
+        self.manifest = manifest;
+
+        // Past the commit point: what follows is what `resume` would do after a crash here.
+        remove_unrecorded_segments(&self.dir, self.manifest.segments.len())?;
+        self.open = match self.manifest.segments.last() {
+            Some(last) => {
+                Some(reopen_segment(&self.dir, last).inspect_err(|_| self.poisoned = true)?)
+            }
+            None => None,
+        };
+        let removed = before - self.manifest.record_count;
+        tracing::debug!(dir = %self.dir.display(), ?keep_through, removed, "truncated dump");
+        Ok(removed)
+    }
+
     /// Flushes and closes the writer, returning the final manifest.
     pub fn finish(mut self) -> Result<Manifest, DumpError> {
         self.flush()?;
@@ -389,6 +440,49 @@ fn remove_unrecorded_segments(dir: &Path, recorded: usize) -> Result<(), DumpErr
 
 /// Opens the manifest's last segment for appending: truncates it to the recorded size and checks
 /// the CRC-32 of what is kept.
+/// Shrinks `segment` (whose first block is kept) to its records numbered up to `keep`: finds the
+/// first frame past `keep` and records the prefix before it, with that prefix's CRC-32. The file
+/// itself is cut later, by [`reopen_segment`], once the manifest says so.
+fn cut_segment(dir: &Path, segment: &mut SegmentInfo, keep: u64) -> Result<(), DumpError> {
+    let path = dir.join(&segment.file);
+    let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
+    let source = BufReader::with_capacity(1 << 20, file.take(segment.bytes));
+    let mut cursor = FrameCursor::open(source, path.clone(), segment.bytes)?;
+    let (mut records, mut last_block, mut cut) = (0, segment.first_block, segment.bytes);
+    while !cursor.at_end() {
+        let (record, offset) = cursor.next_record()?;
+        if record.number() > keep {
+            cut = offset;
+            break;
+        }
+        records += 1;
+        last_block = record.number();
+    }
+    let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
+    segment.crc32 = crc32_of_prefix(&file, cut)
+        .map_err(|source| DumpError::io(&path, source))?
+        .finalize();
+    segment.records = records;
+    segment.last_block = last_block;
+    segment.bytes = cut;
+    Ok(())
+}
+
+/// CRC-32 of the first `len` bytes of `file`, read from its start.
+fn crc32_of_prefix(mut file: &File, len: u64) -> io::Result<crc32fast::Hasher> {
+    let mut hasher = crc32fast::Hasher::new();
+    file.seek(SeekFrom::Start(0))?;
+    let mut kept = BufReader::with_capacity(1 << 20, file.take(len));
+    let mut chunk = vec![0u8; 1 << 16];
+    loop {
+        let read = kept.read(&mut chunk)?;
+        if read == 0 {
+            return Ok(hasher);
+        }
+        hasher.update(&chunk[..read]);
+    }
+}
+
 fn reopen_segment(dir: &Path, info: &SegmentInfo) -> Result<OpenSegment, DumpError> {
     let path = dir.join(&info.file);
     let io_error = |source| DumpError::io(&path, source);
@@ -416,17 +510,7 @@ fn reopen_segment(dir: &Path, info: &SegmentInfo) -> Result<OpenSegment, DumpErr
         file.sync_data().map_err(io_error)?;
     }
 
-    let mut hasher = crc32fast::Hasher::new();
-    file.seek(SeekFrom::Start(0)).map_err(io_error)?;
-    let mut kept = BufReader::with_capacity(1 << 20, (&file).take(info.bytes));
-    let mut chunk = vec![0u8; 1 << 16];
-    loop {
-        let read = kept.read(&mut chunk).map_err(io_error)?;
-        if read == 0 {
-            break;
-        }
-        hasher.update(&chunk[..read]);
-    }
+    let hasher = crc32_of_prefix(&file, info.bytes).map_err(io_error)?;
     let found = hasher.clone().finalize();
     if found != info.crc32 {
         return Err(DumpError::SegmentChecksum {
