@@ -1,9 +1,63 @@
 //! Chain configuration: chain id and hardfork schedule.
 
 use alloy_consensus::Header;
-use alloy_eips::eip7840::BlobParams;
-use alloy_evm::{EvmEnv, eth::spec::EthSpec};
-use alloy_hardforks::EthereumHardforks;
+use alloy_eips::{eip6110::MAINNET_DEPOSIT_CONTRACT_ADDRESS, eip7840::BlobParams};
+use alloy_evm::{EvmEnv, eth::spec::EthExecutorSpec};
+use alloy_hardforks::{EthereumChainHardforks, EthereumHardfork, EthereumHardforks, ForkCondition};
+use alloy_primitives::Address;
+
+/// A chain's hardfork activations and deposit contract: what alloy-evm's block executor asks of a
+/// chain. alloy-evm's own `EthSpec` only comes for the public networks; a node's dev chain (or any
+/// chain reth knows) is described by listing its forks here.
+#[derive(Debug, Clone)]
+pub struct ForkSchedule {
+    hardforks: EthereumChainHardforks,
+    deposit_contract: Option<Address>,
+}
+
+impl ForkSchedule {
+    /// A schedule from fork activations and the deposit contract address (EIP-6110).
+    pub fn new(
+        forks: impl IntoIterator<Item = (EthereumHardfork, ForkCondition)>,
+        deposit_contract: Option<Address>,
+    ) -> Self {
+        Self {
+            hardforks: EthereumChainHardforks::new(forks),
+            deposit_contract,
+        }
+    }
+
+    /// The same forks as `spec`, e.g. a node's chain spec.
+    pub fn from_spec(spec: &impl EthereumHardforks, deposit_contract: Option<Address>) -> Self {
+        Self::new(
+            EthereumHardfork::VARIANTS
+                .iter()
+                .map(|fork| (*fork, spec.ethereum_fork_activation(*fork)))
+                .filter(|(_, condition)| *condition != ForkCondition::Never),
+            deposit_contract,
+        )
+    }
+
+    /// Ethereum mainnet's schedule.
+    pub fn mainnet() -> Self {
+        Self {
+            hardforks: EthereumChainHardforks::mainnet(),
+            deposit_contract: Some(MAINNET_DEPOSIT_CONTRACT_ADDRESS),
+        }
+    }
+}
+
+impl EthereumHardforks for ForkSchedule {
+    fn ethereum_fork_activation(&self, fork: EthereumHardfork) -> ForkCondition {
+        self.hardforks.ethereum_fork_activation(fork)
+    }
+}
+
+impl EthExecutorSpec for ForkSchedule {
+    fn deposit_contract_address(&self) -> Option<Address> {
+        self.deposit_contract
+    }
+}
 
 /// Chain id and hardfork schedule of the chain a block belongs to.
 #[derive(Debug, Clone)]
@@ -11,7 +65,7 @@ pub struct ChainConfig {
     /// EIP-155 chain id.
     pub chain_id: u64,
     /// Hardfork activations (by block number and timestamp).
-    pub spec: EthSpec,
+    pub spec: ForkSchedule,
 }
 
 impl ChainConfig {
@@ -19,7 +73,7 @@ impl ChainConfig {
     pub fn mainnet() -> Self {
         Self {
             chain_id: 1,
-            spec: EthSpec::mainnet(),
+            spec: ForkSchedule::mainnet(),
         }
     }
 
@@ -33,13 +87,36 @@ impl ChainConfig {
 
     /// The EVM environment (spec id, block env, blob fees) for executing `header`.
     pub fn evm_env(&self, header: &Header) -> EvmEnv {
-        let blob_params = if self.spec.is_prague_active_at_timestamp(header.timestamp) {
+        let at = header.timestamp;
+        let blob_params = if self.spec.is_osaka_active_at_timestamp(at) {
+            Some(BlobParams::osaka())
+        } else if self.spec.is_prague_active_at_timestamp(at) {
             Some(BlobParams::prague())
-        } else if self.spec.is_cancun_active_at_timestamp(header.timestamp) {
+        } else if self.spec.is_cancun_active_at_timestamp(at) {
             Some(BlobParams::cancun())
         } else {
             None
         };
         EvmEnv::for_eth_block(header, &self.spec, self.chain_id, blob_params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_copied_from_mainnet_agrees_with_mainnet() {
+        let copy = ForkSchedule::from_spec(&ForkSchedule::mainnet(), None);
+        for fork in EthereumHardfork::VARIANTS {
+            assert_eq!(
+                copy.ethereum_fork_activation(*fork),
+                ForkSchedule::mainnet().ethereum_fork_activation(*fork),
+                "{fork:?}"
+            );
+        }
+        assert!(copy.is_cancun_active_at_timestamp(1_710_338_135));
+        assert!(!copy.is_cancun_active_at_timestamp(1_710_338_134));
+        assert_eq!(copy.deposit_contract_address(), None);
     }
 }

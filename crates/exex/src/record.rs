@@ -1,0 +1,74 @@
+//! One block to one dump record: re-execute over the parent's state, check, assemble.
+
+use crate::RecordError;
+use alloy_consensus::{Block, TxEnvelope};
+use alloy_primitives::{Address, B256};
+use bal_replay_dump::{BlockHashEntry, BlockRecord};
+use bal_replay_exec::{ChainConfig, ExecOptions, check_header, execute_block};
+use revm::{DatabaseRef, database_interface::DBErrorMarker};
+use std::time::Instant;
+
+/// How many preceding block hashes a record carries: all BLOCKHASH can reach.
+pub const HASH_WINDOW: u64 = 256;
+
+/// Executes `block` over `parent_state` (the state after its parent) with the BAL builder and the
+/// pre-value recorder, checks gas used, logs bloom and receipts root against the header, and
+/// returns the record with `block_hashes` (see [`last_block_hashes`]).
+pub fn record_block<D>(
+    config: &ChainConfig,
+    parent_state: D,
+    block: Block<TxEnvelope>,
+    senders: Vec<Address>,
+    block_hashes: Vec<BlockHashEntry>,
+) -> Result<BlockRecord, RecordError>
+where
+    D: DatabaseRef + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let output = execute_block(
+        config,
+        parent_state,
+        &block,
+        &senders,
+        ExecOptions::for_dump(),
+    )?;
+    check_header(
+        config,
+        &block.header,
+        output.gas_used,
+        output.receipts_root,
+        output.logs_bloom,
+    )?;
+    metrics::histogram!(bal_replay_metrics::EXEX_REEXECUTION_SECONDS)
+        .record(started.elapsed().as_secs_f64());
+    Ok(BlockRecord {
+        block,
+        senders,
+        bal: output.bal.unwrap_or_default(),
+        pre_state: output.pre_state.unwrap_or_default(),
+        block_hashes,
+    })
+}
+
+/// The hashes of the up to [`HASH_WINDOW`] blocks before `number`, ascending, from `hash_of`
+/// (the node's canonical hash by number).
+pub fn last_block_hashes<E: std::fmt::Display>(
+    number: u64,
+    mut hash_of: impl FnMut(u64) -> Result<Option<B256>, E>,
+) -> Result<Vec<BlockHashEntry>, RecordError> {
+    let first = number.saturating_sub(HASH_WINDOW);
+    (first..number)
+        .map(|n| {
+            let provider = |message: String| RecordError::Provider {
+                block: number,
+                message,
+            };
+            match hash_of(n) {
+                Ok(Some(hash)) => Ok(BlockHashEntry { number: n, hash }),
+                Ok(None) => Err(provider(format!("no canonical hash for block {n}"))),
+                Err(e) => Err(provider(format!("hash of block {n}: {e}"))),
+            }
+        })
+        .collect()
+}
