@@ -136,6 +136,19 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Charts (PNG and SVG) and a Markdown summary next to the research's figures, from
+    /// `bench --json` results.
+    Report {
+        /// JSON files written by `bal-replay bench --json`.
+        #[arg(required = true)]
+        inputs: Vec<PathBuf>,
+        /// Output directory (created if missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// TrueType font for chart text.
+        #[arg(long, default_value = bal_replay_report::DEFAULT_FONT)]
+        font: PathBuf,
+    },
 }
 
 fn main() -> eyre::Result<()> {
@@ -153,6 +166,7 @@ fn main() -> eyre::Result<()> {
             batch,
         } => demo(blocks, seed, threads, batch),
         Command::BenchReference { dump } => bench_reference(dump),
+        Command::Report { inputs, out, font } => report(&inputs, out, font),
         Command::Run {
             dump,
             state,
@@ -433,6 +447,22 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         repeat: 1,
     };
     bench(dump, state, matrix, None)
+}
+
+fn report(inputs: &[PathBuf], out: PathBuf, font: PathBuf) -> eyre::Result<()> {
+    let inputs = bal_replay_report::load_inputs(inputs)?;
+    let options = bal_replay_report::ReportOptions {
+        font,
+        ..bal_replay_report::ReportOptions::new(out)
+    };
+    let written = bal_replay_report::write_report(&inputs, &options)?;
+    for file in written.files(&options.out) {
+        println!("wrote {}", file.display());
+    }
+    for reason in &written.skipped {
+        println!("not drawn: {reason}");
+    }
+    Ok(())
 }
 
 fn bench_reference(dump: PathBuf) -> eyre::Result<()> {

@@ -18,14 +18,14 @@ pub use tables::render_tables;
 
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BalSizes, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
+    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
     clone_db_dir, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
 use bal_replay_state::{MemStore, RocksOptions, RocksStore, StateError};
 use std::{
     path::{Path, PathBuf},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 /// Why a bench could not run.
@@ -153,10 +153,67 @@ pub struct RunResult {
     /// Highest.
     #[serde(default)]
     pub mgas_per_s_max: f64,
+    /// Each batch of this run, in order (empty in JSON written before batches were recorded).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches: Vec<BatchSample>,
 }
 
 fn one() -> usize {
     1
+}
+
+/// One batch of a run: its throughput, when it ended, and the process's memory and the state's size
+/// then (sampled between batches, outside the timed execution).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BatchSample {
+    /// First block.
+    pub first_block: u64,
+    /// Last block.
+    pub last_block: u64,
+    /// Gas used.
+    pub gas: u64,
+    /// Execution with I/O (prefetch + execution), seconds.
+    pub exec_with_io_s: f64,
+    /// Seconds from the start of the replay to the end of this batch's commit.
+    pub end_s: f64,
+    /// Resident memory of the process after the batch, bytes (Linux only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rss_bytes: Option<u64>,
+    /// RocksDB's estimate of the state's size after the batch (SST files and memtables), bytes;
+    /// none for in-memory runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_bytes: Option<u64>,
+}
+
+impl BatchSample {
+    fn of(b: &BatchReport, end_s: f64, state_bytes: Option<u64>) -> Self {
+        Self {
+            first_block: b.first_block,
+            last_block: b.last_block,
+            gas: b.gas,
+            exec_with_io_s: b.exec_with_io().as_secs_f64(),
+            end_s,
+            rss_bytes: resident_memory_bytes(),
+            state_bytes,
+        }
+    }
+
+    /// Throughput over execution with I/O, Mgas/s.
+    pub fn mgas_per_s(&self) -> f64 {
+        if self.exec_with_io_s > 0.0 {
+            self.gas as f64 / self.exec_with_io_s / 1e6
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Resident set size of this process (`VmRSS` in `/proc/self/status`, Linux), if readable.
+fn resident_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 impl RunResult {
@@ -207,6 +264,7 @@ impl RunResult {
             repeats: 1,
             mgas_per_s_min: r.mgas_per_s(),
             mgas_per_s_max: r.mgas_per_s(),
+            batches: Vec::new(),
         }
     }
 
@@ -340,6 +398,7 @@ pub fn run_bench(
             run: label.clone(),
             source,
         };
+        let mut samples = Vec::new();
         let (report, cold) = match store {
             StoreKind::Rocksdb => {
                 clone_db_dir(state, &work)?;
@@ -347,7 +406,13 @@ pub fn run_bench(
                     drop_page_cache()?;
                 }
                 let store = RocksStore::open(&work, &rocks_options)?;
-                let report = replay(config, &dump, &store, &options, |_| {}).map_err(run_err)?;
+                let start = Instant::now();
+                let report = replay(config, &dump, &store, &options, |b| {
+                    let end_s = start.elapsed().as_secs_f64();
+                    let size = store.approximate_size_bytes().ok();
+                    samples.push(BatchSample::of(b, end_s, size));
+                })
+                .map_err(run_err)?;
                 drop(store);
                 (report, matrix.drop_caches)
             }
@@ -357,13 +422,16 @@ pub fn run_bench(
                     return Err(BenchError::NoInMemoryState);
                 };
                 let store = MemStore::from_contents(contents)?;
-                (
-                    replay(config, &dump, &store, &options, |_| {}).map_err(run_err)?,
-                    false,
-                )
+                let start = Instant::now();
+                let report = replay(config, &dump, &store, &options, |b| {
+                    samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None));
+                })
+                .map_err(run_err)?;
+                (report, false)
             }
         };
-        let result = RunResult::from_report(mode, design, threads, batch, store, cold, &report);
+        let mut result = RunResult::from_report(mode, design, threads, batch, store, cold, &report);
+        result.batches = samples;
         on_run(&result);
         Ok(result)
     };

@@ -1,0 +1,222 @@
+//! Renders a whole report from a bench result built here and checks what it wrote.
+
+use bal_replay_bench::{BatchSample, BenchResult, MeanBalSizes, RunResult, StoreKind};
+use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_report::{DEFAULT_FONT, Input, ReportError, ReportOptions, write_report};
+use std::path::Path;
+
+fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64) -> RunResult {
+    let gas = 1_000_000_000u64;
+    // Four batches, the last twice as fast as the first, with growing memory and state.
+    let batches = (0..4u64)
+        .map(|i| BatchSample {
+            first_block: 100 + i * batch as u64,
+            last_block: 100 + (i + 1) * batch as u64 - 1,
+            gas: gas / 4,
+            exec_with_io_s: (gas / 4) as f64 / (mgas * 1e6) * (1.0 - 0.1 * i as f64),
+            end_s: 0.5 * (i + 1) as f64,
+            rss_bytes: Some((200 + 10 * i) * 1024 * 1024),
+            state_bytes: Some((20 + i) * 1024 * 1024),
+        })
+        .collect();
+    RunResult {
+        mode,
+        design,
+        threads,
+        batch,
+        store: StoreKind::Rocksdb,
+        cold: true,
+        blocks: 4 * batch as u64,
+        txs: 1000,
+        gas,
+        exec_with_io_s: gas as f64 / (mgas * 1e6),
+        longest_txs_s: 0.01,
+        commit_s: 0.02,
+        wall_s: 1.0,
+        mgas_per_s: mgas,
+        cache_hits: 90,
+        cache_misses: 10,
+        keys_prefetched: 0,
+        read_p50_us: 2,
+        read_p99_us: 64,
+        tx_p50_us: 10,
+        tx_p99_us: 100,
+        repeats: 3,
+        mgas_per_s_min: mgas * 0.9,
+        mgas_per_s_max: mgas * 1.1,
+        batches,
+    }
+}
+
+fn bench() -> BenchResult {
+    let mut runs = Vec::new();
+    for batch in [1, 50] {
+        runs.push(run(
+            ExecMode::Sequential,
+            IoDesign::Parallel,
+            1,
+            batch,
+            900.0,
+        ));
+        for (design, base) in [(IoDesign::Full, 1500.0), (IoDesign::Parallel, 1000.0)] {
+            for threads in [1, 2] {
+                let mgas = base * threads as f64 + batch as f64;
+                runs.push(run(ExecMode::Parallel, design, threads, batch, mgas));
+            }
+        }
+    }
+    BenchResult {
+        dump: "/data/chain/dump".into(),
+        blocks: 200,
+        cpus: 2,
+        bal_sizes: MeanBalSizes {
+            full: 300_000.0,
+            batched: 120_000.0,
+            parallel: 90_000.0,
+        },
+        runs,
+    }
+}
+
+fn png_size(path: &Path) -> (u32, u32, usize) {
+    let img = image::open(path).unwrap().to_rgb8();
+    // Pixels of the parallel I/O series colour (44, 160, 44), to show lines were drawn.
+    let green = img.pixels().filter(|p| p.0 == [44, 160, 44]).count();
+    (img.width(), img.height(), green)
+}
+
+#[test]
+fn renders_charts_and_markdown() {
+    if !Path::new(DEFAULT_FONT).exists() {
+        eprintln!("skipping: {DEFAULT_FONT} missing (Debian's fonts-dejavu-core)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let inputs = [Input::new("cold run", bench())];
+    assert_eq!(inputs[0].name, "cold_run");
+    let written = write_report(&inputs, &ReportOptions::new(&out)).unwrap();
+
+    let stems: Vec<&str> = written.charts.iter().map(|c| c.stem.as_str()).collect();
+    assert_eq!(
+        stems,
+        [
+            "throughput-batch1",
+            "throughput-batch50",
+            "batches-cold_run-batch1",
+            "resources-cold_run-batch1",
+            "batches-cold_run-batch50",
+            "resources-cold_run-batch50",
+            "bal-size",
+        ]
+    );
+    assert!(written.skipped.is_empty(), "{:?}", written.skipped);
+    for file in written.files(&out) {
+        assert!(
+            std::fs::metadata(&file).unwrap().len() > 0,
+            "{}",
+            file.display()
+        );
+    }
+
+    // PNGs decode at the requested size and carry the series' colour.
+    let (w, h, green) = png_size(&out.join("throughput-batch50.png"));
+    assert_eq!((w, h), (1024, 640));
+    assert!(green > 500, "only {green} parallel I/O pixels");
+    let (w, h, _) = png_size(&out.join("resources-cold_run-batch1.png"));
+    assert_eq!((w, h), (1024, 960), "two stacked panels");
+
+    // SVGs carry the titles, axis descriptions with units, and the series names.
+    let svg = std::fs::read_to_string(out.join("throughput-batch50.svg")).unwrap();
+    for text in [
+        "Throughput vs threads, batch of 50 block(s)",
+        "Threads (execution workers)",
+        "Throughput (MGas/s, execution with I/O)",
+        "full BAL",
+        "parallel I/O",
+        "sequential (RocksDB)",
+    ] {
+        assert!(svg.contains(text), "throughput SVG lacks {text:?}");
+    }
+    let svg = std::fs::read_to_string(out.join("resources-cold_run-batch1.svg")).unwrap();
+    for text in [
+        "Resident memory (MiB)",
+        "SST files + memtables (MiB)",
+        "Time since the replay started (s)",
+        "parallel I/O, 2 thread(s)",
+    ] {
+        assert!(svg.contains(text), "resources SVG lacks {text:?}");
+    }
+    let svg = std::fs::read_to_string(out.join("bal-size.svg")).unwrap();
+    for text in [
+        "Mean RLP size per block (KB)",
+        "Parallel I/O BAL",
+        "research",
+        "300",
+        "30%",
+    ] {
+        assert!(svg.contains(text), "BAL size SVG lacks {text:?}");
+    }
+
+    // The Markdown: our tables (render_tables), ours next to the research's, the research's own.
+    let md = std::fs::read_to_string(&written.markdown).unwrap();
+    for row in [
+        "| cold_run | `/data/chain/dump` | 200 | 2 | 10 | 10 runs |",
+        // render_tables: batch 50, parallel I/O, 2 threads = 2 * 1000 + 50.
+        "| 2 | 2050.0 | 0.010s | 0.488s | 90.0% |",
+        // Next to the research: ours / research at batch 50, 2 threads = 2050 / 1857.
+        "| 50 | 2 | parallel I/O | 2,050 | 1,857 | 1.10 |",
+        "| 1 | 1 | parallel I/O | 1,001 | 740 | 1.35 |",
+        // Scaling: (2050 / 1050) vs the research's 1857 / 943.
+        "| parallel I/O, 2 threads / 1 thread | 50 | 2 / 1 | 1.95 | 1.97 |",
+        // parallel / full at batch 50, 2 threads = 2050 / 3050; the research's 10842 / 13881.
+        "| parallel I/O / full BAL | 50 | 2 | 0.67 | 0.78 (16 threads) |",
+        "| Parallel I/O BAL | 90.0 | 30% | 71 | 33% |",
+        "| 16 | 10,842 | 0.61s | 4.13s |",
+        "![Throughput vs threads, batch of 50 block(s)](throughput-batch50.png)",
+    ] {
+        assert!(md.contains(row), "report.md lacks {row:?}\n{md}");
+    }
+}
+
+#[test]
+fn old_json_without_samples_skips_time_charts() {
+    if !Path::new(DEFAULT_FONT).exists() {
+        return;
+    }
+    let mut result = bench();
+    for r in &mut result.runs {
+        r.batches.clear();
+    }
+    // JSON written before per-batch samples existed has no `batches` field at all.
+    let json = serde_json::to_string(&result).unwrap();
+    assert!(!json.contains("\"batches\""));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.json");
+    std::fs::write(&path, json).unwrap();
+    let inputs = bal_replay_report::load_inputs(&[path.clone(), path]).unwrap();
+    assert_eq!(inputs[1].name, "old-2");
+    let written = write_report(&inputs, &ReportOptions::new(dir.path().join("out"))).unwrap();
+    let stems: Vec<&str> = written.charts.iter().map(|c| c.stem.as_str()).collect();
+    assert_eq!(
+        stems,
+        ["throughput-batch1", "throughput-batch50", "bal-size"]
+    );
+    assert_eq!(written.skipped.len(), 2);
+    assert!(written.skipped[0].contains("no per-batch samples"));
+    let svg = std::fs::read_to_string(dir.path().join("out/throughput-batch1.svg")).unwrap();
+    assert!(svg.contains("parallel I/O [old-2]"));
+}
+
+#[test]
+fn missing_font_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = ReportOptions {
+        font: "/nonexistent/DejaVuSans.ttf".into(),
+        ..ReportOptions::new(dir.path())
+    };
+    let err = write_report(&[Input::new("b", bench())], &options).unwrap_err();
+    assert!(matches!(err, ReportError::Font { .. }));
+    assert!(err.to_string().contains("/nonexistent/DejaVuSans.ttf"));
+    assert!(err.to_string().contains("fonts-dejavu-core"));
+}
