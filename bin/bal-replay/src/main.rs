@@ -7,11 +7,15 @@ use bal_replay_engine::{
     warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
-use bal_replay_state::{RocksOptions, RocksStore};
+use bal_replay_mdbx_state::{
+    MdbxStore, RethDb, StateSpec,
+    bench::{BenchDbOptions, bench_db, render_bench_db},
+};
+use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader, StateWriter};
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, eyre};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Parser)]
 #[command(
@@ -46,9 +50,11 @@ enum Command {
         /// Dump directory (chained).
         #[arg(long)]
         dump: PathBuf,
-        /// RocksDB state at the block before the dump's first.
+        /// State at the block before the dump's first: `<dir>` or `rocksdb:<dir>` (a RocksDB flat
+        /// state, modified in place unless --rewind), or `mdbx:<dir>` (reth's database, read in
+        /// place and never written: each batch's commit stays in memory).
         #[arg(long)]
-        state: PathBuf,
+        state: StateSpec,
         /// sequential or parallel.
         #[arg(long, default_value = "parallel")]
         mode: String,
@@ -86,6 +92,31 @@ enum Command {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Random point reads of existing keys per reader-thread count, MDBX vs RocksDB (the research's
+    /// random-read table): keys are sampled from each store first, then every run reads among them.
+    BenchDb {
+        /// Stores: `mdbx:<dir>`, `rocksdb:<dir>` or `<dir>` (RocksDB); repeat or comma-separate.
+        #[arg(long, required = true, value_delimiter = ',')]
+        db: Vec<StateSpec>,
+        /// Reader-thread counts.
+        #[arg(long, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
+        threads: Vec<usize>,
+        /// Reads per thread count (split over its threads).
+        #[arg(long, default_value_t = 1_000_000)]
+        reads: u64,
+        /// Keys of each kind (accounts, slots) sampled from each store.
+        #[arg(long, default_value_t = 100_000)]
+        sample: usize,
+        /// Seed of the sampling and of the key choice.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Close the store, drop the page cache and reopen it before each run (root only).
+        #[arg(long)]
+        drop_caches: bool,
+        /// Write the results as JSON.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
     /// mainnet fixtures): in memory and over RocksDB.
     BenchReference {
@@ -98,9 +129,10 @@ enum Command {
         /// Dump directory (chained).
         #[arg(long)]
         dump: PathBuf,
-        /// Pristine RocksDB state (never written: every run uses a hard-link clone).
+        /// Pristine RocksDB state, `<dir>` or `rocksdb:<dir>` (never written: every run uses a
+        /// hard-link clone). `mdbx:<dir>` is not supported here yet; use `run --state mdbx:<dir>`.
         #[arg(long)]
-        state: PathBuf,
+        state: StateSpec,
         /// Worker counts.
         #[arg(long, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
@@ -166,6 +198,25 @@ fn main() -> eyre::Result<()> {
             batch,
         } => demo(blocks, seed, threads, batch),
         Command::BenchReference { dump } => bench_reference(dump),
+        Command::BenchDb {
+            db,
+            threads,
+            reads,
+            sample,
+            seed,
+            drop_caches,
+            json,
+        } => bench_db_cmd(
+            &db,
+            &BenchDbOptions {
+                threads,
+                reads,
+                sample,
+                seed,
+                drop_caches,
+            },
+            json,
+        ),
         Command::Report { inputs, out, font } => report(&inputs, out, font),
         Command::Run {
             dump,
@@ -240,6 +291,12 @@ fn main() -> eyre::Result<()> {
                 block_cache_bytes: RocksOptions::default().block_cache_bytes,
                 repeat,
             };
+            let StateSpec::RocksDb(state) = state else {
+                return Err(eyre!(
+                    "bench runs over hard-link clones of a RocksDB state; {state} is reth's MDBX \
+                     (replay it with `run --state {state}`, or migrate it with bal-migrate)"
+                ));
+            };
             bench(dump, state, matrix, json)
         }
     }
@@ -257,7 +314,7 @@ fn config_for(dump: &DumpReader) -> eyre::Result<ChainConfig> {
 
 struct RunArgs {
     dump: PathBuf,
-    state: PathBuf,
+    state: StateSpec,
     options: ReplayOptions,
     rewind: bool,
     drop_caches: bool,
@@ -291,12 +348,28 @@ fn run(args: RunArgs) -> eyre::Result<()> {
     }
     let dump = DumpReader::open(&args.dump)?;
     let config = config_for(&dump)?;
+    match &args.state {
+        StateSpec::RocksDb(state) => run_rocksdb(&args, &dump, &config, state)?,
+        StateSpec::Mdbx(dir) => run_mdbx(&args, &dump, &config, dir)?,
+    }
+    if args.metrics.is_some() && args.metrics_linger > 0 {
+        std::thread::sleep(std::time::Duration::from_secs(args.metrics_linger));
+    }
+    Ok(())
+}
+
+fn run_rocksdb(
+    args: &RunArgs,
+    dump: &DumpReader,
+    config: &ChainConfig,
+    state: &Path,
+) -> eyre::Result<()> {
     let path = if args.rewind {
-        let work = args.state.with_extension("rewind");
-        clone_db_dir(&args.state, &work)?;
+        let work = state.with_extension("rewind");
+        clone_db_dir(state, &work)?;
         work
     } else {
-        args.state.clone()
+        state.to_path_buf()
     };
     if args.drop_caches {
         drop_page_cache()?;
@@ -309,17 +382,60 @@ fn run(args: RunArgs) -> eyre::Result<()> {
         },
     )
     .wrap_err_with(|| format!("opening state {}", path.display()))?;
+    replay_and_report(args, dump, config, &store, || {
+        store.approximate_size_bytes().ok()
+    })?;
+    if args.rewind {
+        drop(store);
+        std::fs::remove_dir_all(&path).wrap_err_with(|| format!("removing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// reth's MDBX read in place, never written: each batch's commit stays in memory (`MemOverlay`),
+/// so every run starts from the database's state (`--rewind` is implied). Block hashes come from
+/// the dump's first record first, since reth keeps headers in static files, not in MDBX.
+fn run_mdbx(
+    args: &RunArgs,
+    dump: &DumpReader,
+    config: &ChainConfig,
+    dir: &Path,
+) -> eyre::Result<()> {
+    if args.direct_io {
+        return Err(eyre!("--direct-io applies to RocksDB states only"));
+    }
+    if args.drop_caches {
+        drop_page_cache()?;
+    }
+    let db = RethDb::open(dir).wrap_err_with(|| format!("opening {}", args.state))?;
+    let mdbx = MdbxStore::new(&db).wrap_err_with(|| format!("reading {}", args.state))?;
+    let store = MemOverlay::new(&mdbx);
+    if let Some(first) = dump.records().next() {
+        let first = first?;
+        store.insert_block_hashes(first.block_hashes.iter().map(|h| (h.number, h.hash)))?;
+    }
+    replay_and_report(args, dump, config, &store, || None)
+}
+
+/// Replays `dump` over `store`, with the progress bar, metrics and summary of `run`.
+fn replay_and_report<S: StateReader + StateWriter>(
+    args: &RunArgs,
+    dump: &DumpReader,
+    config: &ChainConfig,
+    store: &S,
+    state_size: impl Fn() -> Option<u64>,
+) -> eyre::Result<()> {
     warm_up_kzg();
     let bar = progress_bar(
         dump.manifest().record_count,
         "{spinner} replay [{bar:30}] {pos}/{len} blocks, {per_sec}, eta {eta} {msg}",
     );
     let mut cache_seen = bal_replay_cache::CacheStats::default();
-    let result = replay(&config, &dump, &store, &args.options, |b| {
+    let result = replay(config, dump, store, &args.options, |b| {
         bal_replay_metrics::record_batch(b);
         bal_replay_metrics::record_cache(&cache_seen, &b.cache);
         cache_seen = b.cache.clone();
-        if let Ok(size) = store.approximate_size_bytes() {
+        if let Some(size) = state_size() {
             metrics::gauge!(bal_replay_metrics::REPLAY_STATE_SIZE).set(size as f64);
         }
         bar.inc(b.last_block - b.first_block + 1);
@@ -373,13 +489,6 @@ fn run(args: RunArgs) -> eyre::Result<()> {
         };
         std::fs::write(json, serde_json::to_vec_pretty(&summary)?)
             .wrap_err_with(|| format!("writing {}", json.display()))?;
-    }
-    if args.rewind {
-        drop(store);
-        std::fs::remove_dir_all(&path).wrap_err_with(|| format!("removing {}", path.display()))?;
-    }
-    if args.metrics.is_some() && args.metrics_linger > 0 {
-        std::thread::sleep(std::time::Duration::from_secs(args.metrics_linger));
     }
     Ok(())
 }
@@ -465,6 +574,28 @@ fn report(inputs: &[PathBuf], out: PathBuf, font: PathBuf) -> eyre::Result<()> {
     Ok(())
 }
 
+fn bench_db_cmd(
+    dbs: &[StateSpec],
+    opts: &BenchDbOptions,
+    json: Option<PathBuf>,
+) -> eyre::Result<()> {
+    let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        drop_page_cache().map_err(Into::into)
+    };
+    let mut reports = Vec::new();
+    for spec in dbs {
+        eprintln!("bench-db: sampling and reading {spec}");
+        reports.push(bench_db(spec, opts, &drop_caches)?);
+    }
+    println!("{}", render_bench_db(&reports));
+    if let Some(path) = json {
+        bal_replay_mdbx_state::bench::write_json(&reports, &path)
+            .wrap_err_with(|| format!("writing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
 fn bench_reference(dump: PathBuf) -> eyre::Result<()> {
     let reader = DumpReader::open(&dump)?;
     let config = config_for(&reader)?;
@@ -538,5 +669,40 @@ mod tests {
             ])
             .is_err()
         );
+    }
+
+    #[test]
+    fn state_and_db_specs_parse() {
+        let cli = Cli::try_parse_from([
+            "bal-replay",
+            "bench-db",
+            "--db",
+            "mdbx:/a,rocksdb:/b",
+            "--db",
+            "/c",
+            "--threads",
+            "1,2",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::BenchDb { db, threads, .. } => {
+                assert_eq!(
+                    db,
+                    vec![
+                        StateSpec::Mdbx("/a".into()),
+                        StateSpec::RocksDb("/b".into()),
+                        StateSpec::RocksDb("/c".into())
+                    ]
+                );
+                assert_eq!(threads, vec![1, 2]);
+            }
+            _ => panic!("parsed another command"),
+        }
+        let cli = Cli::try_parse_from(["bal-replay", "run", "--dump", "d", "--state", "mdbx:/r"])
+            .unwrap();
+        match cli.command {
+            Command::Run { state, .. } => assert_eq!(state, StateSpec::Mdbx("/r".into())),
+            _ => panic!("parsed another command"),
+        }
     }
 }

@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
+use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
+use bal_replay_state::{FlatContents, KeyScheme};
 use libmdbx::{
     Database, DatabaseOptions, Mode, NoWriteMap, RW, ReadWriteOptions, SyncMode, Table, TableFlags,
     Transaction, WriteFlags,
@@ -111,11 +112,13 @@ impl<'db> Writer<'db> {
     }
 }
 
-/// Writes a reth-layout database into `datadir/db`, which must not exist yet.
-pub fn generate_source(
+/// Creates a reth-layout database in `datadir/db` (which must not exist) with every table, the
+/// layout's storage settings and the Execution checkpoint at `height`.
+fn create_source(
     datadir: &Path,
-    opts: &GenerateOptions,
-) -> Result<GenerateSummary, MigrateError> {
+    layout: Layout,
+    height: u64,
+) -> Result<(Database<NoWriteMap>, PathBuf), MigrateError> {
     let db_dir = datadir.join("db");
     if db_dir.exists() {
         return Err(MigrateError::DestinationNotEmpty { path: db_dir });
@@ -154,6 +157,7 @@ pub fn generate_source(
             (table::BYTECODES, TableFlags::empty()),
             (table::METADATA, TableFlags::empty()),
             (table::STAGE_CHECKPOINTS, TableFlags::empty()),
+            (table::CANONICAL_HEADERS, TableFlags::empty()),
         ] {
             txn.create_table(Some(name), flags)
                 .map_err(|source| MigrateError::Mdbx {
@@ -169,7 +173,7 @@ pub fn generate_source(
         txn: None,
         in_txn: 0,
     };
-    let v2 = opts.layout == Layout::V2;
+    let v2 = layout == Layout::V2;
     let settings = format!("{{\"storage_v2\":{v2}}}");
     w.put(
         table::METADATA,
@@ -177,10 +181,87 @@ pub fn generate_source(
         &scale_bytes(settings.as_bytes()),
     )?;
     let mut checkpoint = Vec::new();
-    let len = opts.height.to_compact(&mut checkpoint);
+    let len = height.to_compact(&mut checkpoint);
     checkpoint.insert(0, len as u8);
     w.put(table::STAGE_CHECKPOINTS, b"Execution", &checkpoint)?;
 
+    w.commit()?;
+    drop(w);
+    Ok((db, db_dir))
+}
+
+/// Writes a flat state's contents as a reth database in `datadir/db` (which must not exist): a
+/// plain state as the v1 layout, a hashed one as v2, block hashes into `CanonicalHeaders`, the
+/// applied height as the Execution checkpoint. The inverse of a migration, for tests that replay
+/// over reth's layout in place.
+pub fn write_source_from_flat(
+    datadir: &Path,
+    contents: &FlatContents,
+) -> Result<PathBuf, MigrateError> {
+    let layout = match contents.key_scheme {
+        KeyScheme::Plain => Layout::V1,
+        KeyScheme::Hashed => Layout::V2,
+    };
+    let (db, db_dir) = create_source(datadir, layout, contents.applied_block.unwrap_or(0))?;
+    let mut w = Writer {
+        db: &db,
+        txn: None,
+        in_txn: 0,
+    };
+    let mut buf = Vec::with_capacity(256);
+    for (hash, code) in &contents.codes {
+        buf.clear();
+        Bytecode::new_raw(code.clone()).to_compact(&mut buf);
+        w.put(table::BYTECODES, hash.as_slice(), &buf)?;
+    }
+    for (key, account) in &contents.accounts {
+        let account = Account {
+            nonce: account.nonce,
+            balance: account.balance,
+            bytecode_hash: (account.code_hash != KECCAK256_EMPTY).then_some(account.code_hash),
+        };
+        buf.clear();
+        account.to_compact(&mut buf);
+        w.put(layout.table(crate::TableKind::Accounts), key, &buf)?;
+    }
+    let account_len = layout.account_key_len();
+    for (key, value) in &contents.storage {
+        let (account, slot) = key.split_at(account_len.min(key.len()));
+        let entry = StorageEntry {
+            key: B256::try_from(slot).map_err(|_| MigrateError::Decode {
+                table: layout.table(crate::TableKind::Storage),
+                key: alloy_primitives::hex::encode_prefixed(key),
+                reason: format!("storage key of {} bytes", key.len()),
+            })?,
+            value: *value,
+        };
+        buf.clear();
+        entry.to_compact(&mut buf);
+        w.put(layout.table(crate::TableKind::Storage), account, &buf)?;
+    }
+    for (number, hash) in &contents.block_hashes {
+        w.put(
+            table::CANONICAL_HEADERS,
+            &number.to_be_bytes(),
+            hash.as_slice(),
+        )?;
+    }
+    w.commit()?;
+    Ok(db_dir)
+}
+
+/// Writes a reth-layout database into `datadir/db`, which must not exist yet.
+pub fn generate_source(
+    datadir: &Path,
+    opts: &GenerateOptions,
+) -> Result<GenerateSummary, MigrateError> {
+    let (db, db_dir) = create_source(datadir, opts.layout, opts.height)?;
+    let mut w = Writer {
+        db: &db,
+        txn: None,
+        in_txn: 0,
+    };
+    let v2 = opts.layout == Layout::V2;
     let accounts = (opts.entries / 4).max(1);
     let contracts = (accounts / 16).max(1);
     let codes = contracts.min(MAX_CODES);

@@ -52,7 +52,9 @@ use std::{
 use bal_replay_state::{RocksOptions, RocksStore, StateError};
 
 pub use copy::{PARTITIONS, key_scheme, meta};
-pub use generate::{GenerateOptions, GenerateSummary, generate_source, generated_address};
+pub use generate::{
+    GenerateOptions, GenerateSummary, generate_source, generated_address, write_source_from_flat,
+};
 pub use source::{Layout, RethDb, TableKind};
 pub use verify::{Mismatch, TableCounts, VerifyReport};
 

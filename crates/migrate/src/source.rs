@@ -33,6 +33,9 @@ pub mod table {
     pub const METADATA: &str = "Metadata";
     /// Stage id (string) -> `StageCheckpoint`.
     pub const STAGE_CHECKPOINTS: &str = "StageCheckpoints";
+    /// Block number (u64 big-endian, 8) -> canonical block hash (32). reth v2 keeps headers in
+    /// static files, so this table may be empty.
+    pub const CANONICAL_HEADERS: &str = "CanonicalHeaders";
 }
 
 /// The `Metadata` key under which reth v2.5.1 records its `StorageSettings`.

@@ -151,6 +151,24 @@ pub enum StateError {
         /// The block number.
         number: u64,
     },
+    /// A read from a store other than RocksDB (for example reth's MDBX, read in place) failed.
+    #[error("reading key {key} from table `{table}` failed")]
+    Backend {
+        /// The store's table.
+        table: &'static str,
+        /// The key, hex-encoded.
+        key: String,
+        /// The store's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store cannot answer this kind of read at all (for example block hashes from a reth
+    /// database whose headers live in static files).
+    #[error("{reason}")]
+    Unavailable {
+        /// What is missing and why.
+        reason: String,
+    },
     /// A thread panicked while holding the in-memory store's lock, possibly mid-commit, so its
     /// contents can no longer be trusted.
     #[error("the in-memory state's lock was poisoned by a panic in another thread")]

@@ -2,8 +2,10 @@
 //!
 //! A flat state maps each key straight to its value (no trie). Two stores implement it:
 //! [`RocksStore`] (on disk, tuned for point reads from many threads) and [`MemStore`] (in memory, for
-//! tests and in-memory baselines). Callers depend on the [`StateReader`] / [`StateWriter`] traits, never
-//! on a store, and get revm's `DatabaseRef` through [`StateDatabase`].
+//! tests and in-memory baselines). [`MemOverlay`] makes any read-only store (reth's MDBX, read in
+//! place by `bal-replay-mdbx-state`) committable by keeping commits in memory. Callers depend on the
+//! [`StateReader`] / [`StateWriter`] traits, never on a store, and get revm's `DatabaseRef` through
+//! [`StateDatabase`].
 //!
 //! Invariant of [`StateWriter::commit`]: the changes of a whole batch and the new applied block number
 //! land together or not at all. A reader sees either the state before the commit or after it.
@@ -39,6 +41,7 @@ mod contents;
 mod database;
 mod error;
 mod mem;
+mod overlay;
 mod rocks;
 mod types;
 
@@ -47,6 +50,7 @@ pub use contents::FlatContents;
 pub use database::StateDatabase;
 pub use error::StateError;
 pub use mem::MemStore;
+pub use overlay::MemOverlay;
 pub use rocks::{RocksOptions, RocksStore, cf};
 pub use types::{AccountFlat, KeyScheme, StateChanges};
 

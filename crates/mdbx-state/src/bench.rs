@@ -1,0 +1,717 @@
+//! `bench-db`: random point reads of existing keys, per reader-thread count, MDBX vs RocksDB (the
+//! research's "MDBX vs. RocksDB random read benchmark").
+//!
+//! Method. Keys are sampled first from the store itself: a full scan of its accounts and storage
+//! tables with reservoir sampling (uniform, seeded) of up to [`BenchDbOptions::sample`] keys of each
+//! kind. Then, for each thread count `t`, `t` threads each do `reads / t` point reads (the first
+//! threads one more for the remainder) of keys drawn uniformly from the pool (so about as many
+//! account reads as slot reads), each value decoded as a replay would: reth's `Compact` for MDBX,
+//! the flat encoding for RocksDB. Every read must find its key. Reported per run: IOPS (reads / wall
+//! time), the mean latency of one read (timed around each read), and CPU use (the process's user +
+//! system CPU time over the run / wall time, from `/proc/self/stat`).
+//!
+//! Warm runs (the default) read every sampled key once before the first timed run. With
+//! `drop_caches`, before each run the store is closed (RocksDB's block cache goes with it; MDBX's
+//! pages are unmapped, as the kernel keeps mapped pages), the page cache is dropped, and the store
+//! is reopened.
+
+use std::{
+    sync::atomic::{AtomicBool, Ordering},
+    time::{Duration, Instant},
+};
+
+use alloy_primitives::{B256, U256};
+use bal_replay_migrate::{MigrateError, RethDb};
+use bal_replay_state::{AccountFlat, KeyScheme, RocksOptions, RocksStore, StateError, cf};
+use rocksdb::{ColumnFamily, DB, IteratorMode, ReadOptions};
+
+use crate::{MdbxStore, StateSpec};
+
+/// Why a bench-db run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchDbError {
+    /// Opening the reth database failed.
+    #[error("opening {spec}")]
+    OpenMdbx {
+        /// The store.
+        spec: StateSpec,
+        /// Why.
+        #[source]
+        source: Box<MigrateError>,
+    },
+    /// A read or opening the RocksDB state failed.
+    #[error("reading {spec}")]
+    State {
+        /// The store.
+        spec: StateSpec,
+        /// Why.
+        #[source]
+        source: StateError,
+    },
+    /// The store has no accounts and no slots to read.
+    #[error("{spec} holds no account and no slot to sample")]
+    Empty {
+        /// The store.
+        spec: StateSpec,
+    },
+    /// A sampled key was not found again (the store changed, or a reader is wrong).
+    #[error("{spec}: {missing} of {reads} reads of sampled keys found nothing")]
+    Missing {
+        /// The store.
+        spec: StateSpec,
+        /// Reads that found nothing.
+        missing: u64,
+        /// Reads done.
+        reads: u64,
+    },
+    /// Dropping the page cache failed.
+    #[error("dropping the page cache")]
+    DropCaches(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// A reader thread panicked.
+    #[error("a reader thread panicked")]
+    Panicked,
+}
+
+/// How to run bench-db.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BenchDbOptions {
+    /// Reader-thread counts, one run each.
+    pub threads: Vec<usize>,
+    /// Reads per run (split over its threads).
+    pub reads: u64,
+    /// At most this many sampled keys of each kind (accounts, slots).
+    pub sample: usize,
+    /// Seed of the sampling and of the reads' key choice.
+    pub seed: u64,
+    /// Drop the page cache (and reopen the store) before each run.
+    pub drop_caches: bool,
+}
+
+impl Default for BenchDbOptions {
+    fn default() -> Self {
+        Self {
+            threads: vec![1, 2, 4, 8, 16, 32],
+            reads: 1_000_000,
+            sample: 100_000,
+            seed: 1,
+            drop_caches: false,
+        }
+    }
+}
+
+/// One run: one store, one thread count.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchDbRow {
+    /// Reader threads.
+    pub threads: usize,
+    /// Reads done.
+    pub reads: u64,
+    /// Of which account reads.
+    pub account_reads: u64,
+    /// Of which slot reads.
+    pub slot_reads: u64,
+    /// Reads that found their key (all of them, or the run fails).
+    pub found: u64,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// Reads per second.
+    pub iops: f64,
+    /// Mean time of one read, microseconds.
+    pub avg_latency_us: f64,
+    /// User + system CPU time of the process over the run, seconds.
+    pub cpu_s: f64,
+    /// `cpu_s / wall_s`, in percent of one core (200% = two cores busy).
+    pub cpu_pct: f64,
+}
+
+/// All runs over one store.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchDbReport {
+    /// `mdbx` or `rocksdb`.
+    pub backend: String,
+    /// The store's directory.
+    pub path: String,
+    /// `plain` or `hashed` keys.
+    pub key_scheme: String,
+    /// Accounts sampled.
+    pub sampled_accounts: usize,
+    /// Slots sampled.
+    pub sampled_slots: usize,
+    /// Accounts in the store.
+    pub total_accounts: u64,
+    /// Slots in the store.
+    pub total_slots: u64,
+    /// Page cache dropped before each run.
+    pub cold: bool,
+    /// CPUs of the machine.
+    pub cpus: usize,
+    /// One row per thread count.
+    pub rows: Vec<BenchDbRow>,
+}
+
+/// Point reads by the store's own keys (addresses or their hashes), decoded.
+pub trait PointReads: Sync {
+    /// The account under `key`.
+    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError>;
+    /// The slot `slot_key` of `account_key` (zero when absent).
+    fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError>;
+}
+
+impl PointReads for MdbxStore<'_> {
+    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+        self.account_by_key(key)
+    }
+    fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {
+        self.storage_by_key(account_key, slot_key)
+    }
+}
+
+/// RocksDB point reads by raw key, as [`RocksStore`]'s own reads do them (pinned gets, one reused
+/// `ReadOptions`), so the bench measures the store, not key hashing.
+pub struct RocksPoints<'a> {
+    db: &'a DB,
+    accounts: &'a ColumnFamily,
+    storage: &'a ColumnFamily,
+    read_opts: ReadOptions,
+}
+
+impl<'a> RocksPoints<'a> {
+    /// Reads of `store`.
+    pub fn new(store: &'a RocksStore) -> Result<Self, StateError> {
+        let db = store.raw_db();
+        let handle = |name: &'static str| {
+            db.cf_handle(name)
+                .ok_or(StateError::MissingColumnFamily { name })
+        };
+        Ok(Self {
+            db,
+            accounts: handle(cf::ACCOUNTS)?,
+            storage: handle(cf::STORAGE)?,
+            read_opts: ReadOptions::default(),
+        })
+    }
+}
+
+fn rocks_read_error(table: &'static str, key: &[u8], source: rocksdb::Error) -> StateError {
+    StateError::Read {
+        table,
+        key: alloy_primitives::hex::encode_prefixed(key),
+        source,
+    }
+}
+
+impl PointReads for RocksPoints<'_> {
+    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+        let value = self
+            .db
+            .get_pinned_cf_opt(self.accounts, key, &self.read_opts)
+            .map_err(|e| rocks_read_error(cf::ACCOUNTS, key, e))?;
+        value
+            .map(|v| {
+                AccountFlat::from_bytes(&v).ok_or_else(|| StateError::Corrupt {
+                    table: cf::ACCOUNTS,
+                    key: alloy_primitives::hex::encode_prefixed(key),
+                    reason: format!("account value of {} bytes", v.len()),
+                })
+            })
+            .transpose()
+    }
+
+    fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {
+        let mut key = [0u8; 64];
+        let len = account_key.len() + slot_key.len();
+        key[..account_key.len()].copy_from_slice(account_key);
+        key[account_key.len()..len].copy_from_slice(slot_key);
+        let key = &key[..len];
+        let value = self
+            .db
+            .get_pinned_cf_opt(self.storage, key, &self.read_opts)
+            .map_err(|e| rocks_read_error(cf::STORAGE, key, e))?;
+        match value {
+            None => Ok(U256::ZERO),
+            Some(v) => U256::try_from_be_slice(&v).ok_or_else(|| StateError::Corrupt {
+                table: cf::STORAGE,
+                key: alloy_primitives::hex::encode_prefixed(key),
+                reason: format!("slot value of {} bytes", v.len()),
+            }),
+        }
+    }
+}
+
+/// A sampled key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SampledKey {
+    /// An account key.
+    Account(Vec<u8>),
+    /// An account key and a slot key.
+    Slot(Vec<u8>, B256),
+}
+
+/// Keys sampled from a store, and how many of each kind it holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// The sampled keys, accounts first.
+    pub keys: Vec<SampledKey>,
+    /// Accounts sampled.
+    pub accounts: usize,
+    /// Accounts in the store.
+    pub total_accounts: u64,
+    /// Slots in the store.
+    pub total_slots: u64,
+}
+
+/// splitmix64: a small, fast, seedable generator (the bench needs uniform indices, not security).
+#[derive(Debug, Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `0..n` (`n > 0`), by widening multiplication.
+    fn below(&mut self, n: u64) -> u64 {
+        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
+    }
+}
+
+/// Reservoir sampling (algorithm R): a uniform sample of at most `cap` items of a stream.
+struct Reservoir<T> {
+    items: Vec<T>,
+    seen: u64,
+    cap: usize,
+    rng: Rng,
+}
+
+impl<T> Reservoir<T> {
+    fn new(cap: usize, seed: u64) -> Self {
+        Self {
+            items: Vec::new(),
+            seen: 0,
+            cap,
+            rng: Rng(seed),
+        }
+    }
+
+    fn offer(&mut self, make: impl FnOnce() -> T) {
+        self.seen += 1;
+        if self.items.len() < self.cap {
+            self.items.push(make());
+        } else {
+            let j = self.rng.below(self.seen);
+            if let Some(slot) = self.items.get_mut(j as usize) {
+                *slot = make();
+            }
+        }
+    }
+}
+
+/// Samples up to `cap` account keys and `cap` slot keys of the MDBX state.
+pub fn sample_mdbx(store: &MdbxStore<'_>, cap: usize, seed: u64) -> Result<Sample, StateError> {
+    let mut accounts = Reservoir::new(cap, seed);
+    store.for_each_account_key(|k| accounts.offer(|| k.to_vec()))?;
+    let mut slots = Reservoir::new(cap, seed ^ 0x5a5a);
+    store.for_each_slot_key(|k, s| slots.offer(|| (k.to_vec(), B256::from_slice(s))))?;
+    Ok(finish_sample(accounts, slots))
+}
+
+/// Samples up to `cap` account keys and `cap` slot keys of the RocksDB state.
+pub fn sample_rocks(store: &RocksStore, cap: usize, seed: u64) -> Result<Sample, StateError> {
+    let db = store.raw_db();
+    let handle = |name: &'static str| {
+        db.cf_handle(name)
+            .ok_or(StateError::MissingColumnFamily { name })
+    };
+    let account_len = store.key_scheme().account_key_len();
+    let mut accounts = Reservoir::new(cap, seed);
+    for item in db.iterator_cf(handle(cf::ACCOUNTS)?, IteratorMode::Start) {
+        let (k, _) = item.map_err(|e| rocks_read_error(cf::ACCOUNTS, &[], e))?;
+        accounts.offer(|| k.to_vec());
+    }
+    let mut slots = Reservoir::new(cap, seed ^ 0x5a5a);
+    for item in db.iterator_cf(handle(cf::STORAGE)?, IteratorMode::Start) {
+        let (k, _) = item.map_err(|e| rocks_read_error(cf::STORAGE, &[], e))?;
+        if k.len() == account_len + 32 {
+            let (a, s) = k.split_at(account_len);
+            slots.offer(|| (a.to_vec(), B256::from_slice(s)));
+        }
+    }
+    Ok(finish_sample(accounts, slots))
+}
+
+fn finish_sample(accounts: Reservoir<Vec<u8>>, slots: Reservoir<(Vec<u8>, B256)>) -> Sample {
+    let n_accounts = accounts.items.len();
+    let mut keys: Vec<SampledKey> = accounts
+        .items
+        .into_iter()
+        .map(SampledKey::Account)
+        .collect();
+    keys.extend(slots.items.into_iter().map(|(a, s)| SampledKey::Slot(a, s)));
+    Sample {
+        keys,
+        accounts: n_accounts,
+        total_accounts: accounts.seen,
+        total_slots: slots.seen,
+    }
+}
+
+/// Reads `key` through `reader`: whether it was found, and whether it is an account.
+fn read_one(reader: &dyn PointReads, key: &SampledKey) -> Result<(bool, bool), StateError> {
+    Ok(match key {
+        SampledKey::Account(k) => (reader.read_account(k)?.is_some(), true),
+        SampledKey::Slot(a, s) => (!reader.read_slot(a, s.as_slice())?.is_zero(), false),
+    })
+}
+
+/// The process's user + system CPU time so far, from `/proc/self/stat` (fields 14 and 15, in clock
+/// ticks of 1/100 s: Linux's `USER_HZ`, fixed at 100 for every architecture's user ABI). `None` off
+/// Linux.
+pub fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) may hold spaces; the fields after it follow its closing paren.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut fields = rest.split_whitespace();
+    // `rest` starts at field 3 (state); utime is field 14, stime 15.
+    let utime: u64 = fields.nth(11)?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((utime + stime) * 10))
+}
+
+/// One timed run: `threads` threads reading `reads` keys drawn from `keys`.
+pub fn run_reads(
+    reader: &dyn PointReads,
+    keys: &[SampledKey],
+    threads: usize,
+    reads: u64,
+    seed: u64,
+) -> Result<BenchDbRow, StateError> {
+    let threads = threads.max(1);
+    let n = keys.len() as u64;
+    let stop = AtomicBool::new(false);
+    let cpu_before = process_cpu_time();
+    let start = Instant::now();
+    type Tally = (u64, u64, u64, Duration);
+    let results: Vec<Result<Tally, StateError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads as u64)
+            .map(|t| {
+                let share = reads / threads as u64 + u64::from(t < reads % threads as u64);
+                let stop = &stop;
+                s.spawn(move || -> Result<Tally, StateError> {
+                    let mut rng = Rng(seed ^ t.wrapping_mul(0x2545_f491_4f6c_dd1d));
+                    let (mut accounts, mut found, mut done) = (0u64, 0u64, 0u64);
+                    let mut busy = Duration::ZERO;
+                    for _ in 0..share {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let key = &keys[rng.below(n) as usize];
+                        let t0 = Instant::now();
+                        let outcome = read_one(reader, key);
+                        busy += t0.elapsed();
+                        let (hit, is_account) = outcome.inspect_err(|_| {
+                            stop.store(true, Ordering::Relaxed);
+                        })?;
+                        done += 1;
+                        accounts += u64::from(is_account);
+                        found += u64::from(hit);
+                    }
+                    Ok((done, accounts, found, busy))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(StateError::Unavailable {
+                        reason: "a reader thread panicked".into(),
+                    })
+                })
+            })
+            .collect()
+    });
+    let wall = start.elapsed();
+    let cpu = match (cpu_before, process_cpu_time()) {
+        (Some(before), Some(after)) => after.saturating_sub(before),
+        _ => Duration::ZERO,
+    };
+    let (mut done, mut accounts, mut found, mut busy) = (0, 0, 0, Duration::ZERO);
+    for r in results {
+        let (d, a, f, b) = r?;
+        done += d;
+        accounts += a;
+        found += f;
+        busy += b;
+    }
+    let wall_s = wall.as_secs_f64().max(1e-9);
+    Ok(BenchDbRow {
+        threads,
+        reads: done,
+        account_reads: accounts,
+        slot_reads: done - accounts,
+        found,
+        wall_s,
+        iops: done as f64 / wall_s,
+        avg_latency_us: if done == 0 {
+            0.0
+        } else {
+            busy.as_secs_f64() * 1e6 / done as f64
+        },
+        cpu_s: cpu.as_secs_f64(),
+        cpu_pct: cpu.as_secs_f64() / wall_s * 100.0,
+    })
+}
+
+/// A function that drops the kernel's page cache (the binary passes the engine's).
+pub type DropCaches<'a> = &'a dyn Fn() -> Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+/// Runs bench-db over the store `spec` names. `drop_caches` is called before each run when
+/// [`BenchDbOptions::drop_caches`] is set.
+pub fn bench_db(
+    spec: &StateSpec,
+    opts: &BenchDbOptions,
+    drop_caches: DropCaches<'_>,
+) -> Result<BenchDbReport, BenchDbError> {
+    let state_err = |source| BenchDbError::State {
+        spec: spec.clone(),
+        source,
+    };
+    let mut rows = Vec::new();
+    let (sample, scheme) = match spec {
+        StateSpec::Mdbx(path) => {
+            let open = || {
+                RethDb::open(path).map_err(|source| BenchDbError::OpenMdbx {
+                    spec: spec.clone(),
+                    source: Box::new(source),
+                })
+            };
+            let (sample, scheme) = {
+                let db = open()?;
+                let store = MdbxStore::new(&db).map_err(|source| BenchDbError::OpenMdbx {
+                    spec: spec.clone(),
+                    source: Box::new(source),
+                })?;
+                let sample = sample_mdbx(&store, opts.sample, opts.seed).map_err(state_err)?;
+                check_sample(spec, &sample)?;
+                if !opts.drop_caches {
+                    warm_up(&store, &sample.keys).map_err(state_err)?;
+                    for &threads in &opts.threads {
+                        rows.push(checked(
+                            spec,
+                            run_reads(&store, &sample.keys, threads, opts.reads, opts.seed)
+                                .map_err(state_err)?,
+                        )?);
+                    }
+                }
+                (sample, store.key_scheme())
+            };
+            if opts.drop_caches {
+                for &threads in &opts.threads {
+                    drop_caches().map_err(BenchDbError::DropCaches)?;
+                    let db = open()?;
+                    let store = MdbxStore::new(&db).map_err(|source| BenchDbError::OpenMdbx {
+                        spec: spec.clone(),
+                        source: Box::new(source),
+                    })?;
+                    rows.push(checked(
+                        spec,
+                        run_reads(&store, &sample.keys, threads, opts.reads, opts.seed)
+                            .map_err(state_err)?,
+                    )?);
+                }
+            }
+            (sample, scheme)
+        }
+        StateSpec::RocksDb(path) => {
+            let open = || {
+                RocksStore::open(
+                    path,
+                    &RocksOptions {
+                        read_only: true,
+                        ..RocksOptions::default()
+                    },
+                )
+                .map_err(state_err)
+            };
+            let (sample, scheme) = {
+                let store = open()?;
+                let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(state_err)?;
+                check_sample(spec, &sample)?;
+                if !opts.drop_caches {
+                    let reader = RocksPoints::new(&store).map_err(state_err)?;
+                    warm_up(&reader, &sample.keys).map_err(state_err)?;
+                    for &threads in &opts.threads {
+                        rows.push(checked(
+                            spec,
+                            run_reads(&reader, &sample.keys, threads, opts.reads, opts.seed)
+                                .map_err(state_err)?,
+                        )?);
+                    }
+                }
+                (sample, store.key_scheme())
+            };
+            if opts.drop_caches {
+                for &threads in &opts.threads {
+                    drop_caches().map_err(BenchDbError::DropCaches)?;
+                    let store = open()?;
+                    let reader = RocksPoints::new(&store).map_err(state_err)?;
+                    rows.push(checked(
+                        spec,
+                        run_reads(&reader, &sample.keys, threads, opts.reads, opts.seed)
+                            .map_err(state_err)?,
+                    )?);
+                }
+            }
+            (sample, scheme)
+        }
+    };
+    Ok(BenchDbReport {
+        backend: spec.backend().to_string(),
+        path: spec.path().display().to_string(),
+        key_scheme: scheme_name(scheme).to_string(),
+        sampled_accounts: sample.accounts,
+        sampled_slots: sample.keys.len() - sample.accounts,
+        total_accounts: sample.total_accounts,
+        total_slots: sample.total_slots,
+        cold: opts.drop_caches,
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        rows,
+    })
+}
+
+fn scheme_name(scheme: KeyScheme) -> &'static str {
+    scheme.name()
+}
+
+fn check_sample(spec: &StateSpec, sample: &Sample) -> Result<(), BenchDbError> {
+    if sample.keys.is_empty() {
+        Err(BenchDbError::Empty { spec: spec.clone() })
+    } else {
+        Ok(())
+    }
+}
+
+/// Every sampled key exists, so every read must find its key.
+fn checked(spec: &StateSpec, row: BenchDbRow) -> Result<BenchDbRow, BenchDbError> {
+    if row.found == row.reads {
+        Ok(row)
+    } else {
+        Err(BenchDbError::Missing {
+            spec: spec.clone(),
+            missing: row.reads - row.found,
+            reads: row.reads,
+        })
+    }
+}
+
+/// Reads every sampled key once, so warm runs start with the keys' pages (and RocksDB's blocks)
+/// cached.
+fn warm_up(reader: &dyn PointReads, keys: &[SampledKey]) -> Result<(), StateError> {
+    for key in keys {
+        read_one(reader, key)?;
+    }
+    Ok(())
+}
+
+/// The research's table: one row per thread count and store, thread counts ascending.
+pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
+    let mut out = String::new();
+    for r in reports {
+        out.push_str(&format!(
+            "{} {} ({} keys): {} of {} accounts and {} of {} slots sampled{}\n",
+            r.backend,
+            r.path,
+            r.key_scheme,
+            r.sampled_accounts,
+            r.total_accounts,
+            r.sampled_slots,
+            r.total_slots,
+            if r.cold {
+                ", page cache dropped before each run"
+            } else {
+                ", warm"
+            }
+        ));
+    }
+    let cpus = reports.first().map_or(1, |r| r.cpus);
+    out.push_str(&format!(
+        "\n| Threads | Database | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) |\n| --- | --- | --- | --- | --- | --- |\n"
+    ));
+    let mut rows: Vec<(&BenchDbReport, &BenchDbRow)> = reports
+        .iter()
+        .flat_map(|r| r.rows.iter().map(move |row| (r, row)))
+        .collect();
+    rows.sort_by_key(|(_, row)| row.threads);
+    for (r, row) in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.1} | {:.0} |\n",
+            row.threads,
+            if r.backend == "mdbx" {
+                "MDBX"
+            } else {
+                "RocksDB"
+            },
+            row.reads,
+            human(row.iops),
+            row.avg_latency_us,
+            row.cpu_pct
+        ));
+    }
+    out
+}
+
+/// `12.3K`, `1.05M`.
+fn human(v: f64) -> String {
+    if v >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{:.1}K", v / 1e3)
+    } else {
+        format!("{v:.0}")
+    }
+}
+
+/// Where [`write_json`] writes.
+pub fn write_json(reports: &[BenchDbReport], path: &std::path::Path) -> std::io::Result<()> {
+    let json = serde_json::to_vec_pretty(reports).map_err(std::io::Error::other)?;
+    std::fs::write(path, json)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reservoir_is_uniform_enough_and_bounded() {
+        let mut r = Reservoir::new(100, 7);
+        for i in 0..10_000u64 {
+            r.offer(|| i);
+        }
+        assert_eq!(r.items.len(), 100);
+        assert_eq!(r.seen, 10_000);
+        // A uniform sample of 0..10000 has a mean near 5000.
+        let mean = r.items.iter().sum::<u64>() as f64 / 100.0;
+        assert!((3500.0..6500.0).contains(&mean), "{mean}");
+        let mut small = Reservoir::new(100, 7);
+        for i in 0..10u64 {
+            small.offer(|| i);
+        }
+        assert_eq!(small.items, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn cpu_time_is_read() {
+        let before = process_cpu_time().expect("linux");
+        let mut x = 0u64;
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        assert!(process_cpu_time().unwrap() >= before);
+    }
+}

@@ -1,0 +1,363 @@
+//! The two databases reth v2.5.1 wrote (`../shared/fixtures/reth-db`, see its README), read in place
+//! through `MdbxStore`: the values reth's `db get` reports, the same reads as the migrated RocksDB
+//! state, from several threads, under a `MemOverlay`, and bench-db's counts.
+
+use std::path::{Path, PathBuf};
+
+use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256, address, b256, keccak256};
+use bal_replay_mdbx_state::{
+    MdbxStore, StateSpec,
+    bench::{BenchDbOptions, PointReads, RocksPoints, SampledKey, bench_db, sample_mdbx},
+};
+use bal_replay_migrate::{Layout, MigrateOptions, NoProgress, RethDb, migrate};
+use bal_replay_state::{
+    AccountFlat, KeyScheme, MemOverlay, RocksOptions, RocksStore, StateChanges, StateError,
+    StateReader, StateWriter,
+};
+
+/// A private, writable copy of a fixture's `db/` (MDBX wants to write the lock file; tests in
+/// parallel would block each other on the shared read-only copy).
+fn fixture(layout: &str) -> tempfile::TempDir {
+    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/fixtures/reth-db")
+        .join(layout)
+        .join("db");
+    assert!(
+        src.is_dir(),
+        "{} must exist next to the workspace",
+        src.display()
+    );
+    let datadir = tempfile::Builder::new()
+        .prefix("reth-fixture")
+        .tempdir()
+        .unwrap();
+    let db = datadir.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    for name in ["mdbx.dat", "database.version"] {
+        std::fs::copy(src.join(name), db.join(name)).unwrap();
+        let mut perms = std::fs::metadata(db.join(name)).unwrap().permissions();
+        #[allow(clippy::permissions_set_readonly_false)]
+        perms.set_readonly(false);
+        std::fs::set_permissions(db.join(name), perms).unwrap();
+    }
+    datadir
+}
+
+fn migrated(src: &Path, dst: &Path) -> RocksStore {
+    let opts = MigrateOptions {
+        threads: 2,
+        ..MigrateOptions::default()
+    };
+    migrate(src, dst, &opts, &NoProgress).unwrap();
+    RocksStore::open(
+        dst,
+        &RocksOptions {
+            read_only: true,
+            ..RocksOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+const CONTRACT_CODE: &[u8] = &[0x60, 0x00, 0x35, 0x60, 0x20, 0x35, 0x55, 0x00];
+const CODE_HASH: B256 = b256!("2025a9cf9216e069cc388d2a22077d00f007d98ec10c0f3f4bee0c9869f213d8");
+const DEV: Address = address!("f39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
+const V1_CONTRACT: Address = address!("5fbdb2315678afecb367f032d93f642f64180aa3");
+const V2_CONTRACT: Address = address!("610178da211fef7d417bc0e6fed39f05609ad788");
+
+fn recipient(i: u64) -> Address {
+    Address::from_word(B256::from(U256::from(0x1000 + i)))
+}
+
+/// What both fixtures hold, read through any reader: the README's values.
+fn check_common(store: &dyn StateReader, contract: Address) {
+    for i in 0u64..40 {
+        let account = store.account(recipient(i)).unwrap().expect("recipient");
+        assert_eq!(
+            account,
+            AccountFlat {
+                nonce: 0,
+                balance: U256::from(1_000_000_000_000_000u64 + i),
+                code_hash: KECCAK256_EMPTY,
+            }
+        );
+        assert_eq!(
+            store.storage(contract, U256::from(1000 + i)).unwrap(),
+            U256::from(i + 7)
+        );
+    }
+    let a = store
+        .account(address!("0000000000000000000000000000000000001005"))
+        .unwrap()
+        .unwrap();
+    assert_eq!((a.nonce, a.balance), (0, U256::from(0x38d7ea4c68005u64)));
+    let c = store.account(contract).unwrap().expect("contract");
+    assert_eq!(
+        (c.nonce, c.balance, c.code_hash),
+        (1, U256::ZERO, CODE_HASH)
+    );
+    let code = store.code(CODE_HASH).unwrap().expect("contract code");
+    assert_eq!(&code[..], CONTRACT_CODE);
+    assert_eq!(keccak256(&code), CODE_HASH);
+    assert_eq!(
+        store.storage(contract, U256::from(0x3f0)).unwrap(),
+        U256::from(0xf)
+    );
+    // Absent things.
+    assert_eq!(store.account(Address::repeat_byte(0xee)).unwrap(), None);
+    assert_eq!(
+        store.storage(contract, U256::from(999)).unwrap(),
+        U256::ZERO
+    );
+    assert_eq!(
+        store.storage(recipient(0), U256::from(1000)).unwrap(),
+        U256::ZERO
+    );
+    assert_eq!(store.code(B256::repeat_byte(0xee)).unwrap(), None);
+    assert_eq!(
+        store
+            .storage_many(&[
+                (contract, U256::from(1003)),
+                (contract, U256::from(5)),
+                (contract, U256::from(1039))
+            ])
+            .unwrap(),
+        vec![U256::from(10), U256::ZERO, U256::from(46)]
+    );
+}
+
+/// Every key of the MDBX state, and a few absent ones, read the same through the MDBX store and the
+/// migrated RocksDB state.
+fn check_same_reads(mdbx: &MdbxStore<'_>, rocks: &RocksStore) -> usize {
+    let sample = sample_mdbx(mdbx, usize::MAX, 1).unwrap();
+    let points = RocksPoints::new(rocks).unwrap();
+    for key in &sample.keys {
+        match key {
+            SampledKey::Account(k) => {
+                let value = mdbx.read_account(k).unwrap();
+                assert!(value.is_some());
+                assert_eq!(value, points.read_account(k).unwrap(), "account {k:02x?}");
+            }
+            SampledKey::Slot(a, s) => {
+                let value = mdbx.read_slot(a, s.as_slice()).unwrap();
+                assert!(!value.is_zero());
+                assert_eq!(
+                    value,
+                    points.read_slot(a, s.as_slice()).unwrap(),
+                    "slot {s}"
+                );
+            }
+        }
+    }
+    let len = mdbx.key_scheme().account_key_len();
+    assert_eq!(mdbx.read_account(&vec![0xee; len]).unwrap(), None);
+    assert_eq!(points.read_account(&vec![0xee; len]).unwrap(), None);
+    sample.keys.len()
+}
+
+#[test]
+fn v1_fixture_reads_in_place_like_reth_and_like_the_migrated_state() {
+    let src = fixture("v1");
+    // Migrated first: MDBX lets a process open a database once at a time.
+    let tmp = tempfile::tempdir().unwrap();
+    let rocks = migrated(src.path(), &tmp.path().join("flat"));
+    let db = RethDb::open(src.path()).unwrap();
+    let store = MdbxStore::new(&db).unwrap();
+    assert_eq!(store.layout(), Layout::V1);
+    assert_eq!(store.key_scheme(), KeyScheme::Plain);
+    assert_eq!(store.applied_block().unwrap(), Some(19));
+    let dev = store.account(DEV).unwrap().unwrap();
+    assert_eq!(dev.nonce, 81);
+    assert_eq!(
+        dev.balance,
+        "0xd3c21b35d58c2b88cb0c".parse::<U256>().unwrap()
+    );
+    check_common(&store, V1_CONTRACT);
+    assert_eq!(check_same_reads(&store, &rocks), 64 + 40);
+    check_common(&rocks, V1_CONTRACT);
+    for address in [DEV, V1_CONTRACT, recipient(3), Address::ZERO] {
+        assert_eq!(
+            store.account(address).unwrap(),
+            rocks.account(address).unwrap()
+        );
+    }
+}
+
+#[test]
+fn v2_fixture_reads_in_place_by_hashed_keys() {
+    let src = fixture("v2");
+    let tmp = tempfile::tempdir().unwrap();
+    let rocks = migrated(src.path(), &tmp.path().join("flat"));
+    let db = RethDb::open(src.path().join("db")).unwrap();
+    let store = MdbxStore::new(&db).unwrap();
+    assert_eq!(store.layout(), Layout::V2);
+    assert_eq!(store.key_scheme(), KeyScheme::Hashed);
+    assert_eq!(store.applied_block().unwrap(), Some(26));
+    let dev = store.account(DEV).unwrap().unwrap();
+    assert_eq!(dev.nonce, 91);
+    assert_eq!(
+        dev.balance,
+        "0xd3c21b35b09704ce9a3c".parse::<U256>().unwrap()
+    );
+    check_common(&store, V2_CONTRACT);
+    // The README's raw keys: keccak(address), keccak(slot).
+    let hashed = b256!("9d2804d0562391d7cfcfaf0013f0352e176a94403a58577ebf82168a21514441");
+    assert_eq!(
+        store
+            .account_by_key(hashed.as_slice())
+            .unwrap()
+            .unwrap()
+            .balance,
+        U256::from(0x38d7ea4c68005u64)
+    );
+    let slot = b256!("92906df5aeef42385c0e99fa7f2147946d93b61362307cdc3a6007b8c2a1017d");
+    assert_eq!(
+        store
+            .storage_by_key(keccak256(V2_CONTRACT).as_slice(), slot.as_slice())
+            .unwrap(),
+        U256::from(0xf)
+    );
+    assert_eq!(check_same_reads(&store, &rocks), 66 + 40);
+    check_common(&rocks, V2_CONTRACT);
+}
+
+#[test]
+fn block_hashes_come_from_canonical_headers_or_say_why_not() {
+    for layout in ["v1", "v2"] {
+        let src = fixture(layout);
+        let db = RethDb::open(src.path()).unwrap();
+        let store = MdbxStore::new(&db).unwrap();
+        match store.block_hash(1) {
+            // reth v2.5.1 keeps headers in static files: the table is there but empty.
+            Err(StateError::Unavailable { reason }) => {
+                assert!(reason.contains("CanonicalHeaders"), "{reason}");
+                assert!(reason.contains("static files"), "{reason}");
+            }
+            Ok(hash) => {
+                eprintln!("{layout}: CanonicalHeaders holds block 1: {hash:?}");
+                assert!(hash.is_some(), "{layout}: block 1 has a hash");
+            }
+            Err(e) => panic!("{layout}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn readers_on_many_threads_see_one_snapshot() {
+    let src = fixture("v2");
+    let db = RethDb::open(src.path()).unwrap();
+    let store = MdbxStore::new(&db).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..8u64 {
+            let store = &store;
+            s.spawn(move || {
+                for round in 0..50u64 {
+                    let i = (t * 7 + round) % 40;
+                    assert_eq!(
+                        store.storage(V2_CONTRACT, U256::from(1000 + i)).unwrap(),
+                        U256::from(i + 7)
+                    );
+                    assert!(store.account(recipient(i)).unwrap().is_some());
+                }
+            });
+        }
+    });
+    // Threads that ended left their transactions for reuse; a new round still reads.
+    std::thread::scope(|s| {
+        s.spawn(|| check_common(&store, V2_CONTRACT));
+    });
+}
+
+#[test]
+fn an_overlay_makes_the_mdbx_state_committable_without_writing_it() {
+    let src = fixture("v1");
+    let db = RethDb::open(src.path()).unwrap();
+    let store = MdbxStore::new(&db).unwrap();
+    let overlay = MemOverlay::new(&store);
+    let changes = StateChanges {
+        accounts: vec![
+            (recipient(0), None),
+            (Address::repeat_byte(0xee), Some(AccountFlat::default())),
+        ],
+        wiped_storage: vec![V1_CONTRACT],
+        storage: vec![(V1_CONTRACT, U256::from(1001), U256::from(99))],
+        block_hashes: vec![(20, B256::repeat_byte(20))],
+        ..StateChanges::default()
+    };
+    overlay.commit(&changes, 20).unwrap();
+    assert_eq!(overlay.applied_block().unwrap(), Some(20));
+    assert_eq!(overlay.account(recipient(0)).unwrap(), None);
+    assert!(
+        overlay
+            .account(Address::repeat_byte(0xee))
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        overlay.storage(V1_CONTRACT, U256::from(1000)).unwrap(),
+        U256::ZERO
+    );
+    assert_eq!(
+        overlay.storage(V1_CONTRACT, U256::from(1001)).unwrap(),
+        U256::from(99)
+    );
+    assert_eq!(overlay.block_hash(20).unwrap(), Some(B256::repeat_byte(20)));
+    assert_eq!(overlay.account(DEV).unwrap(), store.account(DEV).unwrap());
+    // The database is untouched.
+    drop(overlay);
+    drop(store);
+    drop(db);
+    let db = RethDb::open(src.path()).unwrap();
+    let store = MdbxStore::new(&db).unwrap();
+    assert_eq!(store.applied_block().unwrap(), Some(19));
+    check_common(&store, V1_CONTRACT);
+}
+
+#[test]
+fn bench_db_smoke_counts_every_read_on_both_backends() {
+    for layout in ["v1", "v2"] {
+        let src = fixture(layout);
+        let tmp = tempfile::tempdir().unwrap();
+        let flat = tmp.path().join("flat");
+        drop(migrated(src.path(), &flat));
+        let opts = BenchDbOptions {
+            threads: vec![1, 2, 3],
+            reads: 301,
+            sample: 1000,
+            seed: 5,
+            drop_caches: false,
+        };
+        let no_drop = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            panic!("caches are not dropped in this test")
+        };
+        let accounts = if layout == "v1" { 64 } else { 66 };
+        for spec in [
+            StateSpec::Mdbx(src.path().to_path_buf()),
+            StateSpec::RocksDb(flat.clone()),
+        ] {
+            let report = bench_db(&spec, &opts, &no_drop).unwrap();
+            assert_eq!(report.backend, spec.backend());
+            assert_eq!(
+                (report.sampled_accounts, report.sampled_slots),
+                (accounts, 40)
+            );
+            assert_eq!(
+                (report.total_accounts, report.total_slots),
+                (accounts as u64, 40)
+            );
+            assert_eq!(
+                report.rows.iter().map(|r| r.threads).collect::<Vec<_>>(),
+                vec![1, 2, 3]
+            );
+            for row in &report.rows {
+                assert_eq!(row.reads, 301, "{spec}");
+                assert_eq!(row.found, 301, "{spec}");
+                assert_eq!(row.account_reads + row.slot_reads, 301);
+                assert!(row.account_reads > 0 && row.slot_reads > 0, "{row:?}");
+                assert!(row.iops > 0.0 && row.avg_latency_us > 0.0, "{row:?}");
+            }
+            let table = bal_replay_mdbx_state::bench::render_bench_db(&[report]);
+            assert!(table.contains("| 3 |"), "{table}");
+        }
+    }
+}
