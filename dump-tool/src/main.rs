@@ -86,6 +86,35 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Print signed transactions for a dev node (reth-bal's end-to-end check), one EIP-2718 hex
+    /// string per line, ready for `eth_sendRawTransaction`: a counter contract deployment, then
+    /// counter calls (storage reads and writes) and transfers, in turn.
+    DevTxs {
+        /// Chain id of the node (reth `--dev`: 1337).
+        #[arg(long, default_value_t = 1337)]
+        chain_id: u64,
+        /// Private key (hex) of a funded account; default: the dev genesis's first test key.
+        #[arg(long)]
+        key: Option<alloy_primitives::B256>,
+        /// Nonce of the first transaction (the account's current nonce).
+        #[arg(long, default_value_t = 0)]
+        nonce: u64,
+        /// Number of transactions.
+        #[arg(long, default_value_t = 12)]
+        count: usize,
+        /// Max fee per gas, in wei.
+        #[arg(long, default_value_t = 20_000_000_000)]
+        max_fee: u128,
+    },
+    /// Create a RocksDB state holding the state before a chained dump's first block, rebuilt from
+    /// the records' pre-values (e.g. to replay a reth-bal dump without the node's database).
+    SeedState {
+        /// Dump directory.
+        dump: PathBuf,
+        /// RocksDB state directory to create.
+        #[arg(long)]
+        state: PathBuf,
+    },
     /// Print a dump's manifest and a summary line per block.
     Inspect {
         /// Dump directory.
@@ -104,6 +133,25 @@ fn main() -> eyre::Result<()> {
         Command::ImportFixture { dirs, out, state } => import(dirs, out, state),
         Command::VerifyFixtures { dir } => verify(dir),
         Command::Inspect { dump } => inspect(dump),
+        Command::SeedState { dump, state } => seed_state(dump, state),
+        Command::DevTxs {
+            chain_id,
+            key,
+            nonce,
+            count,
+            max_fee,
+        } => {
+            let key = key.unwrap_or(bal_replay_synth::node::DEV_KEY);
+            let (txs, counter) =
+                bal_replay_synth::node::dev_transactions(chain_id, key, nonce, count, max_fee)
+                    .wrap_err("signing the dev transactions")?;
+            eprintln!("counter contract: {counter}");
+            let mut out = std::io::stdout().lock();
+            for tx in txs {
+                writeln!(out, "{tx}")?;
+            }
+            Ok(())
+        }
         Command::Size { dump, summary } => size(dump, summary),
         Command::Generate {
             out,
@@ -411,5 +459,36 @@ fn size(dump: PathBuf, summary: bool) -> eyre::Result<()> {
         100.0 * total.parallel as f64 / total.full.max(1) as f64,
         100.0 * total.parallel as f64 / total.batched.max(1) as f64
     )?;
+    Ok(())
+}
+
+fn seed_state(dump: PathBuf, state: PathBuf) -> eyre::Result<()> {
+    use bal_replay_state::{RocksOptions, RocksStore, StateWriter};
+    let reader = bal_replay_dump::DumpReader::open(&dump)
+        .wrap_err_with(|| format!("opening dump {}", dump.display()))?;
+    if !reader.manifest().chained {
+        bail!(
+            "dump {} is not chained: its blocks are independent, each with its own pre-state \
+             (seed one state per block with import-fixture instead)",
+            dump.display()
+        );
+    }
+    let (changes, first) = bal_replay_import::pre_chain_state(reader.records())
+        .wrap_err_with(|| format!("reading dump {}", dump.display()))?;
+    let Some(first) = first else {
+        bail!("dump {} is empty", dump.display());
+    };
+    let store = RocksStore::create(&state, Default::default(), &RocksOptions::default())
+        .wrap_err_with(|| format!("creating state {}", state.display()))?;
+    store.commit(&changes, first.saturating_sub(1))?;
+    println!(
+        "seeded {}: {} accounts, {} slots, {} codes, {} block hashes at height {}",
+        state.display(),
+        changes.accounts.len(),
+        changes.storage.len(),
+        changes.codes.len(),
+        changes.block_hashes.len(),
+        first.saturating_sub(1)
+    );
     Ok(())
 }

@@ -59,6 +59,9 @@ impl EthExecutorSpec for ForkSchedule {
     }
 }
 
+/// Chain id of reth's (and anvil's) dev chain.
+pub const RETH_DEV_CHAIN_ID: u64 = 1337;
+
 /// Chain id and hardfork schedule of the chain a block belongs to.
 #[derive(Debug, Clone)]
 pub struct ChainConfig {
@@ -77,10 +80,50 @@ impl ChainConfig {
         }
     }
 
-    /// The chain config for a chain id this crate knows.
+    /// reth's `--dev` chain (chain id 1337): every fork through Osaka active from genesis, no
+    /// deposit contract, as reth v2.5.1's `DEV_HARDFORKS` has it. Dumps of a dev node replay with it.
+    pub fn reth_dev() -> Self {
+        use EthereumHardfork::*;
+        let at_genesis = [
+            Frontier,
+            Homestead,
+            Dao,
+            Tangerine,
+            SpuriousDragon,
+            Byzantium,
+            Constantinople,
+            Petersburg,
+            Istanbul,
+            Berlin,
+            London,
+        ]
+        .into_iter()
+        .map(|fork| (fork, ForkCondition::Block(0)));
+        let paris = (
+            Paris,
+            ForkCondition::TTD {
+                activation_block_number: 0,
+                fork_block: None,
+                total_difficulty: alloy_primitives::U256::ZERO,
+            },
+        );
+        let by_time = [Shanghai, Cancun, Prague, Osaka]
+            .into_iter()
+            .map(|fork| (fork, ForkCondition::Timestamp(0)));
+        Self {
+            chain_id: RETH_DEV_CHAIN_ID,
+            spec: ForkSchedule::new(
+                at_genesis.chain(std::iter::once(paris)).chain(by_time),
+                None,
+            ),
+        }
+    }
+
+    /// The chain config for a chain id this crate knows: mainnet, and reth's dev chain.
     pub fn for_chain_id(chain_id: u64) -> Option<Self> {
         match chain_id {
             1 => Some(Self::mainnet()),
+            RETH_DEV_CHAIN_ID => Some(Self::reth_dev()),
             _ => None,
         }
     }

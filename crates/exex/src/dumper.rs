@@ -178,10 +178,7 @@ impl ChainDumper {
 
     /// Makes every appended record durable.
     pub fn flush(&mut self) -> Result<(), ExexError> {
-        let before = self.durable_bytes();
         self.writer.flush()?;
-        metrics::counter!(bal_replay_metrics::EXEX_BYTES_WRITTEN)
-            .increment(self.durable_bytes().saturating_sub(before));
         Ok(())
     }
 
@@ -214,14 +211,17 @@ impl ChainDumper {
                 },
             });
         }
+        let before = self.dump_bytes();
         self.writer.append(&record)?;
+        metrics::counter!(bal_replay_metrics::EXEX_BYTES_WRITTEN)
+            .increment(self.dump_bytes().saturating_sub(before));
         self.last = Some((record.number(), hash));
         metrics::counter!(bal_replay_metrics::EXEX_BLOCKS_DUMPED).increment(1);
         Ok(())
     }
 
-    /// Bytes the manifest covers (durable).
-    fn durable_bytes(&self) -> u64 {
+    /// Bytes of all segments, the open one included.
+    fn dump_bytes(&self) -> u64 {
         self.writer
             .manifest()
             .segments

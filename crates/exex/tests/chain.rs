@@ -1,6 +1,8 @@
 //! The dump follows a chain the way the ExEx sees it: commits, restarts, reverts, reorgs, bad
 //! blocks, ranges, and historical range dumps, over a real (synthetic) chain re-executed for real.
 
+#![allow(clippy::result_large_err)]
+
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Address, B256, Bytes};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpReader};

@@ -203,3 +203,69 @@ impl From<bal_replay_exec::HeaderMismatch> for ImportError {
         }
     }
 }
+
+/// The flat state before a chained dump's first block, rebuilt from its records' pre-values alone,
+/// and the first block's number (`None` for an empty dump).
+///
+/// Each key takes the value of the first record that names it. That is its value before the dump:
+/// execution reads every key before it writes it (an SSTORE reads the original value, a balance
+/// change loads the account), so no earlier block of the dump changed it. One exception: the
+/// storage of an account the dump creates is never read from the database (revm knows a new
+/// account's storage is empty), so a later record can name such a slot with a value the dump
+/// itself wrote; slots of accounts whose first appearance is "absent" are therefore left out:
+/// before the dump they did not exist. Block hashes are the union of all records' windows.
+pub fn pre_chain_state<E>(
+    records: impl IntoIterator<Item = Result<BlockRecord, E>>,
+) -> Result<(StateChanges, Option<u64>), E> {
+    use std::collections::{BTreeMap, HashMap, HashSet};
+    let mut first_block = None;
+    let mut accounts: HashMap<alloy_primitives::Address, Option<bal_replay_state::AccountFlat>> =
+        HashMap::new();
+    let mut storage = HashMap::new();
+    let mut codes = HashMap::new();
+    let mut hashes = BTreeMap::new();
+    for record in records {
+        let record = record?;
+        first_block.get_or_insert(record.number());
+        let pre = &record.pre_state;
+        for a in &pre.accounts {
+            accounts
+                .entry(a.address)
+                .or_insert(Some(bal_replay_state::AccountFlat {
+                    nonce: a.nonce,
+                    balance: a.balance,
+                    code_hash: a.code_hash,
+                }));
+        }
+        for address in &pre.absent {
+            accounts.entry(*address).or_insert(None);
+        }
+        for s in &pre.storage {
+            storage.entry((s.address, s.slot)).or_insert(s.value);
+        }
+        for c in &pre.codes {
+            codes.entry(c.hash).or_insert_with(|| c.code.clone());
+        }
+        hashes.extend(record.block_hashes.iter().map(|h| (h.number, h.hash)));
+    }
+    let created: HashSet<_> = accounts
+        .iter()
+        .filter(|(_, account)| account.is_none())
+        .map(|(address, _)| *address)
+        .collect();
+    let mut changes = StateChanges {
+        accounts: accounts.into_iter().filter(|(_, a)| a.is_some()).collect(),
+        storage: storage
+            .into_iter()
+            .filter(|((address, _), value)| !created.contains(address) && !value.is_zero())
+            .map(|((address, slot), value)| (address, slot, value))
+            .collect(),
+        codes: codes.into_iter().collect(),
+        block_hashes: hashes.into_iter().collect(),
+        ..StateChanges::default()
+    };
+    changes.accounts.sort_unstable_by_key(|(a, _)| *a);
+    changes.storage.sort_unstable_by_key(|(a, s, _)| (*a, *s));
+    changes.codes.sort_unstable_by_key(|(h, _)| *h);
+    Ok((changes, first_block))
+}

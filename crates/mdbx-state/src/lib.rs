@@ -291,8 +291,7 @@ impl<'db> MdbxStore<'db> {
         let mut cursor = txn
             .cursor(&self.storage)
             .map_err(|e| mdbx_error(table, &[], e))?;
-        let mut entry: Option<Entry<'_>> =
-            cursor.first().map_err(|e| mdbx_error(table, &[], e))?;
+        let mut entry: Option<Entry<'_>> = cursor.first().map_err(|e| mdbx_error(table, &[], e))?;
         while let Some((key, value)) = entry {
             if let Some(slot) = value.get(..32) {
                 f(&key, slot);

@@ -69,6 +69,7 @@ mod config;
 pub mod contracts;
 mod error;
 mod genesis;
+pub mod node;
 mod rng;
 mod stats;
 #[cfg(test)]
