@@ -78,7 +78,12 @@ impl BalDumpExEx {
         Node: FullNodeComponents<Types: NodeTypes<Primitives = EthPrimitives, ChainSpec = ChainSpec>>,
     {
         let config = chain_config(&ctx.config.chain);
-        let dumper = ChainDumper::open(&dir, config.chain_id, range)?;
+        let mut dumper = ChainDumper::open(&dir, config.chain_id, range)?;
+        // A node stopped before persisting blocks it had notified restarts behind the dump.
+        let removed = dumper.rewind_to_canonical(|n| ctx.provider().block_hash(n))?;
+        if removed > 0 {
+            info!(target: "reth_bal", removed, "cut the dump back to the node's canonical chain");
+        }
         let head = match dumper.last_dumped() {
             Some((number, hash)) => Some((number, hash)),
             None => match range.from {

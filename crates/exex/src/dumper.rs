@@ -3,7 +3,7 @@
 use crate::{ExexError, RecordError};
 use alloy_primitives::B256;
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, Manifest, WriterOptions};
-use std::path::Path;
+use std::{collections::BTreeMap, path::Path};
 
 /// The block numbers to dump: both ends optional and inclusive.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -49,6 +49,9 @@ pub struct ChainDumper {
     range: BlockRange,
     /// Number and hash of the last record: all that linking the next block needs.
     last: Option<(u64, B256)>,
+    /// Hashes of the last [`HASH_WINDOW`](crate::HASH_WINDOW) + 1 dumped blocks (the last record's
+    /// own hash window plus its hash), to tell a block already dumped from one of another branch.
+    recent: BTreeMap<u64, B256>,
 }
 
 impl ChainDumper {
@@ -74,14 +77,13 @@ impl ChainDumper {
                     "it is not a chained dump (consecutive blocks of one chain)".into(),
                 ));
             }
-            let last = DumpReader::open(dir)?
-                .last_record()?
-                .map(|record| (record.number(), record.block.header.hash_slow()));
+            let (last, recent) = tail_of(dir)?;
             tracing::info!(dir = %dir.display(), last = ?last.map(|l| l.0), "resumed dump");
             Ok(Self {
                 writer,
                 range,
                 last,
+                recent,
             })
         } else {
             let meta = DumpMeta {
@@ -94,6 +96,7 @@ impl ChainDumper {
                 writer,
                 range,
                 last: None,
+                recent: BTreeMap::new(),
             })
         }
     }
@@ -117,12 +120,48 @@ impl ChainDumper {
     pub fn revert(&mut self, first_reverted: u64) -> Result<u64, ExexError> {
         let removed = self.writer.truncate_after(first_reverted.checked_sub(1))?;
         if removed > 0 {
-            self.last = DumpReader::open(self.writer.dir())?
-                .last_record()?
-                .map(|record| (record.number(), record.block.header.hash_slow()));
+            (self.last, self.recent) = tail_of(self.writer.dir())?;
             tracing::info!(first_reverted, removed, "reverted dump");
         }
         Ok(removed)
+    }
+
+    /// Cuts the dump back to the node's canonical chain: keeps the highest dumped block whose hash
+    /// is `canonical_hash` of its number, within the last [`HASH_WINDOW`](crate::HASH_WINDOW)
+    /// blocks. Needed at start when the node's database is behind the dump (a node stopped before
+    /// persisting blocks it had already notified) or on another branch. Returns the blocks removed.
+    pub fn rewind_to_canonical<E: std::fmt::Display>(
+        &mut self,
+        mut canonical_hash: impl FnMut(u64) -> Result<Option<B256>, E>,
+    ) -> Result<u64, ExexError> {
+        let Some((last, _)) = self.last else {
+            return Ok(0);
+        };
+        let dumped: Vec<(u64, B256)> = self.recent.iter().rev().map(|(n, h)| (*n, *h)).collect();
+        for (number, hash) in dumped {
+            let canonical = canonical_hash(number).map_err(|e| ExexError::Record {
+                block: number,
+                source: RecordError::Provider {
+                    block: number,
+                    message: format!("canonical hash: {e}"),
+                },
+            })?;
+            if canonical == Some(hash) {
+                return self.revert(number + 1);
+            }
+        }
+        let oldest = self.recent.keys().next().copied().unwrap_or(last);
+        if oldest == self.manifest().first_block.unwrap_or(oldest) {
+            // Nothing in the dump is on the node's chain: start over.
+            return self.revert(0);
+        }
+        Err(ExexError::Incompatible {
+            dir: self.writer.dir().display().to_string(),
+            reason: format!(
+                "none of its blocks {oldest}..={last} is on the node's canonical chain; \
+                 it cannot be cut back to a common block"
+            ),
+        })
     }
 
     /// Appends the records of `blocks` (ascending, consecutive: a committed chain segment), built by
@@ -136,15 +175,16 @@ impl ChainDumper {
         let mut outcome = CommitOutcome::default();
         for block in blocks {
             let number = block.number();
-            if let Some((last, last_hash)) = self.last
+            if let Some((last, _)) = self.last
                 && number <= last
             {
-                // Only the last record's hash is at hand; an older block replayed after a restart
-                // is below the resume head, so reth does not send it.
-                if number == last && block.hash() != last_hash {
+                // Blocks older than the hash window are below any head reth resumes from.
+                if let Some(dumped) = self.recent.get(&number)
+                    && *dumped != block.hash()
+                {
                     return Err(ExexError::Diverged {
                         number,
-                        dumped: last_hash,
+                        dumped: *dumped,
                         chain: block.hash(),
                     });
                 }
@@ -216,6 +256,10 @@ impl ChainDumper {
         metrics::counter!(bal_replay_metrics::EXEX_BYTES_WRITTEN)
             .increment(self.dump_bytes().saturating_sub(before));
         self.last = Some((record.number(), hash));
+        self.recent.insert(record.number(), hash);
+        while self.recent.len() as u64 > crate::HASH_WINDOW + 1 {
+            self.recent.pop_first();
+        }
         metrics::counter!(bal_replay_metrics::EXEX_BLOCKS_DUMPED).increment(1);
         Ok(())
     }
@@ -229,6 +273,24 @@ impl ChainDumper {
             .map(|s| s.bytes)
             .sum()
     }
+}
+
+/// The last record's number and hash, and the hashes of it and the blocks in its hash window.
+#[allow(clippy::type_complexity)]
+fn tail_of(dir: &Path) -> Result<(Option<(u64, B256)>, BTreeMap<u64, B256>), ExexError> {
+    let Some(record) = DumpReader::open(dir)?.last_record()? else {
+        return Ok((None, BTreeMap::new()));
+    };
+    let first = DumpReader::open(dir)?.manifest().first_block.unwrap_or(0);
+    let hash = record.block.header.hash_slow();
+    let mut recent: BTreeMap<u64, B256> = record
+        .block_hashes
+        .iter()
+        .filter(|entry| entry.number >= first)
+        .map(|entry| (entry.number, entry.hash))
+        .collect();
+    recent.insert(record.number(), hash);
+    Ok((Some((record.number(), hash)), recent))
 }
 
 /// Sets `bal_exex_lag_blocks`: the node's tip minus the last dumped block.

@@ -355,3 +355,53 @@ fn a_historical_range_dump_runs_in_parallel_appends_in_order_and_resumes() {
         Err(ExexError::BadRange { .. })
     ));
 }
+
+#[test]
+fn at_start_the_dump_is_cut_back_to_what_the_node_has() {
+    let node = node();
+    let dir = tempfile::tempdir().unwrap();
+    let mut dumper = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+    commit(&mut dumper, &node.a, &node.a).unwrap();
+
+    // An older block of the other branch is recognised as a divergence too, not as dumped.
+    assert!(matches!(
+        commit(&mut dumper, &node.branch_b(), &node.b[..1]),
+        Err(ExexError::Diverged { number, .. }) if number == node.b[0].number()
+    ));
+
+    // The node persisted only up to A[3] before it stopped: blocks above are unknown to it.
+    let known = node.a[3].number();
+    let canonical = |n: u64| {
+        Ok::<_, Infallible>(
+            node.a
+                .iter()
+                .find(|b| b.number() == n && n <= known)
+                .map(|b| b.hash()),
+        )
+    };
+    assert_eq!(
+        dumper.rewind_to_canonical(canonical).unwrap() as usize,
+        node.a.len() - 4
+    );
+    assert_eq!(dumper.last_dumped(), Some((known, node.a[3].hash())));
+
+    // The node is on branch B: cut back to the fork point.
+    let branch = node.branch_b();
+    let canonical =
+        |n: u64| Ok::<_, Infallible>(branch.iter().find(|b| b.number() == n).map(|b| b.hash()));
+    assert_eq!(dumper.rewind_to_canonical(canonical).unwrap(), 1);
+    assert_eq!(
+        dumper.last_dumped(),
+        Some((node.a[FORK].number(), node.a[FORK].hash()))
+    );
+    // Already on the node's chain: nothing to do.
+    assert_eq!(dumper.rewind_to_canonical(canonical).unwrap(), 0);
+    // A node that has none of the dump's blocks: the dump starts over.
+    assert_eq!(
+        dumper
+            .rewind_to_canonical(|_| Ok::<_, Infallible>(None))
+            .unwrap() as usize,
+        FORK + 1
+    );
+    assert_eq!(dumper.last_dumped(), None);
+}
