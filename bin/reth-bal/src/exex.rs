@@ -59,7 +59,13 @@ pub fn record(
         message: format!("state after the parent block: {e}"),
     })?;
     let hashes = last_block_hashes(number, |n| hashes.block_hash(n))?;
-    record_block(config, StateProviderDatabase::new(parent_state), block, senders, hashes)
+    record_block(
+        config,
+        StateProviderDatabase::new(parent_state),
+        block,
+        senders,
+        hashes,
+    )
 }
 
 /// The dump ExEx.
@@ -75,7 +81,8 @@ impl BalDumpExEx {
         range: BlockRange,
     ) -> eyre::Result<impl Future<Output = eyre::Result<()>> + Send>
     where
-        Node: FullNodeComponents<Types: NodeTypes<Primitives = EthPrimitives, ChainSpec = ChainSpec>>,
+        Node:
+            FullNodeComponents<Types: NodeTypes<Primitives = EthPrimitives, ChainSpec = ChainSpec>>,
     {
         let config = chain_config(&ctx.config.chain);
         let mut dumper = ChainDumper::open(&dir, config.chain_id, range)?;
@@ -138,7 +145,13 @@ where
             let outcome = tokio::task::block_in_place(|| {
                 dumper.commit(&blocks, |b| {
                     let parent_state = provider.history_by_block_hash(b.parent_hash);
-                    record(&config, parent_state, &provider, b.block.clone(), b.senders.clone())
+                    record(
+                        &config,
+                        parent_state,
+                        &provider,
+                        b.block.clone(),
+                        b.senders.clone(),
+                    )
                 })
             })?;
             info!(
@@ -150,8 +163,139 @@ where
             );
             // Only now, with the records durable, may reth consider these blocks done.
             ctx.send_finished_height(committed.tip().num_hash())?;
-            record_lag(provider.best_block_number()?, dumper.last_dumped().map(|l| l.0));
+            record_lag(
+                provider.best_block_number()?,
+                dumper.last_dumped().map(|l| l.0),
+            );
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The ExEx inside reth's ExEx test harness: a real provider over a temporary database with
+    //! mainnet's genesis, notifications sent by hand.
+
+    use super::*;
+    use alloy_consensus::{EMPTY_OMMER_ROOT_HASH, EMPTY_ROOT_HASH, Header};
+    use alloy_primitives::U256;
+    use bal_replay_dump::DumpReader;
+    use reth_ethereum::{exex::ExExEvent, primitives::RecoveredBlock, provider::Chain};
+    use reth_exex_test_utils::test_exex_context;
+    use std::time::Duration;
+
+    /// An empty block on top of `parent` (a Frontier block: its only change is the block reward).
+    fn empty_child(
+        parent: &RecoveredBlock<reth_ethereum::Block>,
+        extra: &'static [u8],
+    ) -> RecoveredBlock<reth_ethereum::Block> {
+        let header = Header {
+            parent_hash: parent.hash(),
+            number: parent.number() + 1,
+            timestamp: parent.timestamp + 15,
+            gas_limit: parent.gas_limit,
+            beneficiary: Address::with_last_byte(0xbe),
+            difficulty: U256::from(17_179_869_184u64),
+            ommers_hash: EMPTY_OMMER_ROOT_HASH,
+            transactions_root: EMPTY_ROOT_HASH,
+            receipts_root: EMPTY_ROOT_HASH,
+            extra_data: extra.into(),
+            ..Default::default()
+        };
+        let block = reth_ethereum::Block {
+            header,
+            body: Default::default(),
+        };
+        RecoveredBlock::new_unhashed(block, Vec::new())
+    }
+
+    fn chain(blocks: &[RecoveredBlock<reth_ethereum::Block>]) -> Chain {
+        Chain::new(blocks.to_vec(), Default::default(), Default::default())
+    }
+
+    async fn wait_for_records(dir: &std::path::Path, count: u64) -> Vec<BlockRecord> {
+        for _ in 0..200 {
+            let reader = DumpReader::open(dir).unwrap();
+            if reader.manifest().record_count == count {
+                return reader.records().collect::<Result<_, _>>().unwrap();
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("the dump never reached {count} records");
+    }
+
+    async fn finished_height(
+        handle: &mut reth_exex_test_utils::TestExExHandle,
+    ) -> Option<ExExEvent> {
+        tokio::time::timeout(Duration::from_secs(30), handle.events_rx.recv())
+            .await
+            .ok()
+            .flatten()
+    }
+
+    // The harness's provider knows only the genesis (notifications are sent by hand, not
+    // executed by the node), so every block here is a child of the genesis.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn commit_reorg_revert_and_restart() -> eyre::Result<()> {
+        let (ctx, mut handle) = test_exex_context().await?;
+        let dir = tempfile::tempdir()?;
+        let exex = BalDumpExEx::start(ctx, dir.path().to_path_buf(), BlockRange::default())?;
+        let task = tokio::spawn(exex);
+
+        // Commit: re-executed over the genesis state, durable, then FinishedHeight.
+        let b1 = empty_child(&handle.genesis, b"a");
+        handle
+            .send_notification_chain_committed(chain(std::slice::from_ref(&b1)))
+            .await?;
+        let event = finished_height(&mut handle).await;
+        assert!(
+            matches!(event, Some(ExExEvent::FinishedHeight(h)) if h == b1.num_hash()),
+            "{event:?}; exex: {:?}",
+            task.is_finished()
+        );
+        let records = wait_for_records(dir.path(), 1).await;
+        assert_eq!(records[0].block.header.hash_slow(), b1.hash());
+        assert_eq!(records[0].block_hashes.len(), 1);
+        assert_eq!(records[0].block_hashes[0].hash, handle.genesis.hash());
+        // The BAL holds the Frontier block reward to the beneficiary.
+        assert!(
+            records[0]
+                .bal
+                .iter()
+                .any(|a| a.address == Address::with_last_byte(0xbe))
+        );
+
+        // Reorg: block 1 replaced by 1'.
+        let b1b = empty_child(&handle.genesis, b"b");
+        handle
+            .send_notification_chain_reorged(
+                chain(std::slice::from_ref(&b1)),
+                chain(std::slice::from_ref(&b1b)),
+            )
+            .await?;
+        let event = finished_height(&mut handle).await;
+        assert!(matches!(event, Some(ExExEvent::FinishedHeight(h)) if h == b1b.num_hash()));
+        let records = wait_for_records(dir.path(), 1).await;
+        assert_eq!(records[0].block.header.hash_slow(), b1b.hash());
+
+        // Revert of 1': nothing left.
+        handle
+            .send_notification_chain_reverted(chain(std::slice::from_ref(&b1b)))
+            .await?;
+        wait_for_records(dir.path(), 0).await;
+
+        // Restart over a dump that holds a block the node does not have (as after a node stopped
+        // before persisting): the dump is cut back to the node's chain before anything else.
+        handle
+            .send_notification_chain_committed(chain(std::slice::from_ref(&b1)))
+            .await?;
+        assert!(finished_height(&mut handle).await.is_some());
+        wait_for_records(dir.path(), 1).await;
+        task.abort();
+        let (ctx, _handle) = test_exex_context().await?;
+        let _exex = BalDumpExEx::start(ctx, dir.path().to_path_buf(), BlockRange::default())?;
+        wait_for_records(dir.path(), 0).await;
+        Ok(())
+    }
 }

@@ -2,6 +2,10 @@
 //! ranges. Thin by design: what lands in a dump is decided by `bal-replay-exex` (tested in the root
 //! workspace); this binary turns reth's notifications and state providers into its calls.
 
+// Errors carry the block, field and both values of a mismatch; built once, on the path that
+// stops the ExEx, so their size costs nothing where it matters.
+#![allow(clippy::result_large_err)]
+
 mod adapter;
 mod exex;
 mod range;
@@ -48,7 +52,8 @@ impl ExtendedCommand for BalCommands {
 fn main() {
     reth_cli_util::sigsegv_handler::install();
 
-    let cli = Cli::<EthereumChainSpecParser, BalArgs, DefaultRpcModuleValidator, BalCommands>::parse();
+    let cli =
+        Cli::<EthereumChainSpecParser, BalArgs, DefaultRpcModuleValidator, BalCommands>::parse();
     if let Err(err) = cli.run(async move |builder, args| {
         let range = bal_replay_exex::BlockRange {
             from: args.from_block,

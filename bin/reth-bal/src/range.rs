@@ -1,6 +1,9 @@
 //! `reth-bal dump`: a historical range from a synced node's database, read-only, in parallel.
 
-use crate::{adapter::{chain_config, dump_block}, exex::record};
+use crate::{
+    adapter::{chain_config, dump_block},
+    exex::record,
+};
 use bal_replay_exex::{BlockRange, ChainDumper, RecordError, dump_range};
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -36,7 +39,9 @@ pub struct DumpCommand {
 impl DumpCommand {
     /// Runs the command.
     pub fn execute(self, runner: reth_cli_runner::CliRunner) -> eyre::Result<()> {
-        let env = self.env.init::<EthereumNode>(AccessRights::RO, runner.runtime())?;
+        let env = self
+            .env
+            .init::<EthereumNode>(AccessRights::RO, runner.runtime())?;
         let factory = env.provider_factory;
         let config = chain_config(&factory.chain_spec());
         let mut dumper = ChainDumper::open(&self.out, config.chain_id, BlockRange::default())?;
@@ -51,7 +56,10 @@ impl DumpCommand {
             self.to,
             self.threads,
             |number| {
-                let provider_error = |message: String| RecordError::Provider { block: number, message };
+                let provider_error = |message: String| RecordError::Provider {
+                    block: number,
+                    message,
+                };
                 let block = factory
                     .recovered_block(number.into(), TransactionVariant::WithHash)
                     .map_err(|e| provider_error(e.to_string()))?
