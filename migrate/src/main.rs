@@ -76,6 +76,11 @@ enum Command {
         /// Execution stage checkpoint to record.
         #[arg(long, default_value_t = 1)]
         height: u64,
+        /// Instead of random entries, write this RocksDB flat state's contents (all of them, its
+        /// key scheme choosing the layout and its height the checkpoint), e.g. a synthetic chain's
+        /// genesis, to replay it over reth's layout with `bal-replay run --state mdbx:<out>`.
+        #[arg(long, conflicts_with_all = ["entries", "layout", "height"])]
+        from_state: Option<PathBuf>,
     },
 }
 
@@ -136,9 +141,33 @@ fn main() -> eyre::Result<()> {
     match cli.command {
         Some(Command::GenSource {
             out,
+            from_state: Some(state),
+            ..
+        }) => {
+            use bal_replay_state::{RocksOptions, RocksStore};
+            let store = RocksStore::open(&state, &RocksOptions::default())
+                .wrap_err_with(|| format!("opening state {}", state.display()))?;
+            let contents = store.dump_all()?;
+            drop(store);
+            let db = bal_replay_migrate::write_source_from_flat(&out, &contents)
+                .wrap_err_with(|| format!("writing {}", out.display()))?;
+            println!(
+                "wrote {}: {} accounts, {} slots, {} codes, {} block hashes at height {:?}",
+                db.display(),
+                contents.accounts.len(),
+                contents.storage.len(),
+                contents.codes.len(),
+                contents.block_hashes.len(),
+                contents.applied_block
+            );
+            Ok(())
+        }
+        Some(Command::GenSource {
+            out,
             entries,
             layout,
             height,
+            from_state: None,
         }) => {
             let layout = match layout.as_str() {
                 "v1" => Layout::V1,
