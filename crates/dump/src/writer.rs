@@ -446,7 +446,7 @@ fn remove_unrecorded_segments(dir: &Path, recorded: usize) -> Result<(), DumpErr
 fn cut_segment(dir: &Path, segment: &mut SegmentInfo, keep: u64) -> Result<(), DumpError> {
     let path = dir.join(&segment.file);
     let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
-    let source = BufReader::with_capacity(1 << 20, file.take(segment.bytes));
+    let source = BufReader::with_capacity(1 << 20, (&file).take(segment.bytes));
     let mut cursor = FrameCursor::open(source, path.clone(), segment.bytes)?;
     let (mut records, mut last_block, mut cut) = (0, segment.first_block, segment.bytes);
     while !cursor.at_end() {
@@ -458,7 +458,7 @@ fn cut_segment(dir: &Path, segment: &mut SegmentInfo, keep: u64) -> Result<(), D
         records += 1;
         last_block = record.number();
     }
-    let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
+    drop(cursor);
     segment.crc32 = crc32_of_prefix(&file, cut)
         .map_err(|source| DumpError::io(&path, source))?
         .finalize();

@@ -47,10 +47,9 @@ pub struct CommitOutcome {
 pub struct ChainDumper {
     writer: DumpWriter,
     range: BlockRange,
-    /// Number and hash of the last record: all that linking the next block needs.
-    last: Option<(u64, B256)>,
     /// Hashes of the last [`HASH_WINDOW`](crate::HASH_WINDOW) + 1 dumped blocks (the last record's
     /// own hash window plus its hash), to tell a block already dumped from one of another branch.
+    /// Its last entry is the last record, the one the next block must link to.
     recent: BTreeMap<u64, B256>,
 }
 
@@ -77,12 +76,12 @@ impl ChainDumper {
                     "it is not a chained dump (consecutive blocks of one chain)".into(),
                 ));
             }
-            let (last, recent) = tail_of(dir)?;
-            tracing::info!(dir = %dir.display(), last = ?last.map(|l| l.0), "resumed dump");
+            let recent = tail_of(dir)?;
+            let last = recent.last_key_value().map(|(number, _)| *number);
+            tracing::info!(dir = %dir.display(), ?last, "resumed dump");
             Ok(Self {
                 writer,
                 range,
-                last,
                 recent,
             })
         } else {
@@ -95,7 +94,6 @@ impl ChainDumper {
             Ok(Self {
                 writer,
                 range,
-                last: None,
                 recent: BTreeMap::new(),
             })
         }
@@ -103,7 +101,9 @@ impl ChainDumper {
 
     /// Number and hash of the last durable record: where the node's notifications resume.
     pub fn last_dumped(&self) -> Option<(u64, B256)> {
-        self.last
+        self.recent
+            .last_key_value()
+            .map(|(number, hash)| (*number, *hash))
     }
 
     /// The dump's manifest.
@@ -120,7 +120,7 @@ impl ChainDumper {
     pub fn revert(&mut self, first_reverted: u64) -> Result<u64, ExexError> {
         let removed = self.writer.truncate_after(first_reverted.checked_sub(1))?;
         if removed > 0 {
-            (self.last, self.recent) = tail_of(self.writer.dir())?;
+            self.recent = tail_of(self.writer.dir())?;
             tracing::info!(first_reverted, removed, "reverted dump");
         }
         Ok(removed)
@@ -134,7 +134,7 @@ impl ChainDumper {
         &mut self,
         mut canonical_hash: impl FnMut(u64) -> Result<Option<B256>, E>,
     ) -> Result<u64, ExexError> {
-        let Some((last, _)) = self.last else {
+        let Some((last, _)) = self.last_dumped() else {
             return Ok(0);
         };
         let dumped: Vec<(u64, B256)> = self.recent.iter().rev().map(|(n, h)| (*n, *h)).collect();
@@ -175,7 +175,7 @@ impl ChainDumper {
         let mut outcome = CommitOutcome::default();
         for block in blocks {
             let number = block.number();
-            if let Some((last, _)) = self.last
+            if let Some((last, _)) = self.last_dumped()
                 && number <= last
             {
                 // Blocks older than the hash window are below any head reth resumes from.
@@ -223,7 +223,7 @@ impl ChainDumper {
     }
 
     fn check_links(&self, number: u64, parent: B256) -> Result<(), ExexError> {
-        match self.last {
+        match self.last_dumped() {
             Some((last, last_hash)) if number != last + 1 || parent != last_hash => {
                 Err(ExexError::Unlinked {
                     number,
@@ -255,7 +255,6 @@ impl ChainDumper {
         self.writer.append(&record)?;
         metrics::counter!(bal_replay_metrics::EXEX_BYTES_WRITTEN)
             .increment(self.dump_bytes().saturating_sub(before));
-        self.last = Some((record.number(), hash));
         self.recent.insert(record.number(), hash);
         while self.recent.len() as u64 > crate::HASH_WINDOW + 1 {
             self.recent.pop_first();
@@ -275,22 +274,21 @@ impl ChainDumper {
     }
 }
 
-/// The last record's number and hash, and the hashes of it and the blocks in its hash window.
-#[allow(clippy::type_complexity)]
-fn tail_of(dir: &Path) -> Result<(Option<(u64, B256)>, BTreeMap<u64, B256>), ExexError> {
-    let Some(record) = DumpReader::open(dir)?.last_record()? else {
-        return Ok((None, BTreeMap::new()));
+/// The hashes of the dump's last record and of the dumped blocks in its hash window, by number.
+fn tail_of(dir: &Path) -> Result<BTreeMap<u64, B256>, ExexError> {
+    let reader = DumpReader::open(dir)?;
+    let Some(record) = reader.last_record()? else {
+        return Ok(BTreeMap::new());
     };
-    let first = DumpReader::open(dir)?.manifest().first_block.unwrap_or(0);
-    let hash = record.block.header.hash_slow();
+    let first = reader.manifest().first_block.unwrap_or(0);
     let mut recent: BTreeMap<u64, B256> = record
         .block_hashes
         .iter()
         .filter(|entry| entry.number >= first)
         .map(|entry| (entry.number, entry.hash))
         .collect();
-    recent.insert(record.number(), hash);
-    Ok((Some((record.number(), hash)), recent))
+    recent.insert(record.number(), record.block.header.hash_slow());
+    Ok(recent)
 }
 
 /// Sets `bal_exex_lag_blocks`: the node's tip minus the last dumped block.

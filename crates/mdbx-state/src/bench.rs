@@ -481,47 +481,30 @@ pub fn bench_db(
         source,
     };
     let mut rows = Vec::new();
+    // Warm: the store the sample came from, one warm-up pass, then every thread count. Cold: for
+    // each thread count, the page cache dropped and the store opened afresh.
     let (sample, scheme) = match spec {
         StateSpec::Mdbx(path) => {
-            let open = || {
-                RethDb::open(path).map_err(|source| BenchDbError::OpenMdbx {
-                    spec: spec.clone(),
-                    source: Box::new(source),
-                })
+            let open_error = |source| BenchDbError::OpenMdbx {
+                spec: spec.clone(),
+                source: Box::new(source),
             };
             let (sample, scheme) = {
-                let db = open()?;
-                let store = MdbxStore::new(&db).map_err(|source| BenchDbError::OpenMdbx {
-                    spec: spec.clone(),
-                    source: Box::new(source),
-                })?;
+                let db = RethDb::open(path).map_err(open_error)?;
+                let store = MdbxStore::new(&db).map_err(open_error)?;
                 let sample = sample_mdbx(&store, opts.sample, opts.seed).map_err(state_err)?;
                 check_sample(spec, &sample)?;
                 if !opts.drop_caches {
-                    warm_up(&store, &sample.keys).map_err(state_err)?;
-                    for &threads in &opts.threads {
-                        rows.push(checked(
-                            spec,
-                            run_reads(&store, &sample.keys, threads, opts.reads, opts.seed)
-                                .map_err(state_err)?,
-                        )?);
-                    }
+                    rows = warm_rows(spec, opts, &store, &sample.keys)?;
                 }
                 (sample, store.key_scheme())
             };
             if opts.drop_caches {
                 for &threads in &opts.threads {
                     drop_caches().map_err(BenchDbError::DropCaches)?;
-                    let db = open()?;
-                    let store = MdbxStore::new(&db).map_err(|source| BenchDbError::OpenMdbx {
-                        spec: spec.clone(),
-                        source: Box::new(source),
-                    })?;
-                    rows.push(checked(
-                        spec,
-                        run_reads(&store, &sample.keys, threads, opts.reads, opts.seed)
-                            .map_err(state_err)?,
-                    )?);
+                    let db = RethDb::open(path).map_err(open_error)?;
+                    let store = MdbxStore::new(&db).map_err(open_error)?;
+                    rows.push(timed_row(spec, opts, &store, &sample.keys, threads)?);
                 }
             }
             (sample, scheme)
@@ -537,34 +520,21 @@ pub fn bench_db(
                 )
                 .map_err(state_err)
             };
-            let (sample, scheme) = {
-                let store = open()?;
-                let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(state_err)?;
-                check_sample(spec, &sample)?;
-                if !opts.drop_caches {
-                    let reader = RocksPoints::new(&store).map_err(state_err)?;
-                    warm_up(&reader, &sample.keys).map_err(state_err)?;
-                    for &threads in &opts.threads {
-                        rows.push(checked(
-                            spec,
-                            run_reads(&reader, &sample.keys, threads, opts.reads, opts.seed)
-                                .map_err(state_err)?,
-                        )?);
-                    }
-                }
-                (sample, store.key_scheme())
-            };
+            let store = open()?;
+            let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(state_err)?;
+            check_sample(spec, &sample)?;
+            let scheme = store.key_scheme();
             if opts.drop_caches {
+                drop(store);
                 for &threads in &opts.threads {
                     drop_caches().map_err(BenchDbError::DropCaches)?;
                     let store = open()?;
                     let reader = RocksPoints::new(&store).map_err(state_err)?;
-                    rows.push(checked(
-                        spec,
-                        run_reads(&reader, &sample.keys, threads, opts.reads, opts.seed)
-                            .map_err(state_err)?,
-                    )?);
+                    rows.push(timed_row(spec, opts, &reader, &sample.keys, threads)?);
                 }
+            } else {
+                let reader = RocksPoints::new(&store).map_err(state_err)?;
+                rows = warm_rows(spec, opts, &reader, &sample.keys)?;
             }
             (sample, scheme)
         }
@@ -581,6 +551,40 @@ pub fn bench_db(
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         rows,
     })
+}
+
+/// One warm-up pass over `keys`, then a timed run per thread count.
+fn warm_rows(
+    spec: &StateSpec,
+    opts: &BenchDbOptions,
+    reader: &dyn PointReads,
+    keys: &[SampledKey],
+) -> Result<Vec<BenchDbRow>, BenchDbError> {
+    warm_up(reader, keys).map_err(|source| BenchDbError::State {
+        spec: spec.clone(),
+        source,
+    })?;
+    opts.threads
+        .iter()
+        .map(|&threads| timed_row(spec, opts, reader, keys, threads))
+        .collect()
+}
+
+/// One timed run, checked to have found every key.
+fn timed_row(
+    spec: &StateSpec,
+    opts: &BenchDbOptions,
+    reader: &dyn PointReads,
+    keys: &[SampledKey],
+    threads: usize,
+) -> Result<BenchDbRow, BenchDbError> {
+    let row = run_reads(reader, keys, threads, opts.reads, opts.seed).map_err(|source| {
+        BenchDbError::State {
+            spec: spec.clone(),
+            source,
+        }
+    })?;
+    checked(spec, row)
 }
 
 fn scheme_name(scheme: KeyScheme) -> &'static str {
