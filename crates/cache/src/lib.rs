@@ -20,9 +20,9 @@ mod stats;
 
 pub use stats::{CacheStats, LatencyHistogram, ReadKind};
 
-use alloy_primitives::{Address, B256, U256};
+use alloy_primitives::{Address, B256, U256, map::DefaultHashBuilder};
 use bal_replay_state::{AccountFlat, StateChanges, StateError, StateReader};
-use quick_cache::sync::Cache;
+use quick_cache::{UnitWeighter, sync::Cache};
 use revm::{
     bytecode::Bytecode,
     database_interface::DatabaseRef,
@@ -53,12 +53,26 @@ impl Default for CacheCapacity {
     }
 }
 
+/// One table of the cache. Hashed with foldhash, not std's SipHash: every state read of every
+/// transaction hashes a key here, and SipHash showed up in the profile of the hit path.
+type Table<K, V> = Cache<K, V, UnitWeighter, DefaultHashBuilder>;
+
+fn table<K: Eq + std::hash::Hash, V: Clone>(capacity: usize) -> Table<K, V> {
+    Cache::with(
+        capacity,
+        capacity as u64,
+        UnitWeighter,
+        DefaultHashBuilder::default(),
+        Default::default(),
+    )
+}
+
 /// A bounded concurrent read-through cache over a [`StateReader`].
 pub struct SharedCache<S> {
     inner: S,
-    accounts: Cache<Address, Option<AccountFlat>>,
-    storage: Cache<(Address, U256), U256>,
-    codes: Cache<B256, Bytecode>,
+    accounts: Table<Address, Option<AccountFlat>>,
+    storage: Table<(Address, U256), U256>,
+    codes: Table<B256, Bytecode>,
     counters: Counters,
 }
 
@@ -77,9 +91,9 @@ impl<S: StateReader> SharedCache<S> {
     pub fn new(inner: S, capacity: CacheCapacity) -> Self {
         Self {
             inner,
-            accounts: Cache::new(capacity.accounts),
-            storage: Cache::new(capacity.storage),
-            codes: Cache::new(capacity.codes),
+            accounts: table(capacity.accounts),
+            storage: table(capacity.storage),
+            codes: table(capacity.codes),
             counters: Counters::default(),
         }
     }

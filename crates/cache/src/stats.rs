@@ -4,6 +4,7 @@ use std::{
     sync::atomic::{AtomicU64, Ordering},
     time::Duration,
 };
+use thread_local::ThreadLocal;
 
 /// What a store read was for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,8 +123,16 @@ impl CacheStats {
     }
 }
 
+/// The counters, one set per thread: every lookup of every worker counts a hit or a miss, and one
+/// shared set would bounce its cache line between the cores on each of them. A snapshot sums the
+/// threads' sets (thread ids are reused, so there are at most as many sets as threads alive at once).
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
+    per_thread: ThreadLocal<ThreadCounters>,
+}
+
+#[derive(Debug, Default)]
+struct ThreadCounters {
     hits: AtomicU64,
     misses: AtomicU64,
     prefetched: AtomicU64,
@@ -133,7 +142,46 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    fn local(&self) -> &ThreadCounters {
+        self.per_thread.get_or_default()
+    }
+
     pub(crate) fn record_lookup(&self, missed: bool) {
+        self.local().record_lookup(missed);
+    }
+
+    pub(crate) fn record_prefetch(&self, keys: usize) {
+        self.local().record_prefetch(keys);
+    }
+
+    pub(crate) fn record_read(&self, kind: ReadKind, elapsed: Duration) {
+        self.local().record_read(kind, elapsed);
+    }
+
+    pub(crate) fn snapshot(&self) -> CacheStats {
+        let mut total = ThreadCounters::default().snapshot();
+        for counters in self.per_thread.iter() {
+            let s = counters.snapshot();
+            total.hits += s.hits;
+            total.misses += s.misses;
+            total.prefetched += s.prefetched;
+            let add = |sum: &mut Vec<u64>, part: Vec<u64>| {
+                sum.iter_mut().zip(part).for_each(|(a, b)| *a += b)
+            };
+            add(&mut total.reads_by_kind, s.reads_by_kind);
+            add(&mut total.read_nanos_by_kind, s.read_nanos_by_kind);
+            add(&mut total.latency.counts, s.latency.counts);
+        }
+        total
+    }
+
+    pub(crate) fn reset(&self) {
+        self.per_thread.iter().for_each(ThreadCounters::reset);
+    }
+}
+
+impl ThreadCounters {
+    fn record_lookup(&self, missed: bool) {
         if missed {
             self.misses.fetch_add(1, Ordering::Relaxed);
         } else {
@@ -141,11 +189,11 @@ impl Counters {
         }
     }
 
-    pub(crate) fn record_prefetch(&self, keys: usize) {
+    fn record_prefetch(&self, keys: usize) {
         self.prefetched.fetch_add(keys as u64, Ordering::Relaxed);
     }
 
-    pub(crate) fn record_read(&self, kind: ReadKind, elapsed: Duration) {
+    fn record_read(&self, kind: ReadKind, elapsed: Duration) {
         let i = kind.index();
         self.reads[i].fetch_add(1, Ordering::Relaxed);
         let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
@@ -157,7 +205,7 @@ impl Counters {
         }
     }
 
-    pub(crate) fn snapshot(&self) -> CacheStats {
+    fn snapshot(&self) -> CacheStats {
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         CacheStats {
             hits: load(&self.hits),
@@ -171,7 +219,7 @@ impl Counters {
         }
     }
 
-    pub(crate) fn reset(&self) {
+    fn reset(&self) {
         let zero = |a: &AtomicU64| a.store(0, Ordering::Relaxed);
         zero(&self.hits);
         zero(&self.misses);
