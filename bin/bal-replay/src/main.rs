@@ -129,8 +129,11 @@ enum Command {
         /// Dump directory (chained).
         #[arg(long)]
         dump: PathBuf,
-        /// Pristine RocksDB state, `<dir>` or `rocksdb:<dir>` (never written: every run uses a
-        /// hard-link clone). `mdbx:<dir>` is not supported here yet; use `run --state mdbx:<dir>`.
+        /// Pristine state at the block before the dump's first, never written: `<dir>` or
+        /// `rocksdb:<dir>` (a RocksDB flat state; every run replays over a hard-link clone), or
+        /// `mdbx:<dir>` (reth's database; every run opens it read-only and keeps its commits in
+        /// memory). Over MDBX the in-memory baseline is left out (it would need the whole state
+        /// loaded into memory; a note says so) and --direct-io is refused.
         #[arg(long)]
         state: StateSpec,
         /// Worker counts.
@@ -155,7 +158,7 @@ enum Command {
         /// Drop the page cache before each run (root only).
         #[arg(long)]
         drop_caches: bool,
-        /// RocksDB direct reads.
+        /// RocksDB direct reads (RocksDB states only).
         #[arg(long)]
         direct_io: bool,
         /// Skip the sequential and in-memory baselines.
@@ -278,6 +281,17 @@ fn main() -> eyre::Result<()> {
             repeat,
             json,
         } => {
+            let over_mdbx = matches!(state, StateSpec::Mdbx(_));
+            if over_mdbx && direct_io {
+                return Err(eyre!("--direct-io applies to RocksDB states only"));
+            }
+            if over_mdbx && !no_baselines {
+                eprintln!(
+                    "note: no in-memory baseline over MDBX (it would need the whole state loaded \
+                     into memory, and MDBX is read by key); bench the RocksDB state bal-migrate \
+                     makes of {state} for it"
+                );
+            }
             let matrix = BenchMatrix {
                 threads,
                 batches: batch,
@@ -287,15 +301,9 @@ fn main() -> eyre::Result<()> {
                 drop_caches,
                 direct_io,
                 sequential: !no_baselines,
-                in_memory: !no_baselines,
+                in_memory: !no_baselines && !over_mdbx,
                 block_cache_bytes: RocksOptions::default().block_cache_bytes,
                 repeat,
-            };
-            let StateSpec::RocksDb(state) = state else {
-                return Err(eyre!(
-                    "bench runs over hard-link clones of a RocksDB state; {state} is reth's MDBX \
-                     (replay it with `run --state {state}`, or migrate it with bal-migrate)"
-                ));
             };
             bench(dump, state, matrix, json)
         }
@@ -495,7 +503,7 @@ fn replay_and_report<S: StateReader + StateWriter>(
 
 fn bench(
     dump: PathBuf,
-    state: PathBuf,
+    state: StateSpec,
     matrix: BenchMatrix,
     json: Option<PathBuf>,
 ) -> eyre::Result<()> {
@@ -555,7 +563,7 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
         repeat: 1,
     };
-    bench(dump, state, matrix, None)
+    bench(dump, StateSpec::RocksDb(state), matrix, None)
 }
 
 fn report(inputs: &[PathBuf], out: PathBuf, font: PathBuf) -> eyre::Result<()> {
@@ -702,6 +710,12 @@ mod tests {
             .unwrap();
         match cli.command {
             Command::Run { state, .. } => assert_eq!(state, StateSpec::Mdbx("/r".into())),
+            _ => panic!("parsed another command"),
+        }
+        let cli = Cli::try_parse_from(["bal-replay", "bench", "--dump", "d", "--state", "mdbx:/r"])
+            .unwrap();
+        match cli.command {
+            Command::Bench { state, .. } => assert_eq!(state, StateSpec::Mdbx("/r".into())),
             _ => panic!("parsed another command"),
         }
     }

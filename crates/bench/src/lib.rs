@@ -2,10 +2,12 @@
 //! run from the same pre-state, with sequential and in-memory baselines, printed as the research's
 //! tables and saved as JSON.
 //!
-//! Every run starts from a hard-link clone of the pristine state directory (no value is rewritten,
-//! the pristine state is never opened for writing), optionally after dropping the page cache, so runs
-//! are comparable. Figures are reported as measured in one process, so their ratios are meaningful
-//! even on a noisy machine; absolute numbers are not.
+//! Every run starts from the same pristine state, which is never written, optionally after dropping
+//! the page cache, so runs are comparable. A RocksDB state is replayed over a hard-link clone of its
+//! directory (no value is rewritten); reth's MDBX is opened read-only for each run and read in place
+//! under a fresh [`MemOverlay`] that keeps the run's commits in memory. Figures are reported as
+//! measured in one process, so their ratios are meaningful even on a noisy machine; absolute numbers
+//! are not.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 // Errors carry the block, index, account, slot and both values of a mismatch: they are built once,
@@ -22,7 +24,8 @@ use bal_replay_engine::{
     clone_db_dir, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
-use bal_replay_state::{MemStore, RocksOptions, RocksStore, StateError};
+use bal_replay_mdbx_state::{MdbxStore, MigrateError, RethDb, StateSpec};
+use bal_replay_state::{MemOverlay, MemStore, RocksOptions, RocksStore, StateError};
 use std::{
     path::{Path, PathBuf},
     time::{Duration, Instant},
@@ -51,6 +54,22 @@ pub enum BenchError {
     /// An in-memory run was asked for without loading the state into memory.
     #[error("an in-memory run needs the state loaded into memory (BenchMatrix::in_memory)")]
     NoInMemoryState,
+    /// reth's MDBX database could not be opened or its state read.
+    #[error("opening reth's MDBX state at {path}")]
+    Mdbx {
+        /// The directory given.
+        path: PathBuf,
+        /// The cause.
+        source: MigrateError,
+    },
+    /// The matrix asks for something a bench over MDBX cannot do.
+    #[error("{option} is not available over MDBX: {why}")]
+    NotOverMdbx {
+        /// What was asked for (the in-memory baseline, direct I/O).
+        option: &'static str,
+        /// Why not.
+        why: &'static str,
+    },
     /// Writing the JSON result failed.
     #[error("writing {path}: {source}")]
     Io {
@@ -76,11 +95,14 @@ pub struct BenchMatrix {
     pub order: TaskOrder,
     /// Drop the page cache before each run (root only).
     pub drop_caches: bool,
-    /// Open RocksDB with direct reads (bypasses the page cache).
+    /// Open RocksDB with direct reads (bypasses the page cache). RocksDB only.
     pub direct_io: bool,
-    /// Add the sequential baseline (per batch size, over RocksDB and in memory).
+    /// Add the sequential baseline (per batch size, over the state's store and in memory).
     pub sequential: bool,
     /// Add the in-memory baseline (parallel design over a `MemStore`, per threads and batch size).
+    /// RocksDB only: it loads the whole state into memory, and `bal-replay-mdbx-state` reads MDBX by
+    /// key, with no iteration of every entry's value (and a v2 database's keys are hashes, which a
+    /// `MemStore` cannot hold).
     pub in_memory: bool,
     /// RocksDB block cache per run, bytes.
     pub block_cache_bytes: usize,
@@ -97,6 +119,36 @@ pub enum StoreKind {
     Rocksdb,
     /// All state in memory.
     Memory,
+    /// reth's MDBX on disk, read in place; the run's commits kept in memory (`MemOverlay`).
+    Mdbx,
+}
+
+impl StoreKind {
+    /// The backend's name in tables and charts: "RocksDB", "MDBX" or "memory".
+    pub fn backend_name(self) -> &'static str {
+        match self {
+            Self::Rocksdb => "RocksDB",
+            Self::Mdbx => "MDBX",
+            Self::Memory => "memory",
+        }
+    }
+
+    /// Whether the state was read from disk (RocksDB or MDBX) rather than being the in-memory
+    /// baseline.
+    pub fn is_disk(self) -> bool {
+        !matches!(self, Self::Memory)
+    }
+}
+
+/// The serde name: `rocksdb`, `memory` or `mdbx`.
+impl std::fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Rocksdb => "rocksdb",
+            Self::Memory => "memory",
+            Self::Mdbx => "mdbx",
+        })
+    }
 }
 
 /// One run of the matrix.
@@ -180,7 +232,7 @@ pub struct BatchSample {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
     /// RocksDB's estimate of the state's size after the batch (SST files and memtables), bytes;
-    /// none for in-memory runs.
+    /// none for in-memory and MDBX runs (MDBX is never written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_bytes: Option<u64>,
 }
@@ -279,10 +331,7 @@ impl RunResult {
             self.design,
             self.threads,
             self.batch,
-            match self.store {
-                StoreKind::Rocksdb => "rocksdb",
-                StoreKind::Memory => "memory",
-            },
+            self.store,
             if self.cold { " cold" } else { "" }
         )
     }
@@ -315,6 +364,16 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
+    /// The store the matrix ran over: that of its first run not in memory (one bench runs over one
+    /// state), RocksDB when every run was in memory.
+    pub fn disk_store(&self) -> StoreKind {
+        self.runs
+            .iter()
+            .map(|r| r.store)
+            .find(|s| s.is_disk())
+            .unwrap_or(StoreKind::Rocksdb)
+    }
+
     /// Writes the result as pretty JSON.
     pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
         let json = serde_json::to_vec_pretty(self).map_err(|e| BenchError::Io {
@@ -346,28 +405,57 @@ pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
     })
 }
 
-/// Runs the matrix over `dump` from the pristine state at `state` (never written), reporting each run
+/// Runs the matrix over `dump` from the pristine state `state` (never written), reporting each run
 /// to `on_run` as it finishes.
+///
+/// `state` is a RocksDB flat state (each run replays over a hard-link clone of it, removed at the
+/// end) or reth's MDBX (each run opens it read-only and replays over a fresh [`MemOverlay`], with the
+/// block hashes of the dump's first record, since reth keeps headers outside MDBX). Over MDBX the
+/// in-memory baseline and direct reads are errors ([`BenchError::NotOverMdbx`]).
 pub fn run_bench(
     config: &ChainConfig,
     dump_dir: &Path,
-    state: &Path,
+    state: &StateSpec,
     matrix: &BenchMatrix,
     mut on_run: impl FnMut(&RunResult),
 ) -> Result<BenchResult, BenchError> {
+    let disk_store = match state {
+        StateSpec::RocksDb(_) => StoreKind::Rocksdb,
+        StateSpec::Mdbx(_) => {
+            if matrix.in_memory {
+                return Err(BenchError::NotOverMdbx {
+                    option: "the in-memory baseline",
+                    why: "it needs the whole state loaded into memory, and MDBX is read by key \
+                          (leave it out, or bench the RocksDB state bal-migrate makes of it)",
+                });
+            }
+            if matrix.direct_io {
+                return Err(BenchError::NotOverMdbx {
+                    option: "direct I/O",
+                    why: "it is a RocksDB option",
+                });
+            }
+            StoreKind::Mdbx
+        }
+    };
     warm_up_kzg();
     let dump = DumpReader::open(dump_dir)?;
-    let work = state.with_extension("bench-run");
+    let work = state.path().with_extension("bench-run");
     let rocks_options = RocksOptions {
         direct_io: matrix.direct_io,
         block_cache_bytes: matrix.block_cache_bytes,
         ..RocksOptions::default()
     };
+    // Over MDBX each run starts with the hashes of the blocks before the dump's first.
+    let first_block_hashes = match dump.records().next() {
+        Some(first) => first?.block_hashes,
+        None => Vec::new(),
+    };
     let mut runs = Vec::new();
 
     let in_memory_contents = if matrix.in_memory {
         let pristine = RocksStore::open(
-            state,
+            state.path(),
             &RocksOptions {
                 read_only: true,
                 ..RocksOptions::default()
@@ -401,7 +489,7 @@ pub fn run_bench(
         let mut samples = Vec::new();
         let (report, cold) = match store {
             StoreKind::Rocksdb => {
-                clone_db_dir(state, &work)?;
+                clone_db_dir(state.path(), &work)?;
                 if matrix.drop_caches {
                     drop_page_cache()?;
                 }
@@ -414,6 +502,27 @@ pub fn run_bench(
                 })
                 .map_err(run_err)?;
                 drop(store);
+                (report, matrix.drop_caches)
+            }
+            StoreKind::Mdbx => {
+                // Opened afresh for each run, after the previous run's handle is gone: pages the
+                // process still maps would survive dropping the page cache.
+                if matrix.drop_caches {
+                    drop_page_cache()?;
+                }
+                let mdbx_err = |source| BenchError::Mdbx {
+                    path: state.path().to_path_buf(),
+                    source,
+                };
+                let db = RethDb::open(state.path()).map_err(mdbx_err)?;
+                let mdbx = MdbxStore::new(&db).map_err(mdbx_err)?;
+                let store = MemOverlay::new(&mdbx);
+                store.insert_block_hashes(first_block_hashes.iter().map(|h| (h.number, h.hash)))?;
+                let start = Instant::now();
+                let report = replay(config, &dump, &store, &options, |b| {
+                    samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None));
+                })
+                .map_err(run_err)?;
                 (report, matrix.drop_caches)
             }
             StoreKind::Memory => {
@@ -445,7 +554,7 @@ pub fn run_bench(
                 IoDesign::Parallel,
                 1,
                 batch,
-                StoreKind::Rocksdb,
+                disk_store,
             ));
             if matrix.in_memory {
                 configs.push((
@@ -459,13 +568,7 @@ pub fn run_bench(
         }
         for &design in &matrix.designs {
             for &threads in &matrix.threads {
-                configs.push((
-                    ExecMode::Parallel,
-                    design,
-                    threads,
-                    batch,
-                    StoreKind::Rocksdb,
-                ));
+                configs.push((ExecMode::Parallel, design, threads, batch, disk_store));
             }
         }
         if matrix.in_memory {
@@ -498,7 +601,7 @@ pub fn run_bench(
         median.mgas_per_s_max = max;
         runs.push(median);
     }
-    if work.exists() {
+    if disk_store == StoreKind::Rocksdb && work.exists() {
         std::fs::remove_dir_all(&work).map_err(|source| BenchError::Io {
             path: work.clone(),
             source,
@@ -608,4 +711,32 @@ pub fn reference_throughput(
         out.gas += record.gas_used();
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_kinds_keep_their_json_names() {
+        // "rocksdb" and "memory" are what JSON written before MDBX runs holds.
+        for (kind, json) in [
+            (StoreKind::Rocksdb, "\"rocksdb\""),
+            (StoreKind::Memory, "\"memory\""),
+            (StoreKind::Mdbx, "\"mdbx\""),
+        ] {
+            assert_eq!(serde_json::to_string(&kind).unwrap(), json);
+            assert_eq!(serde_json::from_str::<StoreKind>(json).unwrap(), kind);
+            assert_eq!(format!("\"{kind}\""), json);
+        }
+        assert!(serde_json::from_str::<StoreKind>("\"MDBX\"").is_err());
+        assert_eq!(
+            (
+                StoreKind::Mdbx.backend_name(),
+                StoreKind::Mdbx.is_disk(),
+                StoreKind::Memory.is_disk()
+            ),
+            ("MDBX", true, false)
+        );
+    }
 }

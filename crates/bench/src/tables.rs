@@ -22,10 +22,13 @@ fn find(
 }
 
 /// Markdown tables: per batch size and I/O design, Threads | Throughput | Longest TXs latency | Total
-/// time (the research's layout); then the design comparison and baselines with their ratios.
+/// time (the research's layout); then the design comparison and baselines with their ratios. Every
+/// heading and column over the state's store names its backend (RocksDB or MDBX).
 pub fn render_tables(result: &BenchResult) -> String {
     let mut out = String::new();
     let runs = &result.runs;
+    let disk = result.disk_store();
+    let backend = disk.backend_name();
     let mut batches: Vec<usize> = runs.iter().map(|r| r.batch).collect();
     batches.sort_unstable();
     batches.dedup();
@@ -39,34 +42,31 @@ pub fn render_tables(result: &BenchResult) -> String {
     let mut designs: Vec<IoDesign> = Vec::new();
     for r in runs
         .iter()
-        .filter(|r| r.mode == ExecMode::Parallel && r.store == StoreKind::Rocksdb)
+        .filter(|r| r.mode == ExecMode::Parallel && r.store == disk)
     {
         if !designs.contains(&r.design) {
             designs.push(r.design);
         }
     }
+    let over = match disk {
+        StoreKind::Mdbx => "reth's MDBX read in place, commits kept in memory",
+        _ => "a RocksDB flat state, a hard-link clone per run",
+    };
     let _ = writeln!(
         out,
-        "{} blocks from {} on {} CPUs. Throughput = gas / execution-with-I/O time (prefetch + execution; commits excluded, reported apart).\n",
+        "{} blocks from {} on {} CPUs, over {over}. Throughput = gas / execution-with-I/O time (prefetch + execution; commits excluded, reported apart).\n",
         result.blocks, result.dump, result.cpus
     );
     for &batch in &batches {
         for &design in &designs {
-            let _ = writeln!(out, "### Batch {batch}, {design} I/O (RocksDB)\n");
+            let _ = writeln!(out, "### Batch {batch}, {design} I/O ({backend})\n");
             let _ = writeln!(
                 out,
                 "| Threads | Throughput (MGas/s) | Longest TXs Latency | Total Time | Cache hit ratio |"
             );
             let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
             for &t in &threads {
-                if let Some(r) = find(
-                    runs,
-                    ExecMode::Parallel,
-                    Some(design),
-                    t,
-                    batch,
-                    StoreKind::Rocksdb,
-                ) {
+                if let Some(r) = find(runs, ExecMode::Parallel, Some(design), t, batch, disk) {
                     let hits = r.cache_hits as f64 / (r.cache_hits + r.cache_misses).max(1) as f64;
                     let _ = writeln!(
                         out,
@@ -92,7 +92,7 @@ pub fn render_tables(result: &BenchResult) -> String {
         header.push_str(&format!(" {d} |"));
         rule.push_str(" --- |");
     }
-    header.push_str(" sequential (RocksDB) | parallel in memory |");
+    header.push_str(&format!(" sequential ({backend}) | parallel in memory |"));
     rule.push_str(" --- | --- |");
     let _ = writeln!(out, "{header}\n{rule}");
     for &batch in &batches {
@@ -103,19 +103,12 @@ pub fn render_tables(result: &BenchResult) -> String {
                 Some(IoDesign::Full),
                 t,
                 batch,
-                StoreKind::Rocksdb,
+                disk,
             )
             .map(|r| r.mgas_per_s);
             let mut row = format!("| {batch} | {t} |");
             for &d in &designs {
-                match find(
-                    runs,
-                    ExecMode::Parallel,
-                    Some(d),
-                    t,
-                    batch,
-                    StoreKind::Rocksdb,
-                ) {
+                match find(runs, ExecMode::Parallel, Some(d), t, batch, disk) {
                     Some(r) => match full {
                         Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(&format!(
                             " {:.1} ({:.2}) |",
@@ -127,14 +120,7 @@ pub fn render_tables(result: &BenchResult) -> String {
                     None => row.push_str(" - |"),
                 }
             }
-            let seq = find(
-                runs,
-                ExecMode::Sequential,
-                None,
-                1,
-                batch,
-                StoreKind::Rocksdb,
-            );
+            let seq = find(runs, ExecMode::Sequential, None, 1, batch, disk);
             let mem = find(
                 runs,
                 ExecMode::Parallel,
@@ -165,7 +151,7 @@ pub fn render_tables(result: &BenchResult) -> String {
                 Some(IoDesign::Parallel),
                 t,
                 batch,
-                StoreKind::Rocksdb,
+                disk,
             )
         };
         if let (Some(t1), Some(t2)) = (par(1), par(2)) {
@@ -182,19 +168,12 @@ pub fn render_tables(result: &BenchResult) -> String {
                 Some(IoDesign::Full),
                 t,
                 batch,
-                StoreKind::Rocksdb,
+                disk,
             );
             for d in [IoDesign::Parallel, IoDesign::Hybrid, IoDesign::Batched] {
                 if let (Some(f), Some(r)) = (
                     full,
-                    find(
-                        runs,
-                        ExecMode::Parallel,
-                        Some(d),
-                        t,
-                        batch,
-                        StoreKind::Rocksdb,
-                    ),
+                    find(runs, ExecMode::Parallel, Some(d), t, batch, disk),
                 ) {
                     let _ = writeln!(
                         out,
@@ -203,14 +182,14 @@ pub fn render_tables(result: &BenchResult) -> String {
                     );
                 }
             }
-            if let (Some(disk), Some(mem)) = (
+            if let (Some(on_disk), Some(mem)) = (
                 find(
                     runs,
                     ExecMode::Parallel,
                     Some(IoDesign::Parallel),
                     t,
                     batch,
-                    StoreKind::Rocksdb,
+                    disk,
                 ),
                 find(
                     runs,
@@ -223,8 +202,8 @@ pub fn render_tables(result: &BenchResult) -> String {
             ) {
                 let _ = writeln!(
                     out,
-                    "- batch {batch}, {t} threads: RocksDB / in memory (parallel I/O) = {:.2}",
-                    disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
+                    "- batch {batch}, {t} threads: {backend} / in memory (parallel I/O) = {:.2}",
+                    on_disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
                 );
             }
         }

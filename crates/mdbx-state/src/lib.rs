@@ -25,14 +25,14 @@ use std::borrow::Cow;
 
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, hex};
 use bal_replay_migrate::{
-    Layout, MigrateError, TableKind, key_scheme,
+    Layout, TableKind, key_scheme,
     source::{decode_account, decode_bytecode, decode_storage},
 };
 use bal_replay_state::{AccountFlat, KeyScheme, StateError, StateReader};
 use libmdbx::{NoWriteMap, RO, Table, Transaction};
 use thread_local::ThreadLocal;
 
-pub use bal_replay_migrate::RethDb;
+pub use bal_replay_migrate::{MigrateError, RethDb};
 pub use spec::StateSpec;
 
 /// A key and value as MDBX hands them out (borrowed from the map in a read transaction).

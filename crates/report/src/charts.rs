@@ -80,29 +80,37 @@ struct LineChart {
     series: Vec<Series>,
 }
 
-/// What kind of run a result is, for its label and colour.
+/// What kind of run a result is, for its label and colour. Runs over MDBX carry the backend in
+/// their label, so a chart with RocksDB and MDBX inputs tells them apart; each design keeps its
+/// colour on either backend.
 fn kind(r: &RunResult) -> (&'static str, RGBColor) {
+    let mdbx = r.store == StoreKind::Mdbx;
+    let pick =
+        |rocksdb: &'static str, over_mdbx: &'static str| if mdbx { over_mdbx } else { rocksdb };
     match (r.mode, r.store, r.design) {
-        (ExecMode::Sequential, StoreKind::Rocksdb, _) => {
-            ("sequential (RocksDB)", RGBColor(110, 110, 110))
-        }
         (ExecMode::Sequential, StoreKind::Memory, _) => {
             ("sequential (memory)", RGBColor(140, 86, 75))
         }
         (ExecMode::Parallel, StoreKind::Memory, _) => {
             ("parallel I/O in memory", RGBColor(148, 103, 189))
         }
-        (ExecMode::Parallel, StoreKind::Rocksdb, IoDesign::Full) => {
-            ("full BAL", RGBColor(31, 119, 180))
+        (ExecMode::Sequential, StoreKind::Rocksdb | StoreKind::Mdbx, _) => (
+            pick("sequential (RocksDB)", "sequential (MDBX)"),
+            RGBColor(110, 110, 110),
+        ),
+        (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Full) => {
+            (pick("full BAL", "full BAL (MDBX)"), RGBColor(31, 119, 180))
         }
-        (ExecMode::Parallel, StoreKind::Rocksdb, IoDesign::Batched) => {
-            ("batched I/O", RGBColor(255, 127, 14))
-        }
-        (ExecMode::Parallel, StoreKind::Rocksdb, IoDesign::Parallel) => {
-            ("parallel I/O", RGBColor(44, 160, 44))
-        }
-        (ExecMode::Parallel, StoreKind::Rocksdb, IoDesign::Hybrid) => {
-            ("hybrid", RGBColor(214, 39, 40))
+        (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Batched) => (
+            pick("batched I/O", "batched I/O (MDBX)"),
+            RGBColor(255, 127, 14),
+        ),
+        (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Parallel) => (
+            pick("parallel I/O", "parallel I/O (MDBX)"),
+            RGBColor(44, 160, 44),
+        ),
+        (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Hybrid) => {
+            (pick("hybrid", "hybrid (MDBX)"), RGBColor(214, 39, 40))
         }
     }
 }

@@ -22,13 +22,14 @@ fn thousands(x: f64) -> String {
 
 fn parallel_run(
     runs: &[RunResult],
+    store: StoreKind,
     design: IoDesign,
     batch: usize,
     threads: usize,
 ) -> Option<&RunResult> {
     runs.iter().find(|r| {
         r.mode == ExecMode::Parallel
-            && r.store == StoreKind::Rocksdb
+            && r.store == store
             && r.design == design
             && r.batch == batch
             && r.threads == threads
@@ -59,10 +60,15 @@ fn cell(x: Option<f64>) -> String {
 /// states, and the BAL sizes.
 fn next_to_research(out: &mut String, input: &Input) {
     let runs = &input.result.runs;
+    let disk = input.result.disk_store();
     let _ = writeln!(
         out,
-        "### Next to the research\n\nThe research ran 2,000 mainnet blocks on 16 cores with RAID-0 NVMe, page cache dropped; {} ran {} blocks from `{}` on {} CPUs. Absolute figures differ by machine; compare the ratios.\n",
-        input.name, input.result.blocks, input.result.dump, input.result.cpus
+        "### Next to the research\n\nThe research ran 2,000 mainnet blocks on 16 cores with RAID-0 NVMe, page cache dropped; {} ran {} blocks from `{}` on {} CPUs over {}. Absolute figures differ by machine; compare the ratios.\n",
+        input.name,
+        input.result.blocks,
+        input.result.dump,
+        input.result.cpus,
+        disk.backend_name()
     );
     let _ = writeln!(
         out,
@@ -71,7 +77,7 @@ fn next_to_research(out: &mut String, input: &Input) {
     let mut rows = 0;
     for r in runs
         .iter()
-        .filter(|r| r.mode == ExecMode::Parallel && r.store == StoreKind::Rocksdb)
+        .filter(|r| r.mode == ExecMode::Parallel && r.store == disk)
     {
         if let Some(theirs) = research::throughput(r.design, r.batch, r.threads) {
             rows += 1;
@@ -101,7 +107,7 @@ fn next_to_research(out: &mut String, input: &Input) {
     let mut batches: Vec<usize> = runs.iter().map(|r| r.batch).collect();
     batches.sort_unstable();
     batches.dedup();
-    let mgas = |d, b, t| parallel_run(runs, d, b, t).map(|r| r.mgas_per_s);
+    let mgas = |d, b, t| parallel_run(runs, disk, d, b, t).map(|r| r.mgas_per_s);
     for &b in &batches {
         let research_scaling = match b {
             1 => Some(
@@ -305,7 +311,7 @@ pub fn render_markdown(inputs: &[Input], charts: &[Chart], skipped: &[String]) -
     }
     let _ = writeln!(
         out,
-        "Resident memory is the whole bench process's (it holds the in-memory baseline's copy of the state for the whole bench); state size is RocksDB's estimate (SST files and memtables) of each run's hard-link clone.\n"
+        "Resident memory is the whole bench process's (it holds the in-memory baseline's copy of the state for the whole bench); state size is RocksDB's estimate (SST files and memtables) of each run's hard-link clone; runs over MDBX have none, as they never write the database.\n"
     );
     for i in inputs {
         let _ = writeln!(out, "## {}\n", i.name);

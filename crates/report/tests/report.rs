@@ -220,3 +220,64 @@ fn missing_font_is_named() {
     assert!(err.to_string().contains("/nonexistent/DejaVuSans.ttf"));
     assert!(err.to_string().contains("fonts-dejavu-core"));
 }
+
+#[test]
+fn an_mdbx_bench_renders_with_its_backend_named() {
+    if !Path::new(DEFAULT_FONT).exists() {
+        return;
+    }
+    let mut over_mdbx = bench();
+    for r in &mut over_mdbx.runs {
+        r.store = StoreKind::Mdbx;
+        // MDBX is never written: no state size.
+        for b in &mut r.batches {
+            b.state_bytes = None;
+        }
+    }
+    // Read back from JSON, as `bal-replay report` does, next to a RocksDB input.
+    let dir = tempfile::tempdir().unwrap();
+    let (mdbx_json, rocks_json) = (dir.path().join("mdbx.json"), dir.path().join("rocks.json"));
+    over_mdbx.write_json(&mdbx_json).unwrap();
+    bench().write_json(&rocks_json).unwrap();
+    assert!(
+        std::fs::read_to_string(&mdbx_json)
+            .unwrap()
+            .contains("\"store\": \"mdbx\"")
+    );
+    let inputs = bal_replay_report::load_inputs(&[mdbx_json, rocks_json]).unwrap();
+    let out = dir.path().join("report");
+    let written = write_report(&inputs, &ReportOptions::new(&out)).unwrap();
+    assert!(written.skipped.is_empty(), "{:?}", written.skipped);
+
+    let svg = std::fs::read_to_string(out.join("throughput-batch50.svg")).unwrap();
+    for text in [
+        "parallel I/O (MDBX) [mdbx]",
+        "sequential (MDBX) [mdbx]",
+        "parallel I/O [rocks]",
+        "sequential (RocksDB) [rocks]",
+    ] {
+        assert!(svg.contains(text), "throughput SVG lacks {text:?}");
+    }
+    // The MDBX input's resources chart has memory only: its runs have no state size.
+    let svg = std::fs::read_to_string(out.join("resources-mdbx-batch1.svg")).unwrap();
+    assert!(svg.contains("Resident memory (MiB)"));
+    assert!(!svg.contains("SST files"));
+
+    let md = std::fs::read_to_string(&written.markdown).unwrap();
+    let (mdbx_part, rocks_part) = md.split_at(md.find("## rocks").unwrap());
+    for row in [
+        "### Batch 50, parallel I/O (MDBX)",
+        "| 2 | 2050.0 | 0.010s | 0.488s | 90.0% |",
+        "sequential (MDBX)",
+        "on 2 CPUs over MDBX",
+        "| 50 | 2 | parallel I/O | 2,050 | 1,857 | 1.10 |",
+        "| parallel I/O, 2 threads / 1 thread | 50 | 2 / 1 | 1.95 | 1.97 |",
+    ] {
+        assert!(
+            mdbx_part.contains(row),
+            "MDBX part lacks {row:?}\n{mdbx_part}"
+        );
+    }
+    assert!(!mdbx_part.contains("(RocksDB)"), "{mdbx_part}");
+    assert!(rocks_part.contains("### Batch 50, parallel I/O (RocksDB)"));
+}

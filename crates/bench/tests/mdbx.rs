@@ -1,0 +1,186 @@
+//! The bench matrix over reth's MDBX layout read in place (`bal-migrate gen-source --from-state`'s
+//! writer over a synthetic chain's genesis state): every run replays and verifies the whole chain,
+//! with the same blocks, transactions and gas as the same matrix over the RocksDB state, and leaves
+//! the database as it was; what MDBX cannot do is a clear error.
+
+use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, StoreKind, render_tables, run_bench};
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_exec::ChainConfig;
+use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
+use bal_replay_migrate::write_source_from_flat;
+use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_synth::{GeneratorConfig, generate};
+use std::path::Path;
+
+const BLOCKS: u64 = 6;
+
+/// A small synthetic chain: its dump, its RocksDB genesis state and the same state as reth's MDBX.
+fn chain(dir: &Path) -> (ChainConfig, u64) {
+    let config = GeneratorConfig {
+        blocks: BLOCKS,
+        accounts: 2_000,
+        holders_per_token: 200,
+        seed: 5,
+        gas_per_block: 6_000_000,
+        ..GeneratorConfig::default()
+    };
+    generate(&config, &dir.join("dump"), &dir.join("state"), None).unwrap();
+    let genesis = RocksStore::open(
+        dir.join("state"),
+        &RocksOptions {
+            read_only: true,
+            ..RocksOptions::default()
+        },
+    )
+    .unwrap()
+    .dump_all()
+    .unwrap();
+    write_source_from_flat(&dir.join("reth"), &genesis).unwrap();
+    let dump = DumpReader::open(dir.join("dump")).unwrap();
+    let chain = ChainConfig::for_chain_id(dump.chain_id()).unwrap();
+    (chain, genesis.applied_block.unwrap())
+}
+
+fn matrix() -> BenchMatrix {
+    BenchMatrix {
+        threads: vec![1, 2],
+        batches: vec![1, BLOCKS as usize],
+        designs: vec![IoDesign::Parallel, IoDesign::Full],
+        io_threads: 2,
+        order: TaskOrder::BlockOrder,
+        drop_caches: false,
+        direct_io: false,
+        sequential: true,
+        in_memory: false,
+        block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        repeat: 1,
+    }
+}
+
+/// Each run's configuration and what it replayed, in run order.
+fn replayed(result: &BenchResult) -> Vec<(ExecMode, IoDesign, usize, usize, u64, u64, u64)> {
+    result
+        .runs
+        .iter()
+        .map(|r| (r.mode, r.design, r.threads, r.batch, r.blocks, r.txs, r.gas))
+        .collect()
+}
+
+#[test]
+fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (config, genesis) = chain(tmp.path());
+    let dump_dir = tmp.path().join("dump");
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let (mut gas, mut txs) = (0, 0);
+    for record in dump.records() {
+        let record = record.unwrap();
+        gas += record.gas_used();
+        txs += record.tx_count() as u64;
+    }
+    assert!(gas > 0 && txs > 0);
+
+    let mdbx_spec = StateSpec::Mdbx(tmp.path().join("reth"));
+    let mut reported = 0;
+    let over_mdbx =
+        run_bench(&config, &dump_dir, &mdbx_spec, &matrix(), |_| reported += 1).unwrap();
+    let over_rocks = run_bench(
+        &config,
+        &dump_dir,
+        &StateSpec::RocksDb(tmp.path().join("state")),
+        &matrix(),
+        |_| {},
+    )
+    .unwrap();
+
+    // Per batch size: the sequential baseline, then 2 designs x 2 thread counts.
+    assert_eq!(over_mdbx.runs.len(), 2 * (1 + 2 * 2));
+    assert_eq!(reported, over_mdbx.runs.len());
+    assert_eq!(over_mdbx.blocks, BLOCKS);
+    // A run is only recorded once every block of it verified (BAL writes, gas, receipts root), so
+    // each one covering the whole chain's blocks, transactions and header gas verified all of it.
+    for r in &over_mdbx.runs {
+        assert_eq!(r.store, StoreKind::Mdbx, "{}", r.label());
+        assert_eq!(
+            (r.blocks, r.txs, r.gas),
+            (BLOCKS, txs, gas),
+            "{}",
+            r.label()
+        );
+        assert!(r.mgas_per_s > 0.0, "{}", r.label());
+        assert_eq!(r.batches.len(), BLOCKS.div_ceil(r.batch as u64) as usize);
+        // MDBX is never written, so no run has a state size.
+        assert!(r.batches.iter().all(|b| b.state_bytes.is_none()));
+    }
+    assert!(
+        over_rocks
+            .runs
+            .iter()
+            .all(|r| r.store == StoreKind::Rocksdb)
+    );
+    assert_eq!(replayed(&over_mdbx), replayed(&over_rocks));
+    assert_eq!(over_mdbx.bal_sizes, over_rocks.bal_sizes);
+    assert_eq!(over_mdbx.disk_store(), StoreKind::Mdbx);
+
+    // The database is still at genesis, and no clone was left next to it.
+    let db = RethDb::open(mdbx_spec.path()).unwrap();
+    assert_eq!(
+        MdbxStore::new(&db).unwrap().applied_block().unwrap(),
+        Some(genesis)
+    );
+    drop(db);
+    assert!(!tmp.path().join("reth.bench-run").exists());
+
+    // The tables name the backend measured.
+    let tables = render_tables(&over_mdbx);
+    for text in [
+        "over reth's MDBX read in place",
+        "### Batch 1, parallel I/O (MDBX)",
+        "### Batch 6, full I/O (MDBX)",
+        "| Batch | Threads | parallel | full | sequential (MDBX) | parallel in memory |",
+    ] {
+        assert!(tables.contains(text), "tables lack {text:?}:\n{tables}");
+    }
+    assert!(!tables.contains("RocksDB"), "{tables}");
+    assert!(render_tables(&over_rocks).contains("### Batch 1, parallel I/O (RocksDB)"));
+
+    // The JSON names the store "mdbx" and reads back.
+    let json = tmp.path().join("bench.json");
+    over_mdbx.write_json(&json).unwrap();
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert!(text.contains("\"store\": \"mdbx\""));
+    let back: BenchResult = serde_json::from_str(&text).unwrap();
+    // (Throughputs only to serde_json's float precision, so compare what was replayed.)
+    assert_eq!(replayed(&back), replayed(&over_mdbx));
+    assert!(back.runs.iter().all(|r| r.store == StoreKind::Mdbx));
+}
+
+#[test]
+fn what_mdbx_cannot_do_is_a_clear_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (config, _) = chain(tmp.path());
+    let dump_dir = tmp.path().join("dump");
+    let mdbx = StateSpec::Mdbx(tmp.path().join("reth"));
+
+    let in_memory = BenchMatrix {
+        in_memory: true,
+        ..matrix()
+    };
+    let err = run_bench(&config, &dump_dir, &mdbx, &in_memory, |_| {}).unwrap_err();
+    assert!(matches!(err, BenchError::NotOverMdbx { .. }), "{err}");
+    assert!(err.to_string().contains("in-memory baseline"), "{err}");
+
+    let direct = BenchMatrix {
+        direct_io: true,
+        ..matrix()
+    };
+    let err = run_bench(&config, &dump_dir, &mdbx, &direct, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("direct I/O"), "{err}");
+
+    // A directory that holds no MDBX database names itself.
+    let missing = StateSpec::Mdbx(tmp.path().join("state"));
+    let err = run_bench(&config, &dump_dir, &missing, &matrix(), |_| {}).unwrap_err();
+    assert!(matches!(err, BenchError::Mdbx { .. }), "{err}");
+    assert!(err.to_string().contains("state"), "{err}");
+}
