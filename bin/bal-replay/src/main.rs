@@ -1,6 +1,7 @@
 //! `bal-replay`: replay dumps over a RocksDB flat state, and benchmark the BAL designs.
 
 use bal_replay_bench::{BenchMatrix, render_tables, run_bench};
+use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
     ExecMode, IoDesign, ReplayOptions, TaskOrder, clone_db_dir, drop_page_cache, replay,
@@ -12,10 +13,35 @@ use bal_replay_mdbx_state::{
     bench::{BenchDbOptions, bench_db, render_bench_db},
 };
 use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader, StateWriter};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use eyre::{WrapErr, eyre};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
+
+/// The shared cache's bounds (entries per table). Resident memory is bounded by these plus
+/// RocksDB's block cache and a fixed margin, whatever the replay's length.
+#[derive(Debug, Clone, Copy, Args)]
+struct CacheArgs {
+    /// Shared cache: accounts held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().accounts)]
+    cache_accounts: usize,
+    /// Shared cache: storage slots held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().storage)]
+    cache_slots: usize,
+    /// Shared cache: contract codes held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().codes)]
+    cache_codes: usize,
+}
+
+impl From<CacheArgs> for CacheCapacity {
+    fn from(a: CacheArgs) -> Self {
+        Self {
+            accounts: a.cache_accounts,
+            storage: a.cache_slots,
+            codes: a.cache_codes,
+        }
+    }
+}
 
 #[derive(Parser)]
 #[command(
@@ -70,6 +96,8 @@ enum Command {
         /// Prefetch readers.
         #[arg(long, default_value_t = 8)]
         io_threads: usize,
+        #[command(flatten)]
+        cache: CacheArgs,
         /// Task order: block or longest-first.
         #[arg(long, default_value = "block")]
         order: TaskOrder,
@@ -152,6 +180,8 @@ enum Command {
         /// Prefetch readers.
         #[arg(long, default_value_t = 8)]
         io_threads: usize,
+        #[command(flatten)]
+        cache: CacheArgs,
         /// Task order: block or longest-first.
         #[arg(long, default_value = "block")]
         order: TaskOrder,
@@ -229,6 +259,7 @@ fn main() -> eyre::Result<()> {
             batch,
             io,
             io_threads,
+            cache,
             order,
             rewind,
             drop_caches,
@@ -253,7 +284,7 @@ fn main() -> eyre::Result<()> {
                 design: io,
                 batch,
                 io_threads,
-                ..ReplayOptions::default()
+                cache: cache.into(),
             };
             run(RunArgs {
                 dump,
@@ -274,6 +305,7 @@ fn main() -> eyre::Result<()> {
             batch,
             io,
             io_threads,
+            cache,
             order,
             drop_caches,
             direct_io,
@@ -303,6 +335,7 @@ fn main() -> eyre::Result<()> {
                 sequential: !no_baselines,
                 in_memory: !no_baselines && !over_mdbx,
                 block_cache_bytes: RocksOptions::default().block_cache_bytes,
+                cache: cache.into(),
                 repeat,
             };
             bench(dump, state, matrix, json)
@@ -561,6 +594,7 @@ fn demo(blocks: u64, seed: u64, threads: Vec<usize>, batch: Vec<usize>) -> eyre:
         sequential: true,
         in_memory: true,
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        cache: CacheCapacity::default(),
         repeat: 1,
     };
     bench(dump, StateSpec::RocksDb(state), matrix, None)
@@ -652,15 +686,28 @@ mod tests {
             "1,50",
             "--io",
             "full,hybrid",
+            "--cache-slots",
+            "200000",
         ])
         .unwrap();
         match cli.command {
             Command::Bench {
-                threads, batch, io, ..
+                threads,
+                batch,
+                io,
+                cache,
+                ..
             } => {
                 assert_eq!(threads, vec![1, 2, 4]);
                 assert_eq!(batch, vec![1, 50]);
                 assert_eq!(io, vec![IoDesign::Full, IoDesign::Hybrid]);
+                assert_eq!(
+                    CacheCapacity::from(cache),
+                    CacheCapacity {
+                        storage: 200_000,
+                        ..CacheCapacity::default()
+                    }
+                );
             }
             _ => panic!("parsed another command"),
         }

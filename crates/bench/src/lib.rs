@@ -18,6 +18,7 @@ mod tables;
 
 pub use tables::render_tables;
 
+use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
     BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
@@ -106,6 +107,8 @@ pub struct BenchMatrix {
     pub in_memory: bool,
     /// RocksDB block cache per run, bytes.
     pub block_cache_bytes: usize,
+    /// The shared cache's bounds per run.
+    pub cache: CacheCapacity,
     /// Runs of each configuration; the median by throughput is reported, with the spread. On a
     /// shared machine one run can be off by tens of percent.
     pub repeat: usize,
@@ -479,7 +482,7 @@ pub fn run_bench(
             design,
             batch,
             io_threads: matrix.io_threads,
-            ..ReplayOptions::default()
+            cache: matrix.cache,
         };
         let label = format!("{mode:?}/{design} t{threads} b{batch} {store:?}");
         let run_err = |source| BenchError::Run {

@@ -54,6 +54,7 @@ fn matrix() -> BenchMatrix {
         sequential: true,
         in_memory: false,
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        cache: Default::default(),
         repeat: 1,
     }
 }
