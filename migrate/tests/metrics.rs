@@ -1,31 +1,18 @@
 //! A real Prometheus scrapes a real `bal-migrate` run of reth's v1 fixture database: the entries it
 //! stores must be the migration's, and every panel of the migration dashboard must find data.
 
+use bal_replay_fixtures::copy_reth_db;
 use bal_replay_promtest::{Prometheus, free_port, unix_now};
 use std::{
-    path::{Path, PathBuf},
+    path::Path,
     process::{Command, Stdio},
 };
 
 #[test]
 fn prometheus_scrapes_the_migration() {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/reth-db/v1/db");
-    assert!(
-        src.is_dir(),
-        "{} must exist next to the workspace",
-        src.display()
-    );
     // A private, writable copy: MDBX wants its lock file.
     let tmp = tempfile::tempdir().unwrap();
-    let db = tmp.path().join("reth/db");
-    std::fs::create_dir_all(&db).unwrap();
-    for name in ["mdbx.dat", "database.version"] {
-        std::fs::copy(src.join(name), db.join(name)).unwrap();
-        let mut perms = std::fs::metadata(db.join(name)).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
-        perms.set_readonly(false);
-        std::fs::set_permissions(db.join(name), perms).unwrap();
-    }
+    copy_reth_db("v1", &tmp.path().join("reth")).unwrap_or_else(|e| panic!("{e}"));
 
     let metrics_port = free_port();
     let prometheus = Prometheus::start("bal-migrate", metrics_port);

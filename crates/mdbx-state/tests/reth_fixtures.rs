@@ -2,9 +2,10 @@
 //! through `MdbxStore`: the values reth's `db get` reports, the same reads as the migrated RocksDB
 //! state, from several threads, under a `MemOverlay`, and bench-db's counts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256, address, b256, keccak256};
+use bal_replay_fixtures::copy_reth_db;
 use bal_replay_mdbx_state::{
     MdbxStore, StateSpec,
     bench::{BenchDbOptions, PointReads, RocksPoints, SampledKey, bench_db, sample_mdbx},
@@ -15,31 +16,13 @@ use bal_replay_state::{
     StateReader, StateWriter,
 };
 
-/// A private, writable copy of a fixture's `db/` (MDBX wants to write the lock file; tests in
-/// parallel would block each other on the shared read-only copy).
+/// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
 fn fixture(layout: &str) -> tempfile::TempDir {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/reth-db")
-        .join(layout)
-        .join("db");
-    assert!(
-        src.is_dir(),
-        "{} must exist next to the workspace",
-        src.display()
-    );
     let datadir = tempfile::Builder::new()
         .prefix("reth-fixture")
         .tempdir()
         .unwrap();
-    let db = datadir.path().join("db");
-    std::fs::create_dir(&db).unwrap();
-    for name in ["mdbx.dat", "database.version"] {
-        std::fs::copy(src.join(name), db.join(name)).unwrap();
-        let mut perms = std::fs::metadata(db.join(name)).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
-        perms.set_readonly(false);
-        std::fs::set_permissions(db.join(name), perms).unwrap();
-    }
+    copy_reth_db(layout, datadir.path()).unwrap_or_else(|e| panic!("{e}"));
     datadir
 }
 

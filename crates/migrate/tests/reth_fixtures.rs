@@ -1,40 +1,22 @@
 //! The two databases reth v2.5.1 wrote (`../shared/fixtures/reth-db`, see its README), migrated and
 //! read back through the flat state's own reader, against the values reth's `db get` reports.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256, address, b256, keccak256};
+use bal_replay_fixtures::copy_reth_db;
 use bal_replay_migrate::{
     Layout, MigrateError, MigrateOptions, NoProgress, TableKind, meta, migrate, verify,
 };
 use bal_replay_state::{KeyScheme, RocksOptions, RocksStore, StateReader, cf};
 
-/// A private copy of a fixture's `db/` (as a datadir holding it). The shared files are read-only,
-/// lock file included, and MDBX opens a database whose lock file it cannot write exclusively, so
-/// tests running in parallel would block each other on the shared copy.
+/// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
 fn fixture(layout: &str) -> Fixture {
-    let src = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/fixtures/reth-db")
-        .join(layout)
-        .join("db");
-    assert!(
-        src.is_dir(),
-        "{} must exist next to the workspace",
-        src.display()
-    );
     let datadir = tempfile::Builder::new()
         .prefix("reth-fixture")
         .tempdir()
         .unwrap();
-    let db = datadir.path().join("db");
-    std::fs::create_dir(&db).unwrap();
-    for name in ["mdbx.dat", "database.version"] {
-        std::fs::copy(src.join(name), db.join(name)).unwrap();
-        let mut perms = std::fs::metadata(db.join(name)).unwrap().permissions();
-        #[allow(clippy::permissions_set_readonly_false)]
-        perms.set_readonly(false);
-        std::fs::set_permissions(db.join(name), perms).unwrap();
-    }
+    copy_reth_db(layout, datadir.path()).unwrap_or_else(|e| panic!("{e}"));
     Fixture(datadir)
 }
 
