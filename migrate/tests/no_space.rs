@@ -90,6 +90,26 @@ fn a_full_destination_fails_clearly_and_resumes_once_space_is_freed() {
         "the error does not say why: {stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // Each cause is printed once: no error's message repeats the one of its source (eyre prints
+    // the chain, one line each, up to the blank line before the location or backtrace).
+    let causes: Vec<&str> = stderr
+        .lines()
+        .skip_while(|line| *line != "Caused by:")
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .map(|line| {
+            line.trim()
+                .split_once(": ")
+                .map_or(line, |(_, message)| message)
+        })
+        .collect();
+    assert!(causes.len() >= 2, "no chain of causes: {stderr}");
+    for pair in causes.windows(2) {
+        assert!(
+            !pair[0].contains(pair[1]),
+            "a cause repeats its source's message: {stderr}"
+        );
+    }
 
     // Whatever reached the disk is plainly incomplete: the replay refuses it.
     if dst.join("CURRENT").exists() {

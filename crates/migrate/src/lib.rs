@@ -58,7 +58,9 @@ pub use generate::{
 pub use source::{Layout, RethDb, TableKind};
 pub use verify::{Mismatch, TableCounts, VerifyReport};
 
-/// Why a migration failed. Each names the table (and key) it was at where there is one.
+/// Why a migration failed. Each names the table (and key) it was at where there is one. An
+/// underlying MDBX, RocksDB or store error is the `source()`, not repeated in the message, so
+/// reporters that walk the chain (`eyre`) print it once.
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
     /// The source path does not exist or is not a directory.
@@ -77,14 +79,15 @@ pub enum MigrateError {
     },
     /// MDBX refused to open the source (busy, permissions, ...).
     #[error(
-        "cannot open the MDBX database at {} read-only: {source} (where its mdbx.lck is not \
-         writable, MDBX allows one opener at a time)",
+        "cannot open the MDBX database at {} read-only (where its mdbx.lck is not writable, MDBX \
+         allows one opener at a time)",
         path.display()
     )]
     Open {
         /// The database directory.
         path: PathBuf,
         /// MDBX's error.
+        #[source]
         source: libmdbx::Error,
     },
     /// The source's `Metadata` does not name a layout this tool knows.
@@ -110,11 +113,12 @@ pub enum MigrateError {
         stage: &'static str,
     },
     /// MDBX failed while reading a table.
-    #[error("failed to read table {table} from MDBX: {source}")]
+    #[error("failed to read table {table} from MDBX")]
     Mdbx {
         /// The table.
         table: &'static str,
         /// MDBX's error.
+        #[source]
         source: libmdbx::Error,
     },
     /// A value does not decode as the table's type.
@@ -145,29 +149,32 @@ pub enum MigrateError {
         reason: String,
     },
     /// The destination store failed.
-    #[error("destination {}: {source}", path.display())]
+    #[error("destination {}", path.display())]
     State {
         /// The destination.
         path: PathBuf,
         /// The store's error.
+        #[source]
         source: StateError,
     },
     /// Writing a batch into a destination column family failed (e.g. no space left).
-    #[error("failed to write to destination column family {table}: {source}")]
+    #[error("failed to write to destination column family {table}")]
     Write {
         /// The column family.
         table: &'static str,
         /// RocksDB's error.
+        #[source]
         source: rocksdb::Error,
     },
     /// Reading the destination failed while verifying.
-    #[error("failed to read destination column family {table} at key {key}: {source}")]
+    #[error("failed to read destination column family {table} at key {key}")]
     Read {
         /// The column family.
         table: &'static str,
         /// The key, hex.
         key: String,
         /// RocksDB's error.
+        #[source]
         source: rocksdb::Error,
     },
     /// The run stopped at [`MigrateOptions::stop_after`]; the destination is resumable.
