@@ -1,16 +1,12 @@
 //! `kill -9` at arbitrary moments, then `--resume`: the result is the same state as an
 //! uninterrupted run (same content digest), and verification finds nothing.
 
-use std::{
-    process::Command,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use bal_replay_migrate::{GenerateOptions, Layout, generate_source, meta, verify};
+use common::{bal_migrate, migrate_uninterrupted};
 
-fn bal_migrate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bal-migrate"))
-}
+mod common;
 
 #[test]
 fn killed_runs_resume_to_the_uninterrupted_result() {
@@ -26,17 +22,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
     )
     .unwrap();
 
-    let whole = tmp.path().join("whole");
-    let status = bal_migrate()
-        .arg("--src")
-        .arg(&src)
-        .arg("--dst")
-        .arg(&whole)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let expected = verify(&src, &whole, 1.0).unwrap();
-    assert!(expected.is_ok(), "{expected:?}");
+    let expected = migrate_uninterrupted(&src, &tmp.path().join("whole"));
 
     let dst = tmp.path().join("killed");
     let mut killed = 0;

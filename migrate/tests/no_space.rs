@@ -13,10 +13,9 @@ use std::{
 
 use bal_replay_migrate::{GenerateOptions, Layout, generate_source, meta, verify};
 use bal_replay_state::{RocksOptions, RocksStore};
+use common::{bal_migrate, migrate_uninterrupted};
 
-fn bal_migrate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bal-migrate"))
-}
+mod common;
 
 /// A tmpfs mounted for the test's lifetime.
 struct Tmpfs(PathBuf);
@@ -145,16 +144,7 @@ fn a_full_destination_fails_clearly_and_resumes_once_space_is_freed() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    let whole = tmp.path().join("whole");
-    let status = bal_migrate()
-        .arg("--src")
-        .arg(&src)
-        .arg("--dst")
-        .arg(&whole)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let expected = verify(&src, &whole, 1.0).unwrap();
+    let expected = migrate_uninterrupted(&src, &tmp.path().join("whole"));
     let resumed = verify(&src, &dst, 1.0).unwrap();
     assert!(resumed.is_ok(), "{resumed:?}");
     assert_eq!(resumed.digest, expected.digest);
