@@ -72,7 +72,7 @@ pub enum BenchError {
         why: &'static str,
     },
     /// Writing the JSON result failed.
-    #[error("writing {path}: {source}")]
+    #[error("writing {path}")]
     Io {
         /// The file.
         path: PathBuf,
