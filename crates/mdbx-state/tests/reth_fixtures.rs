@@ -4,8 +4,11 @@
 
 use std::path::Path;
 
-use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256, address, b256, keccak256};
-use bal_replay_fixtures::copy_reth_db;
+use alloy_primitives::{Address, B256, U256, b256, keccak256};
+use bal_replay_fixtures::{
+    copy_reth_db,
+    reth_db::{DEV, V1_CONTRACT, V2_CONTRACT, assert_common_values, recipient},
+};
 use bal_replay_mdbx_state::{
     MdbxStore, StateSpec,
     bench::{BenchDbOptions, PointReads, RocksPoints, SampledKey, bench_db, sample_mdbx},
@@ -40,73 +43,6 @@ fn migrated(src: &Path, dst: &Path) -> RocksStore {
         },
     )
     .unwrap()
-}
-
-const CONTRACT_CODE: &[u8] = &[0x60, 0x00, 0x35, 0x60, 0x20, 0x35, 0x55, 0x00];
-const CODE_HASH: B256 = b256!("2025a9cf9216e069cc388d2a22077d00f007d98ec10c0f3f4bee0c9869f213d8");
-const DEV: Address = address!("f39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
-const V1_CONTRACT: Address = address!("5fbdb2315678afecb367f032d93f642f64180aa3");
-const V2_CONTRACT: Address = address!("610178da211fef7d417bc0e6fed39f05609ad788");
-
-fn recipient(i: u64) -> Address {
-    Address::from_word(B256::from(U256::from(0x1000 + i)))
-}
-
-/// What both fixtures hold, read through any reader: the README's values.
-fn check_common(store: &dyn StateReader, contract: Address) {
-    for i in 0u64..40 {
-        let account = store.account(recipient(i)).unwrap().expect("recipient");
-        assert_eq!(
-            account,
-            AccountFlat {
-                nonce: 0,
-                balance: U256::from(1_000_000_000_000_000u64 + i),
-                code_hash: KECCAK256_EMPTY,
-            }
-        );
-        assert_eq!(
-            store.storage(contract, U256::from(1000 + i)).unwrap(),
-            U256::from(i + 7)
-        );
-    }
-    let a = store
-        .account(address!("0000000000000000000000000000000000001005"))
-        .unwrap()
-        .unwrap();
-    assert_eq!((a.nonce, a.balance), (0, U256::from(0x38d7ea4c68005u64)));
-    let c = store.account(contract).unwrap().expect("contract");
-    assert_eq!(
-        (c.nonce, c.balance, c.code_hash),
-        (1, U256::ZERO, CODE_HASH)
-    );
-    let code = store.code(CODE_HASH).unwrap().expect("contract code");
-    assert_eq!(&code[..], CONTRACT_CODE);
-    assert_eq!(keccak256(&code), CODE_HASH);
-    assert_eq!(
-        store.storage(contract, U256::from(0x3f0)).unwrap(),
-        U256::from(0xf)
-    );
-    // Absent things.
-    assert_eq!(store.account(Address::repeat_byte(0xee)).unwrap(), None);
-    assert_eq!(
-        store.storage(contract, U256::from(999)).unwrap(),
-        U256::ZERO
-    );
-    assert_eq!(
-        store.storage(recipient(0), U256::from(1000)).unwrap(),
-        U256::ZERO
-    );
-    assert_eq!(store.code(B256::repeat_byte(0xee)).unwrap(), None);
-    assert_eq!(
-        store
-            .storage_many(&[
-                (contract, U256::from(1003)),
-                (contract, U256::from(5)),
-                (contract, U256::from(1039))
-            ])
-            .unwrap(),
-        vec![U256::from(10), U256::ZERO, U256::from(46)]
-    );
 }
 
 /// Every key of the MDBX state, and a few absent ones, read the same through the MDBX store and the
@@ -155,9 +91,9 @@ fn v1_fixture_reads_in_place_like_reth_and_like_the_migrated_state() {
         dev.balance,
         "0xd3c21b35d58c2b88cb0c".parse::<U256>().unwrap()
     );
-    check_common(&store, V1_CONTRACT);
+    assert_common_values(&store, V1_CONTRACT);
     assert_eq!(check_same_reads(&store, &rocks), 64 + 40);
-    check_common(&rocks, V1_CONTRACT);
+    assert_common_values(&rocks, V1_CONTRACT);
     for address in [DEV, V1_CONTRACT, recipient(3), Address::ZERO] {
         assert_eq!(
             store.account(address).unwrap(),
@@ -182,7 +118,7 @@ fn v2_fixture_reads_in_place_by_hashed_keys() {
         dev.balance,
         "0xd3c21b35b09704ce9a3c".parse::<U256>().unwrap()
     );
-    check_common(&store, V2_CONTRACT);
+    assert_common_values(&store, V2_CONTRACT);
     // The README's raw keys: keccak(address), keccak(slot).
     let hashed = b256!("9d2804d0562391d7cfcfaf0013f0352e176a94403a58577ebf82168a21514441");
     assert_eq!(
@@ -201,7 +137,7 @@ fn v2_fixture_reads_in_place_by_hashed_keys() {
         U256::from(0xf)
     );
     assert_eq!(check_same_reads(&store, &rocks), 66 + 40);
-    check_common(&rocks, V2_CONTRACT);
+    assert_common_values(&rocks, V2_CONTRACT);
 }
 
 #[test]
@@ -247,7 +183,7 @@ fn readers_on_many_threads_see_one_snapshot() {
     });
     // Threads that ended left their transactions for reuse; a new round still reads.
     std::thread::scope(|s| {
-        s.spawn(|| check_common(&store, V2_CONTRACT));
+        s.spawn(|| assert_common_values(&store, V2_CONTRACT));
     });
 }
 
@@ -293,7 +229,7 @@ fn an_overlay_makes_the_mdbx_state_committable_without_writing_it() {
     let db = RethDb::open(src.path()).unwrap();
     let store = MdbxStore::new(&db).unwrap();
     assert_eq!(store.applied_block().unwrap(), Some(19));
-    check_common(&store, V1_CONTRACT);
+    assert_common_values(&store, V1_CONTRACT);
 }
 
 #[test]

@@ -3,8 +3,11 @@
 
 use std::path::Path;
 
-use alloy_primitives::{Address, B256, KECCAK256_EMPTY, U256, address, b256, keccak256};
-use bal_replay_fixtures::copy_reth_db;
+use alloy_primitives::{B256, U256, address, b256, keccak256};
+use bal_replay_fixtures::{
+    copy_reth_db,
+    reth_db::{DEV, V1_CONTRACT, assert_common_values},
+};
 use bal_replay_migrate::{
     Layout, MigrateError, MigrateOptions, NoProgress, TableKind, meta, migrate, verify,
 };
@@ -40,49 +43,11 @@ fn open(dst: &std::path::Path) -> RocksStore {
     .expect("open migrated state")
 }
 
-const CONTRACT_CODE: &[u8] = &[0x60, 0x00, 0x35, 0x60, 0x20, 0x35, 0x55, 0x00];
-const CODE_HASH: B256 = b256!("2025a9cf9216e069cc388d2a22077d00f007d98ec10c0f3f4bee0c9869f213d8");
-const DEV: Address = address!("f39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
-
 fn options() -> MigrateOptions {
     MigrateOptions {
         threads: 2,
         ..MigrateOptions::default()
     }
-}
-
-/// What both fixtures hold: the transfer recipients, the contract's code and its 40 slots.
-fn check_common(store: &RocksStore, contract: Address) {
-    for i in 0u64..40 {
-        let to = Address::from_word(B256::from(U256::from(0x1000 + i)));
-        let account = store
-            .account(to)
-            .unwrap()
-            .unwrap_or_else(|| panic!("recipient {to}"));
-        assert_eq!(
-            account.balance,
-            U256::from(1_000_000_000_000_000u64 + i),
-            "{to}"
-        );
-        assert_eq!(account.nonce, 0);
-        assert_eq!(account.code_hash, KECCAK256_EMPTY);
-        assert_eq!(
-            store.storage(contract, U256::from(1000 + i)).unwrap(),
-            U256::from(i + 7)
-        );
-    }
-    let c = store.account(contract).unwrap().expect("contract");
-    assert_eq!(
-        (c.nonce, c.balance, c.code_hash),
-        (1, U256::ZERO, CODE_HASH)
-    );
-    let code = store.code(CODE_HASH).unwrap().expect("contract code");
-    assert_eq!(&code[..], CONTRACT_CODE);
-    assert_eq!(keccak256(&code), CODE_HASH);
-    assert_eq!(
-        store.storage(contract, U256::from(0x3f0)).unwrap(),
-        U256::from(0xf)
-    );
 }
 
 fn cf_count(store: &RocksStore, name: &str) -> usize {
@@ -127,7 +92,7 @@ fn v1_fixture_migrates_to_a_plain_state() {
         dev.balance,
         "0xd3c21b35d58c2b88cb0c".parse::<U256>().unwrap()
     );
-    check_common(&store, address!("5fbdb2315678afecb367f032d93f642f64180aa3"));
+    assert_common_values(&store, V1_CONTRACT);
     drop(store);
 
     let report = verify(fixture("v1"), &dst, 1.0).unwrap();
@@ -187,7 +152,7 @@ fn v2_fixture_migrates_to_a_hashed_state() {
         dev.balance,
         "0xd3c21b35b09704ce9a3c".parse::<U256>().unwrap()
     );
-    check_common(&store, contract);
+    assert_common_values(&store, contract);
     drop(store);
 
     let report = verify(fixture("v2").as_ref().join("db"), &dst, 0.5).unwrap();
@@ -314,16 +279,12 @@ fn verify_reports_mismatches_by_table_and_key() {
         db.delete_cf(accounts, DEV).unwrap();
         let storage = db.cf_handle(cf::STORAGE).unwrap();
         let key = [
-            address!("5fbdb2315678afecb367f032d93f642f64180aa3").as_slice(),
+            V1_CONTRACT.as_slice(),
             B256::from(U256::from(0x3f0)).as_slice(),
         ]
         .concat();
         db.put_cf(storage, key, [0x10]).unwrap();
-        let stray = [
-            address!("5fbdb2315678afecb367f032d93f642f64180aa3").as_slice(),
-            B256::from(U256::from(7)).as_slice(),
-        ]
-        .concat();
+        let stray = [V1_CONTRACT.as_slice(), B256::from(U256::from(7)).as_slice()].concat();
         db.put_cf(storage, stray, [0x01]).unwrap();
     }
     let report = verify(&src, &dst, 1.0).unwrap();
