@@ -7,7 +7,7 @@ use std::path::Path;
 use alloy_primitives::{Address, B256, U256, b256, keccak256};
 use bal_replay_fixtures::{
     copy_reth_db,
-    reth_db::{DEV, V1_CONTRACT, V2_CONTRACT, assert_common_values, recipient},
+    reth_db::{DEV, RethDbFixture, V1_CONTRACT, V2_CONTRACT, assert_fixture_values, recipient},
 };
 use bal_replay_mdbx_state::{
     MdbxStore, StateSpec,
@@ -85,15 +85,9 @@ fn v1_fixture_reads_in_place_like_reth_and_like_the_migrated_state() {
     assert_eq!(store.layout(), Layout::V1);
     assert_eq!(store.key_scheme(), KeyScheme::Plain);
     assert_eq!(store.applied_block().unwrap(), Some(19));
-    let dev = store.account(DEV).unwrap().unwrap();
-    assert_eq!(dev.nonce, 81);
-    assert_eq!(
-        dev.balance,
-        "0xd3c21b35d58c2b88cb0c".parse::<U256>().unwrap()
-    );
-    assert_common_values(&store, V1_CONTRACT);
+    assert_fixture_values(&store, RethDbFixture::V1);
     assert_eq!(check_same_reads(&store, &rocks), 64 + 40);
-    assert_common_values(&rocks, V1_CONTRACT);
+    assert_fixture_values(&rocks, RethDbFixture::V1);
     for address in [DEV, V1_CONTRACT, recipient(3), Address::ZERO] {
         assert_eq!(
             store.account(address).unwrap(),
@@ -112,13 +106,7 @@ fn v2_fixture_reads_in_place_by_hashed_keys() {
     assert_eq!(store.layout(), Layout::V2);
     assert_eq!(store.key_scheme(), KeyScheme::Hashed);
     assert_eq!(store.applied_block().unwrap(), Some(26));
-    let dev = store.account(DEV).unwrap().unwrap();
-    assert_eq!(dev.nonce, 91);
-    assert_eq!(
-        dev.balance,
-        "0xd3c21b35b09704ce9a3c".parse::<U256>().unwrap()
-    );
-    assert_common_values(&store, V2_CONTRACT);
+    assert_fixture_values(&store, RethDbFixture::V2);
     // The README's raw keys: keccak(address), keccak(slot).
     let hashed = b256!("9d2804d0562391d7cfcfaf0013f0352e176a94403a58577ebf82168a21514441");
     assert_eq!(
@@ -137,7 +125,7 @@ fn v2_fixture_reads_in_place_by_hashed_keys() {
         U256::from(0xf)
     );
     assert_eq!(check_same_reads(&store, &rocks), 66 + 40);
-    assert_common_values(&rocks, V2_CONTRACT);
+    assert_fixture_values(&rocks, RethDbFixture::V2);
 }
 
 #[test]
@@ -183,7 +171,7 @@ fn readers_on_many_threads_see_one_snapshot() {
     });
     // Threads that ended left their transactions for reuse; a new round still reads.
     std::thread::scope(|s| {
-        s.spawn(|| assert_common_values(&store, V2_CONTRACT));
+        s.spawn(|| assert_fixture_values(&store, RethDbFixture::V2));
     });
 }
 
@@ -229,7 +217,7 @@ fn an_overlay_makes_the_mdbx_state_committable_without_writing_it() {
     let db = RethDb::open(src.path()).unwrap();
     let store = MdbxStore::new(&db).unwrap();
     assert_eq!(store.applied_block().unwrap(), Some(19));
-    assert_common_values(&store, V1_CONTRACT);
+    assert_fixture_values(&store, RethDbFixture::V1);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::path::Path;
 use alloy_primitives::{B256, U256, address, b256, keccak256};
 use bal_replay_fixtures::{
     copy_reth_db,
-    reth_db::{DEV, V1_CONTRACT, assert_common_values},
+    reth_db::{DEV, RethDbFixture, V1_CONTRACT, assert_fixture_values},
 };
 use bal_replay_migrate::{
     Layout, MigrateError, MigrateOptions, NoProgress, TableKind, meta, migrate, verify,
@@ -81,18 +81,7 @@ fn v1_fixture_migrates_to_a_plain_state() {
         (64, 40, 1)
     );
 
-    let a = store
-        .account(address!("0000000000000000000000000000000000001005"))
-        .unwrap()
-        .unwrap();
-    assert_eq!((a.nonce, a.balance), (0, U256::from(0x38d7ea4c68005u64)));
-    let dev = store.account(DEV).unwrap().unwrap();
-    assert_eq!(dev.nonce, 81);
-    assert_eq!(
-        dev.balance,
-        "0xd3c21b35d58c2b88cb0c".parse::<U256>().unwrap()
-    );
-    assert_common_values(&store, V1_CONTRACT);
+    assert_fixture_values(&store, RethDbFixture::V1);
     drop(store);
 
     let report = verify(fixture("v1"), &dst, 1.0).unwrap();
@@ -133,7 +122,7 @@ fn v2_fixture_migrates_to_a_hashed_state() {
             .unwrap()
             .is_some()
     );
-    let contract = address!("610178da211fef7d417bc0e6fed39f05609ad788");
+    let contract = RethDbFixture::V2.contract();
     let slot_key = [
         keccak256(contract).as_slice(),
         b256!("92906df5aeef42385c0e99fa7f2147946d93b61362307cdc3a6007b8c2a1017d").as_slice(),
@@ -146,13 +135,7 @@ fn v2_fixture_migrates_to_a_hashed_state() {
         Some(&[0x0f][..])
     );
 
-    let dev = store.account(DEV).unwrap().unwrap();
-    assert_eq!(dev.nonce, 91);
-    assert_eq!(
-        dev.balance,
-        "0xd3c21b35b09704ce9a3c".parse::<U256>().unwrap()
-    );
-    assert_common_values(&store, contract);
+    assert_fixture_values(&store, RethDbFixture::V2);
     drop(store);
 
     let report = verify(fixture("v2").as_ref().join("db"), &dst, 0.5).unwrap();
