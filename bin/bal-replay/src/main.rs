@@ -374,6 +374,8 @@ struct RunSummary {
     batches: usize,
     mgas_per_s: f64,
     exec_with_io_s: f64,
+    /// Of `exec_with_io_s`, the prefetch that runs before execution (batched I/O).
+    prefetch_s: f64,
     longest_txs_s: f64,
     commit_s: f64,
     wall_s: f64,
@@ -522,6 +524,11 @@ fn replay_and_report<S: StateReader + StateWriter>(
             batches: report.batches.len(),
             mgas_per_s: report.mgas_per_s(),
             exec_with_io_s: report.exec_with_io.as_secs_f64(),
+            prefetch_s: report
+                .batches
+                .iter()
+                .map(|b| b.prefetch.as_secs_f64())
+                .sum(),
             longest_txs_s: report.longest_txs.as_secs_f64(),
             commit_s: report.commit.as_secs_f64(),
             wall_s: report.wall.as_secs_f64(),

@@ -177,6 +177,10 @@ pub struct RunResult {
     pub gas: u64,
     /// Execution with I/O (prefetch + execution), seconds.
     pub exec_with_io_s: f64,
+    /// Of that, the prefetch that runs before execution (batched I/O), seconds. Hybrid's prefetch
+    /// overlaps execution and is not counted apart.
+    #[serde(default)]
+    pub prefetch_s: f64,
     /// Sum of each batch's longest transaction, seconds.
     pub longest_txs_s: f64,
     /// Commits, seconds.
@@ -229,6 +233,9 @@ pub struct BatchSample {
     pub gas: u64,
     /// Execution with I/O (prefetch + execution), seconds.
     pub exec_with_io_s: f64,
+    /// Of that, the prefetch before execution, seconds.
+    #[serde(default)]
+    pub prefetch_s: f64,
     /// Seconds from the start of the replay to the end of this batch's commit.
     pub end_s: f64,
     /// Resident memory of the process after the batch, bytes (Linux only).
@@ -247,6 +254,7 @@ impl BatchSample {
             last_block: b.last_block,
             gas: b.gas,
             exec_with_io_s: b.exec_with_io().as_secs_f64(),
+            prefetch_s: b.prefetch.as_secs_f64(),
             end_s,
             rss_bytes: resident_memory_bytes(),
             state_bytes,
@@ -305,6 +313,7 @@ impl RunResult {
             txs: r.txs,
             gas: r.gas,
             exec_with_io_s: r.exec_with_io.as_secs_f64(),
+            prefetch_s: r.batches.iter().map(|b| b.prefetch.as_secs_f64()).sum(),
             longest_txs_s: r.longest_txs.as_secs_f64(),
             commit_s: r.commit.as_secs_f64(),
             wall_s: r.wall.as_secs_f64(),

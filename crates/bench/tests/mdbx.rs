@@ -46,7 +46,7 @@ fn matrix() -> BenchMatrix {
     BenchMatrix {
         threads: vec![1, 2],
         batches: vec![1, BLOCKS as usize],
-        designs: vec![IoDesign::Parallel, IoDesign::Full],
+        designs: vec![IoDesign::Parallel, IoDesign::Full, IoDesign::Batched],
         io_threads: 2,
         order: TaskOrder::BlockOrder,
         drop_caches: false,
@@ -95,8 +95,8 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
     )
     .unwrap();
 
-    // Per batch size: the sequential baseline, then 2 designs x 2 thread counts.
-    assert_eq!(over_mdbx.runs.len(), 2 * (1 + 2 * 2));
+    // Per batch size: the sequential baseline, then 3 designs x 2 thread counts.
+    assert_eq!(over_mdbx.runs.len(), 2 * (1 + 3 * 2));
     assert_eq!(reported, over_mdbx.runs.len());
     assert_eq!(over_mdbx.blocks, BLOCKS);
     // A run is only recorded once every block of it verified (BAL writes, gas, receipts root), so
@@ -113,6 +113,22 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
         assert_eq!(r.batches.len(), BLOCKS.div_ceil(r.batch as u64) as usize);
         // MDBX is never written, so no run has a state size.
         assert!(r.batches.iter().all(|b| b.state_bytes.is_none()));
+        // Only batched I/O prefetches before executing; its prefetch is part of the timed
+        // execution with I/O, and the run's total is its batches' sum.
+        let per_batch: f64 = r.batches.iter().map(|b| b.prefetch_s).sum();
+        assert!((r.prefetch_s - per_batch).abs() < 1e-9, "{}", r.label());
+        if r.mode == ExecMode::Parallel && r.design == IoDesign::Batched {
+            assert!(r.keys_prefetched > 0, "{}", r.label());
+            assert!(
+                r.prefetch_s > 0.0 && r.prefetch_s < r.exec_with_io_s,
+                "{}: prefetch {} of {}",
+                r.label(),
+                r.prefetch_s,
+                r.exec_with_io_s
+            );
+        } else {
+            assert_eq!(r.prefetch_s, 0.0, "{}", r.label());
+        }
     }
     assert!(
         over_rocks
@@ -139,7 +155,7 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
         "over reth's MDBX read in place",
         "### Batch 1, parallel I/O (MDBX)",
         "### Batch 6, full I/O (MDBX)",
-        "| Batch | Threads | parallel | full | sequential (MDBX) | parallel in memory |",
+        "| Batch | Threads | parallel | full | batched | sequential (MDBX) | parallel in memory |",
     ] {
         assert!(tables.contains(text), "tables lack {text:?}:\n{tables}");
     }
