@@ -73,14 +73,7 @@ fn killed_runs_resume_to_the_uninterrupted_result() {
     let report = verify(&src, &dst, 1.0).unwrap();
     assert!(report.is_ok(), "{report:?}");
     assert_eq!(report.digest, expected.digest);
-    let store = bal_replay_state::RocksStore::open(
-        &dst,
-        &bal_replay_state::RocksOptions {
-            read_only: true,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let store = bal_replay_state::RocksStore::open_read_only(&dst).unwrap();
     assert_eq!(
         store.meta(meta::STATUS).unwrap().as_deref(),
         Some(meta::COMPLETE)

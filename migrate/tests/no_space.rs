@@ -12,7 +12,7 @@ use std::{
 };
 
 use bal_replay_migrate::{GenerateOptions, Layout, generate_source, meta, verify};
-use bal_replay_state::{RocksOptions, RocksStore};
+use bal_replay_state::RocksStore;
 use common::{bal_migrate, migrate_uninterrupted};
 
 mod common;
@@ -113,14 +113,7 @@ fn a_full_destination_fails_clearly_and_resumes_once_space_is_freed() {
     // Whatever reached the disk is plainly incomplete: the replay refuses it.
     if dst.join("CURRENT").exists() {
         fs.resize("64m");
-        let store = RocksStore::open(
-            &dst,
-            &RocksOptions {
-                read_only: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let store = RocksStore::open_read_only(&dst).unwrap();
         assert_eq!(
             store.meta(meta::STATUS).unwrap().as_deref(),
             Some(meta::INCOMPLETE)

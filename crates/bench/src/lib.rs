@@ -466,13 +466,7 @@ pub fn run_bench(
     let mut runs = Vec::new();
 
     let in_memory_contents = if matrix.in_memory {
-        let pristine = RocksStore::open(
-            state.path(),
-            &RocksOptions {
-                read_only: true,
-                ..RocksOptions::default()
-            },
-        )?;
+        let pristine = RocksStore::open_read_only(state.path())?;
         Some(pristine.dump_all()?)
     } else {
         None

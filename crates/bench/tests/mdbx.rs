@@ -26,16 +26,10 @@ fn chain(dir: &Path) -> (ChainConfig, u64) {
         ..GeneratorConfig::default()
     };
     generate(&config, &dir.join("dump"), &dir.join("state"), None).unwrap();
-    let genesis = RocksStore::open(
-        dir.join("state"),
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .unwrap()
-    .dump_all()
-    .unwrap();
+    let genesis = RocksStore::open_read_only(dir.join("state"))
+        .unwrap()
+        .dump_all()
+        .unwrap();
     write_source_from_flat(&dir.join("reth"), &genesis).unwrap();
     let dump = DumpReader::open(dir.join("dump")).unwrap();
     let chain = ChainConfig::for_chain_id(dump.chain_id()).unwrap();

@@ -22,7 +22,7 @@ use std::{
 
 use alloy_primitives::{B256, U256};
 use bal_replay_migrate::{MigrateError, RethDb};
-use bal_replay_state::{AccountFlat, KeyScheme, RocksOptions, RocksStore, StateError, cf};
+use bal_replay_state::{AccountFlat, KeyScheme, RocksStore, StateError, cf};
 use rocksdb::{ColumnFamily, DB, IteratorMode, ReadOptions};
 
 use crate::{MdbxStore, StateSpec};
@@ -510,16 +510,7 @@ pub fn bench_db(
             (sample, scheme)
         }
         StateSpec::RocksDb(path) => {
-            let open = || {
-                RocksStore::open(
-                    path,
-                    &RocksOptions {
-                        read_only: true,
-                        ..RocksOptions::default()
-                    },
-                )
-                .map_err(state_err)
-            };
+            let open = || RocksStore::open_read_only(path).map_err(state_err);
             let store = open()?;
             let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(state_err)?;
             check_sample(spec, &sample)?;

@@ -11,7 +11,7 @@ use bal_replay_migrate::{
     GenerateOptions, Layout, MigrateOptions, NoProgress, RethDb, generate_source,
     generated_address, migrate,
 };
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_state::{RocksStore, StateReader};
 use libmdbx::{
     Database, DatabaseOptions, Mode, NoWriteMap, ReadWriteOptions, TableFlags, WriteFlags,
 };
@@ -71,14 +71,7 @@ fn mdbx_in_place_and_migrated_rocksdb_read_the_same() {
             &NoProgress,
         )
         .unwrap();
-        let rocks = RocksStore::open(
-            &flat,
-            &RocksOptions {
-                read_only: true,
-                ..RocksOptions::default()
-            },
-        )
-        .unwrap();
+        let rocks = RocksStore::open_read_only(&flat).unwrap();
         let db = RethDb::open(&src).unwrap();
         let mdbx = MdbxStore::new(&db).unwrap();
         assert_eq!(mdbx.applied_block().unwrap(), Some(777));

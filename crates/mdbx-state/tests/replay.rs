@@ -24,16 +24,10 @@ fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
         ..GeneratorConfig::default()
     };
     generate(&config, &dump_dir, &state, None).unwrap();
-    let genesis = RocksStore::open(
-        &state,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .unwrap()
-    .dump_all()
-    .unwrap();
+    let genesis = RocksStore::open_read_only(&state)
+        .unwrap()
+        .dump_all()
+        .unwrap();
     let reth = tmp.path().join("reth");
     write_source_from_flat(&reth, &genesis).unwrap();
 

@@ -15,8 +15,8 @@ use bal_replay_mdbx_state::{
 };
 use bal_replay_migrate::{Layout, MigrateOptions, NoProgress, RethDb, migrate};
 use bal_replay_state::{
-    AccountFlat, KeyScheme, MemOverlay, RocksOptions, RocksStore, StateChanges, StateError,
-    StateReader, StateWriter,
+    AccountFlat, KeyScheme, MemOverlay, RocksStore, StateChanges, StateError, StateReader,
+    StateWriter,
 };
 
 /// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
@@ -35,14 +35,7 @@ fn migrated(src: &Path, dst: &Path) -> RocksStore {
         ..MigrateOptions::default()
     };
     migrate(src, dst, &opts, &NoProgress).unwrap();
-    RocksStore::open(
-        dst,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .unwrap()
+    RocksStore::open_read_only(dst).unwrap()
 }
 
 /// Every key of the MDBX state, and a few absent ones, read the same through the MDBX store and the

@@ -49,7 +49,7 @@ use std::{
     time::Duration,
 };
 
-use bal_replay_state::{RocksOptions, RocksStore, StateError};
+use bal_replay_state::{RocksStore, StateError};
 
 pub use copy::{PARTITIONS, key_scheme, meta};
 pub use generate::{
@@ -301,14 +301,7 @@ pub fn verify(
 ) -> Result<VerifyReport, MigrateError> {
     let src = RethDb::open(src)?;
     let dst = dst.as_ref();
-    let store = RocksStore::open(
-        dst,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .map_err(|e| MigrateError::state(dst, e))?;
+    let store = RocksStore::open_read_only(dst).map_err(|e| MigrateError::state(dst, e))?;
     store
         .ensure_key_scheme(key_scheme(src.layout()))
         .map_err(|e| MigrateError::state(dst, e))?;

@@ -6,17 +6,10 @@ use bal_replay_migrate::{
     GenerateOptions, Layout, MigrateError, MigrateOptions, NoProgress, generate_source,
     generated_address, migrate, verify,
 };
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_state::{RocksStore, StateReader};
 
 fn open(dst: &std::path::Path) -> RocksStore {
-    RocksStore::open(
-        dst,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .unwrap()
+    RocksStore::open_read_only(dst).unwrap()
 }
 
 #[test]

@@ -33,14 +33,7 @@ impl AsRef<Path> for Fixture {
 }
 
 fn open(dst: &std::path::Path) -> RocksStore {
-    RocksStore::open(
-        dst,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .expect("open migrated state")
+    RocksStore::open_read_only(dst).expect("open migrated state")
 }
 
 fn options() -> MigrateOptions {

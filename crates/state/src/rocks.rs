@@ -178,6 +178,18 @@ fn hex_key(key: &[u8]) -> String {
 }
 
 impl RocksStore {
+    /// Opens an existing store read-only with the default tuning ([`RocksOptions::read_only`]):
+    /// several processes may read it, and nothing it holds can change.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Self, StateError> {
+        Self::open(
+            path,
+            &RocksOptions {
+                read_only: true,
+                ..RocksOptions::default()
+            },
+        )
+    }
+
     /// Opens the store at `path`, reading its key scheme from the metadata.
     ///
     /// Fails with [`StateError::MissingMetadata`] if the database was not made by

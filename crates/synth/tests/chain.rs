@@ -9,7 +9,7 @@ use alloy_primitives::{Address, U256, map::HashMap};
 use bal_replay_dump::{BlockRecord, DumpReader};
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
-    MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateReader, StateWriter,
+    MemStore, RocksStore, StateChanges, StateDatabase, StateReader, StateWriter,
 };
 use bal_replay_synth::{
     GeneratorConfig, Profile, ProfileStats, SynthError, generate, generate_in_memory, profile_stats,
@@ -286,14 +286,7 @@ fn generate_writes_the_dump_and_a_reopenable_genesis_state() {
     assert_eq!(read, records);
 
     // The state: exactly the genesis, at the first block's parent.
-    let store = RocksStore::open(
-        &state_dir,
-        &RocksOptions {
-            read_only: true,
-            ..RocksOptions::default()
-        },
-    )
-    .unwrap();
+    let store = RocksStore::open_read_only(&state_dir).unwrap();
     assert_eq!(store.applied_block().unwrap(), Some(config.first_block - 1));
     let expected = MemStore::from_changes(&genesis, config.first_block - 1);
     assert_eq!(store.dump_all().unwrap(), expected.dump_all().unwrap());
