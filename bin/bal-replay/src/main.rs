@@ -18,6 +18,20 @@ use eyre::{WrapErr, eyre};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::path::{Path, PathBuf};
 
+/// Parses a count that must be at least 1 (workers, blocks, batch sizes, readers, repeats): a zero
+/// would otherwise run as 1 and be reported as 0.
+fn at_least_one<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + From<u8> + PartialOrd,
+    T::Err: std::fmt::Display,
+{
+    let n: T = s.parse().map_err(|e: T::Err| e.to_string())?;
+    if n < T::from(1) {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
 /// The shared cache's bounds (entries per table). Resident memory is bounded by these plus
 /// RocksDB's block cache and a fixed margin, whatever the replay's length.
 #[derive(Debug, Clone, Copy, Args)]
@@ -59,16 +73,16 @@ enum Command {
     /// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
     Demo {
         /// Blocks to generate.
-        #[arg(long, default_value_t = 20)]
+        #[arg(long, value_parser = at_least_one::<u64>, default_value_t = 20)]
         blocks: u64,
         /// Generator seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
         /// Worker counts to compare.
-        #[arg(long, default_value = "1,2", value_delimiter = ',')]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Batch sizes to compare.
-        #[arg(long, default_value = "1,10", value_delimiter = ',')]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,10", value_delimiter = ',')]
         batch: Vec<usize>,
     },
     /// Replay a dump once over a state (modified in place unless --rewind).
@@ -85,16 +99,16 @@ enum Command {
         #[arg(long, default_value = "parallel")]
         mode: String,
         /// Execution workers.
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 2)]
         threads: usize,
         /// Blocks per batch.
-        #[arg(long, default_value_t = 50)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 50)]
         batch: usize,
         /// I/O design: full, batched, parallel or hybrid.
         #[arg(long, default_value = "parallel")]
         io: IoDesign,
         /// Prefetch readers.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 8)]
         io_threads: usize,
         #[command(flatten)]
         cache: CacheArgs,
@@ -127,13 +141,13 @@ enum Command {
         #[arg(long, required = true, value_delimiter = ',')]
         db: Vec<StateSpec>,
         /// Reader-thread counts.
-        #[arg(long, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Reads per thread count (split over its threads).
-        #[arg(long, default_value_t = 1_000_000)]
+        #[arg(long, value_parser = at_least_one::<u64>, default_value_t = 1_000_000)]
         reads: u64,
         /// Keys of each kind (accounts, slots) sampled from each store.
-        #[arg(long, default_value_t = 100_000)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 100_000)]
         sample: usize,
         /// Seed of the sampling and of the key choice.
         #[arg(long, default_value_t = 1)]
@@ -165,10 +179,10 @@ enum Command {
         #[arg(long)]
         state: StateSpec,
         /// Worker counts.
-        #[arg(long, default_value = "1,2", value_delimiter = ',')]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,2", value_delimiter = ',')]
         threads: Vec<usize>,
         /// Batch sizes.
-        #[arg(long, default_value = "1,10,50", value_delimiter = ',')]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,10,50", value_delimiter = ',')]
         batch: Vec<usize>,
         /// I/O designs.
         #[arg(
@@ -178,7 +192,7 @@ enum Command {
         )]
         io: Vec<IoDesign>,
         /// Prefetch readers.
-        #[arg(long, default_value_t = 8)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 8)]
         io_threads: usize,
         #[command(flatten)]
         cache: CacheArgs,
@@ -195,7 +209,7 @@ enum Command {
         #[arg(long)]
         no_baselines: bool,
         /// Runs per configuration; the median by throughput is reported with the spread.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 1)]
         repeat: usize,
         /// Write the result as JSON.
         #[arg(long)]

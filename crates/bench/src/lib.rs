@@ -52,6 +52,13 @@ pub enum BenchError {
     /// The dump could not be read.
     #[error(transparent)]
     Dump(#[from] bal_replay_dump::DumpError),
+    /// The matrix leaves a dimension empty or asks for zero of something: a run of 0 workers or
+    /// 0-block batches would run as 1 and be reported as 0.
+    #[error("the bench matrix needs {what}")]
+    InvalidMatrix {
+        /// What it lacks.
+        what: &'static str,
+    },
     /// An in-memory run was asked for without loading the state into memory.
     #[error("an in-memory run needs the state loaded into memory (BenchMatrix::in_memory)")]
     NoInMemoryState,
@@ -112,6 +119,23 @@ pub struct BenchMatrix {
     /// Runs of each configuration; the median by throughput is reported, with the spread. On a
     /// shared machine one run can be off by tens of percent.
     pub repeat: usize,
+}
+
+impl BenchMatrix {
+    /// Checks that every dimension has at least one value and no count is 0.
+    pub fn validate(&self) -> Result<(), BenchError> {
+        let invalid = |what| Err(BenchError::InvalidMatrix { what });
+        if self.threads.is_empty() || self.threads.contains(&0) {
+            return invalid("at least one worker count, none of them 0");
+        }
+        if self.batches.is_empty() || self.batches.contains(&0) {
+            return invalid("at least one batch size, none of them 0");
+        }
+        if self.designs.is_empty() {
+            return invalid("at least one I/O design");
+        }
+        Ok(())
+    }
 }
 
 /// Where a run's state lived.
@@ -431,6 +455,7 @@ pub fn run_bench(
     matrix: &BenchMatrix,
     mut on_run: impl FnMut(&RunResult),
 ) -> Result<BenchResult, BenchError> {
+    matrix.validate()?;
     let disk_store = match state {
         StateSpec::RocksDb(_) => StoreKind::Rocksdb,
         StateSpec::Mdbx(_) => {
@@ -722,6 +747,58 @@ pub fn reference_throughput(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_matrix_with_an_empty_dimension_or_a_zero_count_is_refused() {
+        let good = BenchMatrix {
+            threads: vec![1, 2],
+            batches: vec![1, 50],
+            designs: vec![IoDesign::Parallel],
+            io_threads: 2,
+            order: TaskOrder::BlockOrder,
+            drop_caches: false,
+            direct_io: false,
+            sequential: false,
+            in_memory: false,
+            block_cache_bytes: 1 << 20,
+            cache: CacheCapacity::default(),
+            repeat: 1,
+        };
+        good.validate().unwrap();
+        let cases = [
+            (
+                BenchMatrix {
+                    threads: vec![2, 0],
+                    ..good.clone()
+                },
+                "the bench matrix needs at least one worker count, none of them 0",
+            ),
+            (
+                BenchMatrix {
+                    threads: vec![],
+                    ..good.clone()
+                },
+                "the bench matrix needs at least one worker count, none of them 0",
+            ),
+            (
+                BenchMatrix {
+                    batches: vec![0],
+                    ..good.clone()
+                },
+                "the bench matrix needs at least one batch size, none of them 0",
+            ),
+            (
+                BenchMatrix {
+                    designs: vec![],
+                    ..good.clone()
+                },
+                "the bench matrix needs at least one I/O design",
+            ),
+        ];
+        for (matrix, message) in cases {
+            assert_eq!(matrix.validate().unwrap_err().to_string(), message);
+        }
+    }
 
     #[test]
     fn store_kinds_keep_their_json_names() {

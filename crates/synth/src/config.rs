@@ -95,6 +95,9 @@ impl GeneratorConfig {
     /// Checks that the parameters can make a chain.
     pub fn validate(&self) -> Result<(), SynthError> {
         let fail = |reason: String| Err(SynthError::InvalidConfig { reason });
+        if self.blocks == 0 {
+            return fail("blocks is 0, at least 1 is needed".into());
+        }
         if self.accounts < 2 * HOT_WALLETS {
             return fail(format!(
                 "accounts is {}, at least {} are needed",

@@ -336,6 +336,10 @@ fn invalid_configs_are_rejected_before_anything_is_written() {
             ..small()
         },
         GeneratorConfig {
+            blocks: 0,
+            ..small()
+        },
+        GeneratorConfig {
             first_block: 1_000_000,
             ..small()
         },
