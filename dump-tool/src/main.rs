@@ -1,14 +1,15 @@
 //! `bal-dump`: import mainnet fixtures into dumps, verify them, and inspect dumps.
 
+use alloy_primitives::B256;
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
-use bal_replay_engine::BalSizes;
+use bal_replay_engine::{BalSizes, check_record, warm_up_kzg};
 use bal_replay_exec::ChainConfig;
 use bal_replay_fixtures::{Fixture, fixture_dirs};
 use bal_replay_import::{import_fixture, seed_rocks_state, verify_fixture};
 use bal_replay_state::RocksOptions;
 use bal_replay_synth::{GeneratorConfig, Profile};
 use clap::{Parser, Subcommand};
-use eyre::{WrapErr, bail};
+use eyre::{WrapErr, bail, eyre};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{io::Write, path::PathBuf};
 
@@ -120,6 +121,14 @@ enum Command {
         /// Dump directory.
         dump: PathBuf,
     },
+    /// Check every block of a dump on its own, with no state: frames and checksums, parent hashes
+    /// in a chained dump, and each block executed over its record's pre-block values alone, with
+    /// gas used, receipts root and logs bloom against the header and the built BAL against the
+    /// record's. Prints each invalid block and exits non-zero if there is one.
+    Validate {
+        /// Dump directory.
+        dump: PathBuf,
+    },
 }
 
 fn main() -> eyre::Result<()> {
@@ -133,6 +142,7 @@ fn main() -> eyre::Result<()> {
         Command::ImportFixture { dirs, out, state } => import(dirs, out, state),
         Command::VerifyFixtures { dir } => verify(dir),
         Command::Inspect { dump } => inspect(dump),
+        Command::Validate { dump } => validate(dump),
         Command::SeedState { dump, state } => seed_state(dump, state),
         Command::DevTxs {
             chain_id,
@@ -344,6 +354,68 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
     writeln!(out, "{passed} passed, {failed} failed")?;
     if failed > 0 {
         std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn validate(dump: PathBuf) -> eyre::Result<()> {
+    let reader = DumpReader::open(&dump)?;
+    let config = ChainConfig::for_chain_id(reader.chain_id()).ok_or_else(|| {
+        eyre!(
+            "dump {} is for chain {}, which this build has no hardfork schedule for",
+            dump.display(),
+            reader.chain_id()
+        )
+    })?;
+    warm_up_kzg();
+    let chained = reader.manifest().chained;
+    let bar = progress(reader.manifest().record_count, "validating");
+    let (mut valid, mut invalid) = (0u64, 0u64);
+    let mut parent: Option<(u64, B256)> = None;
+    // A frame that does not decode ends the walk: the reader has already named the file and
+    // offset, and nothing after it can be located reliably.
+    for record in reader.records() {
+        let record = record?;
+        let number = record.number();
+        let mut problems = Vec::new();
+        if let Some((parent_number, parent_hash)) = parent
+            && chained
+            && record.block.header.parent_hash != parent_hash
+        {
+            problems.push(format!(
+                "parent hash {} is not the hash of block {parent_number}, {parent_hash}",
+                record.block.header.parent_hash
+            ));
+        }
+        parent = Some((number, record.block.header.hash_slow()));
+        if let Err(e) = check_record(&config, &record) {
+            problems.push(format!("{e:#}"));
+        }
+        if problems.is_empty() {
+            valid += 1;
+        } else {
+            invalid += 1;
+            // Through `suspend`, not `bar.println`: a hidden bar (output not a terminal) drops
+            // what it is asked to print.
+            bar.suspend(|| {
+                for problem in problems {
+                    println!("block {number}: INVALID: {problem}");
+                }
+            });
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!(
+        "{}: {valid} blocks valid, {invalid} invalid",
+        dump.display()
+    );
+    if invalid > 0 {
+        bail!(
+            "{invalid} of {} blocks of {} are invalid",
+            valid + invalid,
+            dump.display()
+        );
     }
     Ok(())
 }

@@ -25,6 +25,14 @@ pub enum EngineError {
         /// Why.
         message: String,
     },
+    /// A record is inconsistent with its own block (see [`crate::check_record`]).
+    #[error("block {block}: {what}")]
+    InvalidRecord {
+        /// Block number.
+        block: u64,
+        /// What is wrong, naming the account or slot.
+        what: String,
+    },
     /// The executed block disagrees with its header.
     #[error("block {block}: {field} mismatch: header has {expected}, execution gives {got}")]
     HeaderMismatch {

@@ -1,0 +1,93 @@
+//! `bal-dump validate`: a generated chain's dump is valid; a copy with one altered BAL value and one
+//! broken parent link is not, and both blocks are named.
+
+use alloy_primitives::{B256, U256};
+use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
+use bal_replay_synth::{GeneratorConfig, generate};
+use std::process::Command;
+
+fn validate(dump: &std::path::Path) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bal-dump"))
+        .arg("validate")
+        .arg(dump)
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("run bal-dump");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+#[test]
+fn validate_names_the_blocks_a_dump_gets_wrong() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dump = tmp.path().join("dump");
+    let config = GeneratorConfig {
+        blocks: 4,
+        accounts: 2_000,
+        holders_per_token: 200,
+        seed: 9,
+        gas_per_block: 6_000_000,
+        ..GeneratorConfig::default()
+    };
+    generate(&config, &dump, &tmp.path().join("state"), None).unwrap();
+    let (ok, text) = validate(&dump);
+    assert!(ok, "{text}");
+    assert!(text.contains("4 blocks valid, 0 invalid"), "{text}");
+
+    // Block 1: a storage value the BAL records, off by one. Block 3: a parent hash that is not
+    // block 2's hash (its execution does not depend on it, so only the link is wrong).
+    let reader = DumpReader::open(&dump).unwrap();
+    let bad = tmp.path().join("bad");
+    let mut writer = DumpWriter::create(
+        &bad,
+        DumpMeta {
+            chain_id: reader.chain_id(),
+            chained: true,
+            source: "altered".into(),
+        },
+        WriterOptions::default(),
+    )
+    .unwrap();
+    let mut numbers = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let mut record = record.unwrap();
+        numbers.push(record.number());
+        if i == 1 {
+            let slot = record
+                .bal
+                .iter_mut()
+                .flat_map(|a| a.storage_changes.iter_mut())
+                .next()
+                .unwrap();
+            slot.changes[0].new_value += U256::from(1);
+        }
+        if i == 3 {
+            record.block.header.parent_hash = B256::repeat_byte(0x11);
+        }
+        writer.append(&record).unwrap();
+    }
+    writer.finish().unwrap();
+
+    let (ok, text) = validate(&bad);
+    assert!(!ok, "{text}");
+    assert!(text.contains("2 blocks valid, 2 invalid"), "{text}");
+    assert!(
+        text.contains(&format!("block {}: INVALID: ", numbers[1])),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "block {}: INVALID: parent hash {} is not the hash of block {}",
+            numbers[3],
+            B256::repeat_byte(0x11),
+            numbers[2]
+        )),
+        "{text}"
+    );
+    assert!(!text.contains(&format!("block {}: INVALID", numbers[0])));
+    assert!(!text.contains(&format!("block {}: INVALID", numbers[2])));
+}
