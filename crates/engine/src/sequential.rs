@@ -1,9 +1,6 @@
 //! Sequential execution of a batch: the reference executor, block after block, one commit at the end.
 
-use crate::{
-    BatchOverlay, EngineError,
-    verify::{check_block, check_block_bal},
-};
+use crate::{BatchOverlay, EngineError, verify::check_output};
 use bal_replay_dump::BlockRecord;
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::StateChanges;
@@ -43,20 +40,10 @@ where
             overlay.over(db),
             &record.block,
             &record.senders,
-            ExecOptions {
-                build_bal: true,
-                record_pre_state: false,
-            },
+            ExecOptions::for_verify(),
         )?;
         longest_block = longest_block.max(t0.elapsed());
-        check_block(
-            config,
-            record,
-            output.gas_used,
-            output.receipts_root,
-            output.logs_bloom,
-        )?;
-        check_block_bal(record, output.bal.as_ref().unwrap_or(&Vec::new()))?;
+        check_output(config, record, &output)?;
         let mut changes = output.changes;
         changes
             .block_hashes

@@ -1,6 +1,6 @@
 //! Checking a dumped block on its own, with no state: the record must replay from what it carries.
 
-use crate::{EngineError, PreValueDb, check_block, check_block_bal};
+use crate::{EngineError, PreValueDb, check_output};
 use alloy_eip7928::BlockAccessList;
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{Address, U256};
@@ -47,20 +47,15 @@ pub fn check_record(
         });
     }
     let db = PreValueDb::from_records(std::slice::from_ref(record));
-    let options = ExecOptions {
-        build_bal: true,
-        record_pre_state: false,
-    };
-    let output = execute_block(config, &db, &record.block, &record.senders, options)?;
-    check_block(
+    let output = execute_block(
         config,
-        record,
-        output.gas_used,
-        output.receipts_root,
-        output.logs_bloom,
+        &db,
+        &record.block,
+        &record.senders,
+        ExecOptions::for_verify(),
     )?;
+    check_output(config, record, &output)?;
     let built = output.bal.unwrap_or_default();
-    check_block_bal(record, &built)?;
     if let Some(what) = first_read_difference(&record.bal, &built) {
         return Err(EngineError::InvalidRecord {
             block: number,

@@ -3,7 +3,7 @@
 use crate::EngineError;
 use alloy_primitives::{B256, Bloom};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ChainConfig, check_header, check_writes, writes_by_index};
+use bal_replay_exec::{BlockOutput, ChainConfig, check_header, check_writes, writes_by_index};
 
 /// Checks a block's gas used, logs bloom and (from Byzantium on) receipts root against its header
 /// (see [`bal_replay_exec::check_header`]).
@@ -36,4 +36,23 @@ pub fn check_block_bal(
         check_writes(record.number(), index as u64, n, e, g)?;
     }
     Ok(())
+}
+
+/// Checks an executed block (run with [`bal_replay_exec::ExecOptions::for_verify`]) against its
+/// record: the header's gas used, logs bloom and receipts root ([`check_block`]), and the BAL's
+/// writes for every index ([`check_block_bal`]).
+pub fn check_output(
+    config: &ChainConfig,
+    record: &BlockRecord,
+    output: &BlockOutput,
+) -> Result<(), EngineError> {
+    check_block(
+        config,
+        record,
+        output.gas_used,
+        output.receipts_root,
+        output.logs_bloom,
+    )?;
+    let none = Vec::new();
+    check_block_bal(record, output.bal.as_ref().unwrap_or(&none))
 }

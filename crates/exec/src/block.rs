@@ -37,6 +37,14 @@ impl ExecOptions {
             record_pre_state: true,
         }
     }
+
+    /// What verifying a block against its record needs: the BAL it builds.
+    pub const fn for_verify() -> Self {
+        Self {
+            build_bal: true,
+            record_pre_state: false,
+        }
+    }
 }
 
 /// The result of executing one block.
