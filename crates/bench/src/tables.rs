@@ -177,7 +177,8 @@ pub fn render_tables(result: &BenchResult) -> String {
                 ) {
                     let _ = writeln!(
                         out,
-                        "- batch {batch}, {t} threads: {d} / full = {:.2}",
+                        "- batch {batch}, {}: {d} / full = {:.2}",
+                        workers(t),
                         r.mgas_per_s / f.mgas_per_s.max(1e-9)
                     );
                 }
@@ -202,7 +203,8 @@ pub fn render_tables(result: &BenchResult) -> String {
             ) {
                 let _ = writeln!(
                     out,
-                    "- batch {batch}, {t} threads: {backend} / in memory (parallel I/O) = {:.2}",
+                    "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {:.2}",
+                    workers(t),
                     on_disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
                 );
             }
@@ -224,4 +226,13 @@ pub fn render_tables(result: &BenchResult) -> String {
         );
     }
     out
+}
+
+/// "1 thread", "2 threads".
+fn workers(threads: usize) -> String {
+    if threads == 1 {
+        "1 thread".into()
+    } else {
+        format!("{threads} threads")
+    }
 }

@@ -150,6 +150,8 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
         "### Batch 1, parallel I/O (MDBX)",
         "### Batch 6, full I/O (MDBX)",
         "| Batch | Threads | parallel | full | batched | sequential (MDBX) | parallel in memory |",
+        "- batch 6, 1 thread: parallel / full = ",
+        "- batch 6, 2 threads: batched / full = ",
     ] {
         assert!(tables.contains(text), "tables lack {text:?}:\n{tables}");
     }
