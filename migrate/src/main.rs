@@ -37,7 +37,11 @@ struct MigrateArgs {
     #[arg(long)]
     dst: Option<PathBuf>,
     /// Worker threads, each with its own MDBX read transaction.
-    #[arg(long, default_value_t = std::thread::available_parallelism().map_or(2, |n| n.get()))]
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        default_value_t = std::thread::available_parallelism().map_or(2, |n| n.get())
+    )]
     threads: usize,
     /// Finish a migration that an earlier run left incomplete in --dst.
     #[arg(long)]
@@ -47,7 +51,11 @@ struct MigrateArgs {
     verify: bool,
     /// Entries a worker copies between durable progress checkpoints (each one a flush): what a
     /// crash can lose and --resume re-copies.
-    #[arg(long, default_value_t = MigrateOptions::default().checkpoint_entries)]
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        default_value_t = MigrateOptions::default().checkpoint_entries
+    )]
     checkpoint_entries: usize,
     /// With --verify, the fraction of entries compared value by value (counts are always full).
     #[arg(long, default_value_t = 1.0)]
@@ -207,7 +215,7 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
         bail!("--sample must be in (0, 1], not {}", args.sample);
     }
     let opts = MigrateOptions {
-        threads: args.threads.max(1),
+        threads: args.threads,
         resume: args.resume,
         checkpoint_entries: args.checkpoint_entries.max(1),
         ..MigrateOptions::default()
