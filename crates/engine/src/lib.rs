@@ -41,7 +41,7 @@ pub use prevalues::PreValueDb;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay};
 pub use rewind::{clone_db_dir, drop_page_cache};
 pub use sequential::{SequentialOutcome, execute_sequential};
-pub use validate::{RecordCheck, check_record};
+pub use validate::check_record;
 pub use verify::{check_block, check_block_bal, check_output};
 
 /// Loads the KZG trusted setup (the first point-evaluation call takes seconds), so no timed run pays

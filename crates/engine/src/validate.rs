@@ -2,26 +2,10 @@
 
 use crate::{EngineError, PreValueDb, check_output};
 use alloy_eip7928::BlockAccessList;
-use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_exec::{BlockCheck, ChainConfig, ExecOptions, execute_block};
 use std::collections::BTreeSet;
-
-/// What [`check_record`] verified of one block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordCheck {
-    /// Block number.
-    pub number: u64,
-    /// Transactions.
-    pub txs: usize,
-    /// Gas used, equal to the header's.
-    pub gas_used: u64,
-    /// Whether the receipts root was checked (Byzantium on).
-    pub receipts_root_checked: bool,
-    /// Accounts the BAL names.
-    pub bal_accounts: usize,
-}
 
 /// Checks one record on its own. Its block is executed over the record's pre-block values alone, so
 /// a read they do not answer is an error naming the key (the dump is incomplete). Gas used, logs bloom
@@ -31,10 +15,7 @@ pub struct RecordCheck {
 ///
 /// This is what the full-BAL design needs of a dump, block by block. Whether consecutive records
 /// chain (each block's pre-values are its parent's post-state) is what a replay checks.
-pub fn check_record(
-    config: &ChainConfig,
-    record: &BlockRecord,
-) -> Result<RecordCheck, EngineError> {
+pub fn check_record(config: &ChainConfig, record: &BlockRecord) -> Result<BlockCheck, EngineError> {
     let number = record.number();
     if record.senders.len() != record.tx_count() {
         return Err(EngineError::InvalidRecord {
@@ -62,13 +43,7 @@ pub fn check_record(
             what,
         });
     }
-    Ok(RecordCheck {
-        number,
-        txs: record.tx_count(),
-        gas_used: output.gas_used,
-        receipts_root_checked: config.spec.is_byzantium_active_at_block(number),
-        bal_accounts: record.bal.len(),
-    })
+    Ok(BlockCheck::new(config, record, output.gas_used))
 }
 
 /// The accounts a BAL names, and the slots it lists as read.

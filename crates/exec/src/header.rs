@@ -19,6 +19,38 @@ pub struct HeaderMismatch {
     pub got: String,
 }
 
+/// What checking one executed block against its header and its record's BAL verified.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockCheck {
+    /// Block number.
+    pub number: u64,
+    /// Transactions in the block.
+    pub txs: usize,
+    /// Gas used (equal to the header's).
+    pub gas_used: u64,
+    /// Whether the receipts root was checked (Byzantium on).
+    pub receipts_root_checked: bool,
+    /// Accounts in the BAL.
+    pub bal_accounts: usize,
+    /// RLP size of the BAL in bytes.
+    pub bal_rlp_bytes: usize,
+}
+
+impl BlockCheck {
+    /// The summary of `record`'s block, checked with `gas_used` equal to its header's.
+    pub fn new(config: &ChainConfig, record: &bal_replay_dump::BlockRecord, gas_used: u64) -> Self {
+        let number = record.number();
+        Self {
+            number,
+            txs: record.tx_count(),
+            gas_used,
+            receipts_root_checked: config.spec.is_byzantium_active_at_block(number),
+            bal_accounts: record.bal.len(),
+            bal_rlp_bytes: record.bal_rlp_len(),
+        }
+    }
+}
+
 /// The receipts-trie root and the bloom of all logs of a block's receipts.
 pub fn receipts_root_and_bloom(receipts: &[ReceiptEnvelope]) -> (B256, Bloom) {
     let root = calculate_receipt_root(receipts);

@@ -33,5 +33,5 @@ pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
 pub use changes::state_changes_from_bundle;
 pub use config::{ChainConfig, ForkSchedule, RETH_DEV_CHAIN_ID};
 pub use error::{ExecError, describe_bal_index};
-pub use header::{HeaderMismatch, check_header, receipts_root_and_bloom};
+pub use header::{BlockCheck, HeaderMismatch, check_header, receipts_root_and_bloom};
 pub use recording::RecordingDb;

@@ -12,11 +12,10 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
-use alloy_hardforks::EthereumHardforks;
 use alloy_primitives::B256;
 use bal_replay_dump::BlockRecord;
 use bal_replay_exec::{
-    BlockOutput, ChainConfig, ExecError, ExecOptions, execute_block, replay_bal_per_tx,
+    BlockCheck, BlockOutput, ChainConfig, ExecError, ExecOptions, execute_block, replay_bal_per_tx,
 };
 use bal_replay_fixtures::Fixture;
 use bal_replay_state::{
@@ -53,23 +52,6 @@ pub enum ImportError {
         /// Which part of the output.
         what: &'static str,
     },
-}
-
-/// What verifying one fixture found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FixtureReport {
-    /// Block number.
-    pub number: u64,
-    /// Transactions in the block.
-    pub txs: usize,
-    /// Gas used (equal to the header's).
-    pub gas_used: u64,
-    /// Whether the receipts root was checked (Byzantium on).
-    pub receipts_root_checked: bool,
-    /// Accounts in the BAL.
-    pub bal_accounts: usize,
-    /// RLP size of the BAL in bytes.
-    pub bal_rlp_bytes: usize,
 }
 
 /// Checks an execution output against the block header (see [`bal_replay_exec::check_header`]).
@@ -137,7 +119,7 @@ pub fn verify_fixture(
     config: &ChainConfig,
     fixture: &Fixture,
     scratch: &Path,
-) -> Result<(BlockRecord, FixtureReport), ImportError> {
+) -> Result<(BlockRecord, BlockCheck), ImportError> {
     let (record, mem_output) = import_fixture(config, fixture)?;
     let number = record.number();
 
@@ -176,16 +158,8 @@ pub fn verify_fixture(
         &record.bal,
     )?;
 
-    let receipts_root_checked = config.spec.is_byzantium_active_at_block(number);
-    let report = FixtureReport {
-        number,
-        txs: record.tx_count(),
-        gas_used: mem_output.gas_used,
-        receipts_root_checked,
-        bal_accounts: record.bal.len(),
-        bal_rlp_bytes: record.bal_rlp_len(),
-    };
-    Ok((record, report))
+    let check = BlockCheck::new(config, &record, mem_output.gas_used);
+    Ok((record, check))
 }
 
 /// The hash of a record's header, for display.
