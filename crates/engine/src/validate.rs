@@ -16,17 +16,7 @@ use std::collections::BTreeSet;
 /// This is what the full-BAL design needs of a dump, block by block. Whether consecutive records
 /// chain (each block's pre-values are its parent's post-state) is what a replay checks.
 pub fn check_record(config: &ChainConfig, record: &BlockRecord) -> Result<BlockCheck, EngineError> {
-    let number = record.number();
-    if record.senders.len() != record.tx_count() {
-        return Err(EngineError::InvalidRecord {
-            block: number,
-            what: format!(
-                "{} senders for {} transactions",
-                record.senders.len(),
-                record.tx_count()
-            ),
-        });
-    }
+    // `execute_block` checks the sender count (`ExecError::SenderCount`) before it reads anything.
     let db = PreValueDb::from_records(std::slice::from_ref(record));
     let output = execute_block(
         config,
@@ -39,7 +29,7 @@ pub fn check_record(config: &ChainConfig, record: &BlockRecord) -> Result<BlockC
     let built = output.bal.unwrap_or_default();
     if let Some(what) = first_read_difference(&record.bal, &built) {
         return Err(EngineError::InvalidRecord {
-            block: number,
+            block: record.number(),
             what,
         });
     }
