@@ -9,7 +9,7 @@ use bal_replay_import::{import_fixture, seed_rocks_state, verify_fixture};
 use bal_replay_state::RocksOptions;
 use bal_replay_synth::{GeneratorConfig, Profile};
 use clap::{Parser, Subcommand};
-use eyre::{WrapErr, bail, eyre};
+use eyre::{WrapErr, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{io::Write, path::PathBuf};
 
@@ -360,13 +360,7 @@ fn verify(dir: PathBuf) -> eyre::Result<()> {
 
 fn validate(dump: PathBuf) -> eyre::Result<()> {
     let reader = DumpReader::open(&dump)?;
-    let config = ChainConfig::for_chain_id(reader.chain_id()).ok_or_else(|| {
-        eyre!(
-            "dump {} is for chain {}, which this build has no hardfork schedule for",
-            dump.display(),
-            reader.chain_id()
-        )
-    })?;
+    let config = ChainConfig::for_dump(&reader)?;
     warm_up_kzg();
     let chained = reader.manifest().chained;
     let bar = progress(reader.manifest().record_count, "validating");

@@ -357,16 +357,6 @@ fn main() -> eyre::Result<()> {
     }
 }
 
-fn config_for(dump: &DumpReader) -> eyre::Result<ChainConfig> {
-    ChainConfig::for_chain_id(dump.chain_id()).ok_or_else(|| {
-        eyre!(
-            "dump {} is for chain {}, which this build has no hardfork schedule for",
-            dump.dir().display(),
-            dump.chain_id()
-        )
-    })
-}
-
 struct RunArgs {
     dump: PathBuf,
     state: StateSpec,
@@ -404,7 +394,7 @@ fn run(args: RunArgs) -> eyre::Result<()> {
         metrics::counter!(bal_replay_metrics::REPLAY_VERIFICATION_FAILURES).increment(0);
     }
     let dump = DumpReader::open(&args.dump)?;
-    let config = config_for(&dump)?;
+    let config = ChainConfig::for_dump(&dump)?;
     match &args.state {
         StateSpec::RocksDb(state) => run_rocksdb(&args, &dump, &config, state)?,
         StateSpec::Mdbx(dir) => run_mdbx(&args, &dump, &config, dir)?,
@@ -562,7 +552,7 @@ fn bench(
     json: Option<PathBuf>,
 ) -> eyre::Result<()> {
     let reader = DumpReader::open(&dump)?;
-    let config = config_for(&reader)?;
+    let config = ChainConfig::for_dump(&reader)?;
     let designs = matrix.designs.len();
     let per_batch = designs * matrix.threads.len()
         + if matrix.sequential { 1 } else { 0 }
@@ -661,7 +651,7 @@ fn bench_db_cmd(
 
 fn bench_reference(dump: PathBuf) -> eyre::Result<()> {
     let reader = DumpReader::open(&dump)?;
-    let config = config_for(&reader)?;
+    let config = ChainConfig::for_dump(&reader)?;
     let scratch = tempfile::tempdir()?;
     let r = bal_replay_bench::reference_throughput(&config, &reader, scratch.path())?;
     println!(

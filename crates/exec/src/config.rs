@@ -128,6 +128,14 @@ impl ChainConfig {
         }
     }
 
+    /// The chain config for the chain a dump's manifest names.
+    pub fn for_dump(dump: &bal_replay_dump::DumpReader) -> Result<Self, crate::ExecError> {
+        Self::for_chain_id(dump.chain_id()).ok_or_else(|| crate::ExecError::UnknownChain {
+            dir: dump.dir().to_path_buf(),
+            chain_id: dump.chain_id(),
+        })
+    }
+
     /// The EVM environment (spec id, block env, blob fees) for executing `header`.
     pub fn evm_env(&self, header: &Header) -> EvmEnv {
         let at = header.timestamp;
@@ -147,6 +155,40 @@ impl ChainConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_names_its_chain_config_or_why_there_is_none() {
+        let tmp = tempfile::tempdir().unwrap();
+        for (chain_id, known) in [(1, true), (RETH_DEV_CHAIN_ID, true), (5, false)] {
+            let dir = tmp.path().join(chain_id.to_string());
+            let meta = bal_replay_dump::DumpMeta {
+                chain_id,
+                chained: true,
+                source: "test".into(),
+            };
+            bal_replay_dump::DumpWriter::create(&dir, meta, Default::default())
+                .unwrap()
+                .finish()
+                .unwrap();
+            let dump = bal_replay_dump::DumpReader::open(&dir).unwrap();
+            match ChainConfig::for_dump(&dump) {
+                Ok(config) => {
+                    assert!(known);
+                    assert_eq!(config.chain_id, chain_id);
+                }
+                Err(e) => {
+                    assert!(!known);
+                    assert_eq!(
+                        e.to_string(),
+                        format!(
+                            "dump {} is for chain 5, which this build has no hardfork schedule for",
+                            dir.display()
+                        )
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_schedule_copied_from_mainnet_agrees_with_mainnet() {

@@ -15,6 +15,14 @@ pub enum ExecError {
         /// Transactions in the block.
         txs: usize,
     },
+    /// A dump is for a chain this build has no hardfork schedule for.
+    #[error("dump {dir} is for chain {chain_id}, which this build has no hardfork schedule for")]
+    UnknownChain {
+        /// The dump directory.
+        dir: std::path::PathBuf,
+        /// The manifest's chain id.
+        chain_id: u64,
+    },
     /// alloy-evm rejected the block or one of its transactions.
     #[error("block {block}: execution failed: {message}")]
     Execution {
