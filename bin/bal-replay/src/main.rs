@@ -528,11 +528,7 @@ fn replay_and_report<S: StateReader + StateWriter>(
             batches: report.batches.len(),
             mgas_per_s: report.mgas_per_s(),
             exec_with_io_s: report.exec_with_io.as_secs_f64(),
-            prefetch_s: report
-                .batches
-                .iter()
-                .map(|b| b.prefetch.as_secs_f64())
-                .sum(),
+            prefetch_s: report.prefetch().as_secs_f64(),
             longest_txs_s: report.longest_txs.as_secs_f64(),
             commit_s: report.commit.as_secs_f64(),
             wall_s: report.wall.as_secs_f64(),

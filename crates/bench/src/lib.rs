@@ -337,7 +337,7 @@ impl RunResult {
             txs: r.txs,
             gas: r.gas,
             exec_with_io_s: r.exec_with_io.as_secs_f64(),
-            prefetch_s: r.batches.iter().map(|b| b.prefetch.as_secs_f64()).sum(),
+            prefetch_s: r.prefetch().as_secs_f64(),
             longest_txs_s: r.longest_txs.as_secs_f64(),
             commit_s: r.commit.as_secs_f64(),
             wall_s: r.wall.as_secs_f64(),

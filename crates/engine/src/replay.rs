@@ -138,6 +138,11 @@ impl ReplayReport {
             self.gas as f64 / secs / 1e6
         }
     }
+
+    /// Sum over batches of the prefetch before execution (batched I/O; part of `exec_with_io`).
+    pub fn prefetch(&self) -> Duration {
+        self.batches.iter().map(|b| b.prefetch).sum()
+    }
 }
 
 /// Replays every record of `dump` over `store`, `options.batch` blocks at a time: execute (verified),
