@@ -9,7 +9,8 @@ use std::{
 };
 
 use bal_replay_migrate::{
-    GenerateOptions, Layout, MigrateOptions, Progress, TableKind, generate_source, migrate, verify,
+    GenerateOptions, Layout, MigrateOptions, Progress, TableKind, churn_source, generate_source,
+    migrate,
 };
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};
@@ -36,7 +37,7 @@ struct MigrateArgs {
     /// Destination directory (must be empty unless --resume).
     #[arg(long)]
     dst: Option<PathBuf>,
-    /// Worker threads, each with its own MDBX read transaction.
+    /// Worker threads (all reading one MDBX snapshot).
     #[arg(
         long,
         value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
@@ -46,7 +47,8 @@ struct MigrateArgs {
     /// Finish a migration that an earlier run left incomplete in --dst.
     #[arg(long)]
     resume: bool,
-    /// Afterwards, compare source and destination (counts and entries) and print the digest.
+    /// Afterwards, compare source and destination (counts and entries) in the snapshot the
+    /// migration read, and print the digest.
     #[arg(long)]
     verify: bool,
     /// Entries a worker copies between durable progress checkpoints (each one a flush): what a
@@ -89,6 +91,20 @@ enum Command {
         /// genesis, to replay it over reth's layout with `bal-replay run --state mdbx:<out>`.
         #[arg(long, conflicts_with_all = ["entries", "layout", "height"])]
         from_state: Option<PathBuf>,
+    },
+    /// Play a node writing to a source: commit a round of state changes (one height each) in a
+    /// loop, for tests of migrating from a live node.
+    #[command(hide = true)]
+    ChurnSource {
+        /// The datadir (or `db`) to write to.
+        #[arg(long)]
+        src: PathBuf,
+        /// Stop after this many rounds (default: run until killed).
+        #[arg(long)]
+        rounds: Option<u64>,
+        /// Pause after each round, in milliseconds.
+        #[arg(long, default_value_t = 1)]
+        pause_ms: u64,
     },
 }
 
@@ -203,6 +219,16 @@ fn main() -> eyre::Result<()> {
             );
             Ok(())
         }
+        Some(Command::ChurnSource {
+            src,
+            rounds,
+            pause_ms,
+        }) => {
+            let height = churn_source(&src, rounds, Duration::from_millis(pause_ms), &|| false)
+                .wrap_err_with(|| format!("writing to {}", src.display()))?;
+            println!("wrote {} up to block {height}", src.display());
+            Ok(())
+        }
         None => run_migrate(cli.migrate),
     }
 }
@@ -218,6 +244,9 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
         threads: args.threads,
         resume: args.resume,
         checkpoint_entries: args.checkpoint_entries.max(1),
+        // Verified within the migration's own snapshot: a source being written would otherwise
+        // show its new writes as mismatches.
+        verify: args.verify.then_some(args.sample),
         ..MigrateOptions::default()
     };
     if let Some(addr) = args.metrics {
@@ -231,25 +260,26 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
         .wrap_err_with(|| format!("migrating {} into {}", src.display(), dst.display()))?;
     if summary.already_complete {
         println!(
-            "{} is already a complete migration (block {})",
+            "{} is already a complete migration (block {}, source snapshot {})",
             dst.display(),
-            summary.height
+            summary.height,
+            summary.snapshot_id
         );
     } else {
         let secs = summary.elapsed.as_secs_f64().max(1e-9);
         println!(
-            "migrated {} entries ({:.1} MiB) from a {} source at block {} in {:.2} s: {:.0} entries/s",
+            "migrated {} entries ({:.1} MiB) from a {} source at block {} (MDBX snapshot {}) in \
+             {:.2} s: {:.0} entries/s",
             summary.entries(),
             summary.bytes() as f64 / (1 << 20) as f64,
             summary.layout.name(),
             summary.height,
+            summary.snapshot_id,
             secs,
             summary.entries() as f64 / secs
         );
     }
-    if args.verify {
-        let started = Instant::now();
-        let report = verify(&src, &dst, args.sample).wrap_err("verifying")?;
+    if let Some(report) = &summary.verify {
         for c in &report.counts {
             println!(
                 "{:>9}: source {} destination {}",
@@ -265,10 +295,10 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
             println!("mismatch: applied block {found:?}, source height {expected}");
         }
         println!(
-            "verified {} entries ({} sampled) in {:.2} s: {} mismatches; content digest {}",
+            "verified {} entries ({} sampled) at block {}: {} mismatches; content digest {}",
             report.counts.iter().map(|c| c.source).sum::<u64>(),
             report.compared,
-            started.elapsed().as_secs_f64(),
+            summary.height,
             report.mismatch_count,
             report.digest
         );

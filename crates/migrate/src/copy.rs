@@ -19,7 +19,8 @@ use rocksdb::{WriteBatch, WriteOptions};
 use crate::{
     MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary,
     source::{
-        Layout, RethDb, TableKind, decode_account, decode_bytecode, decode_storage, trimmed_value,
+        Layout, RethDb, Snapshot, TableKind, decode_account, decode_bytecode, decode_storage,
+        trimmed_value,
     },
 };
 
@@ -36,6 +37,9 @@ pub mod meta {
     /// The source's Execution stage height, recorded up front; `applied_block` is only set at the
     /// end, so an incomplete destination cannot be replayed over.
     pub const SOURCE_HEIGHT: &[u8] = b"migrate.source_height";
+    /// The MDBX transaction id of the source snapshot the migration reads (u64 big-endian): a
+    /// resume must read the very same snapshot.
+    pub const SOURCE_TXN_ID: &[u8] = b"migrate.source_txn_id";
     /// Status values.
     pub const INCOMPLETE: &[u8] = b"incomplete";
     /// Status values.
@@ -122,81 +126,244 @@ pub(crate) fn convert(
     }
 }
 
+/// The file a migration writes first into a new (or empty) destination and removes once the
+/// migration's meta is durable. A destination holding it is one whose creation was cut short: it
+/// holds no copied data (copying begins only after the marker is gone), only what this tool made.
+pub const CREATING_MARKER: &str = "BAL_MIGRATE_CREATING";
+
+/// The marker's content: says what the file is to whoever finds it.
+const MARKER_CONTENT: &[u8] =
+    b"bal-migrate is creating this flat state; a run of bal-migrate with the same --dst takes it over\n";
+
+/// Test hook: a process with this variable set to a point's name aborts there (like `kill -9`:
+/// no destructor, no flush), so tests can cut a migration short exactly between two steps of
+/// creating its destination. Points: `after-create` (directory and marker exist), `after-open`
+/// (RocksDB created, no migration meta), `after-meta` (meta written, marker still there).
+pub const TEST_ABORT_ENV: &str = "BAL_MIGRATE_TEST_ABORT_AT";
+
+fn test_abort_at(point: &str) {
+    if std::env::var_os(TEST_ABORT_ENV).is_some_and(|v| v == point) {
+        std::process::abort();
+    }
+}
+
+/// The snapshot (MDBX transaction id) and height a migration recorded in its destination, where
+/// it recorded them (destinations made before they were recorded hold neither).
+pub(crate) fn recorded_snapshot(store: &RocksStore) -> Result<Option<(u64, u64)>, MigrateError> {
+    let read = |key: &[u8]| -> Result<Option<u64>, MigrateError> {
+        let v = store
+            .meta(key)
+            .map_err(|e| MigrateError::state(store.path(), e))?;
+        Ok(v.and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
+            .map(u64::from_be_bytes))
+    };
+    Ok(read(meta::SOURCE_TXN_ID)?.zip(read(meta::SOURCE_HEIGHT)?))
+}
+
+/// What is at the destination path before a run.
+enum Found {
+    /// Nothing, or an empty directory: a fresh migration goes there.
+    Fresh,
+    /// A creation of ours that was cut short (the marker is there).
+    CutShort,
+    /// Anything else: an earlier migration (to resume), or not ours at all.
+    Occupied,
+}
+
+fn inspect(dst: &Path) -> Result<Found, MigrateError> {
+    let io = |source| MigrateError::CreateDestination {
+        path: dst.to_path_buf(),
+        source,
+    };
+    match std::fs::read_dir(dst) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Found::Fresh),
+        Err(e) => Err(io(e)),
+        Ok(mut entries) => {
+            if entries.next().is_none() {
+                Ok(Found::Fresh)
+            } else if std::fs::read(dst.join(CREATING_MARKER))
+                .is_ok_and(|content| content == MARKER_CONTENT)
+            {
+                // Its content, not just its name: a file by that name is not proof it is ours.
+                Ok(Found::CutShort)
+            } else {
+                Ok(Found::Occupied)
+            }
+        }
+    }
+}
+
 /// Opens or creates the destination. A fresh one is created and marked incomplete; an existing
-/// one is only accepted with `resume`, and only if it came from a source of the same layout.
+/// one is only accepted with `resume`, and only if it is a migration of this very snapshot. A
+/// destination whose creation was cut short is taken over by a plain run and a resume alike.
+/// Nothing at the destination is ever deleted.
 pub(crate) fn open_destination(
     dst: &Path,
     layout: Layout,
-    height: u64,
+    snapshot: &Snapshot<'_>,
     resume: bool,
 ) -> Result<(RocksStore, bool), MigrateError> {
     let opts = RocksOptions {
         write_without_wal: true,
         ..RocksOptions::default()
     };
-    let non_empty = std::fs::read_dir(dst)
-        .map(|mut d| d.next().is_some())
-        .unwrap_or(false);
-    if non_empty {
-        if !resume {
-            return Err(MigrateError::DestinationNotEmpty {
-                path: dst.to_path_buf(),
-            });
+    match inspect(dst)? {
+        Found::Occupied if !resume => Err(MigrateError::DestinationNotEmpty {
+            path: dst.to_path_buf(),
+        }),
+        Found::Occupied => open_to_resume(dst, layout, snapshot, &opts),
+        Found::Fresh => create_destination(dst, layout, snapshot, &opts, false),
+        Found::CutShort => {
+            tracing::info!(
+                dst = %dst.display(),
+                "taking over a destination whose creation was cut short (it holds no data yet)"
+            );
+            create_destination(dst, layout, snapshot, &opts, true)
         }
-        let store = RocksStore::open(dst, &opts).map_err(|e| MigrateError::state(dst, e))?;
-        let status = store
-            .meta(meta::STATUS)
-            .map_err(|e| MigrateError::state(dst, e))?;
-        let recorded = store
-            .meta(meta::LAYOUT)
-            .map_err(|e| MigrateError::state(dst, e))?;
-        if status.is_none() || recorded.as_deref() != Some(layout.name().as_bytes()) {
-            return Err(MigrateError::ResumeMismatch {
-                path: dst.to_path_buf(),
-                reason: format!(
-                    "it holds {} (the source is {})",
-                    recorded
-                        .map(|r| String::from_utf8_lossy(&r).into_owned())
-                        .unwrap_or_else(|| "no migration".into()),
-                    layout.name()
-                ),
-            });
-        }
-        store
-            .ensure_key_scheme(key_scheme(layout))
-            .map_err(|e| MigrateError::state(dst, e))?;
-        let recorded_height = store
-            .meta(meta::SOURCE_HEIGHT)
-            .map_err(|e| MigrateError::state(dst, e))?;
-        if recorded_height.as_deref() != Some(&height.to_be_bytes()[..]) {
-            return Err(MigrateError::ResumeMismatch {
-                path: dst.to_path_buf(),
-                reason: "the source has moved to another height since the first run".into(),
-            });
-        }
-        let complete = status.as_deref() == Some(meta::COMPLETE);
-        return Ok((store, complete));
     }
-    let store = RocksStore::create(dst, key_scheme(layout), &opts).map_err(|e| match e {
-        StateError::NotEmpty { path } => MigrateError::DestinationNotEmpty { path },
-        e => MigrateError::state(dst, e),
-    })?;
-    // Marked before any data goes in, durably: whatever happens next, the destination says what it is.
+}
+
+fn open_to_resume(
+    dst: &Path,
+    layout: Layout,
+    snapshot: &Snapshot<'_>,
+    opts: &RocksOptions,
+) -> Result<(RocksStore, bool), MigrateError> {
+    let mismatch = |reason: String| MigrateError::ResumeMismatch {
+        path: dst.to_path_buf(),
+        reason,
+    };
+    // Opening a directory that is not a RocksDB would leave RocksDB's LOG and LOCK files in it.
+    if !dst.join("CURRENT").is_file() {
+        return Err(mismatch(
+            "it is not a flat state (no RocksDB CURRENT file); it was left as it is".into(),
+        ));
+    }
+    let store = RocksStore::open(dst, opts).map_err(|e| MigrateError::state(dst, e))?;
+    let status = store
+        .meta(meta::STATUS)
+        .map_err(|e| MigrateError::state(dst, e))?;
+    let recorded = store
+        .meta(meta::LAYOUT)
+        .map_err(|e| MigrateError::state(dst, e))?;
+    if status.is_none() || recorded.as_deref() != Some(layout.name().as_bytes()) {
+        return Err(mismatch(format!(
+            "it holds {} (the source is {})",
+            recorded
+                .map(|r| String::from_utf8_lossy(&r).into_owned())
+                .unwrap_or_else(|| "no migration".into()),
+            layout.name()
+        )));
+    }
+    store
+        .ensure_key_scheme(key_scheme(layout))
+        .map_err(|e| MigrateError::state(dst, e))?;
+    match recorded_snapshot(&store)? {
+        Some((id, height)) if id == snapshot.id() && height == snapshot.height() => {}
+        Some((recorded_id, recorded_height)) => {
+            return Err(MigrateError::SourceChanged {
+                path: dst.to_path_buf(),
+                recorded_id,
+                recorded_height,
+                id: snapshot.id(),
+                height: snapshot.height(),
+            });
+        }
+        None => {
+            return Err(mismatch(
+                "an older bal-migrate began it without recording the source's snapshot, so \
+                 whether the source changed since cannot be checked; start over into a fresh \
+                 destination"
+                    .into(),
+            ));
+        }
+    }
+    let complete = status.as_deref() == Some(meta::COMPLETE);
+    Ok((store, complete))
+}
+
+/// Creates the destination: marker first, then the store, then the meta (durably), then the
+/// marker goes. A kill between any two steps leaves the marker in place, so the next run knows the
+/// directory is ours and empty of data, and redoes the steps (each is idempotent).
+fn create_destination(
+    dst: &Path,
+    layout: Layout,
+    snapshot: &Snapshot<'_>,
+    opts: &RocksOptions,
+    cut_short: bool,
+) -> Result<(RocksStore, bool), MigrateError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source: std::io::Error| MigrateError::CreateDestination { path, source }
+    };
+    let marker = dst.join(CREATING_MARKER);
+    if !cut_short {
+        std::fs::create_dir_all(dst).map_err(io(dst))?;
+        // create_new: if anything appeared in between, it is not ours to write over.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&marker)
+            .map_err(io(&marker))?;
+        std::io::Write::write_all(&mut file, MARKER_CONTENT).map_err(io(&marker))?;
+        file.sync_all().map_err(io(&marker))?;
+        sync_dir(dst)?;
+    }
+    test_abort_at("after-create");
+    // `open` with create_if_missing creates the database, or opens one an earlier cut-short run
+    // created (initialised plain); the key scheme is then set to the layout's either way.
+    let mut store = RocksStore::open(
+        dst,
+        &RocksOptions {
+            create_if_missing: true,
+            ..opts.clone()
+        },
+    )
+    .map_err(|e| MigrateError::state(dst, e))?;
+    if store.key_scheme() != key_scheme(layout) {
+        store
+            .set_key_scheme(key_scheme(layout))
+            .map_err(|e| MigrateError::state(dst, e))?;
+    }
+    test_abort_at("after-open");
+    // Marked before any data goes in, durably: whatever happens next, the destination says what it
+    // is, and which snapshot of which source it is a copy of.
     for (k, v) in [
         (meta::STATUS, meta::INCOMPLETE.to_vec()),
         (meta::LAYOUT, layout.name().as_bytes().to_vec()),
-        (meta::SOURCE_HEIGHT, height.to_be_bytes().to_vec()),
+        (
+            meta::SOURCE_HEIGHT,
+            snapshot.height().to_be_bytes().to_vec(),
+        ),
+        (meta::SOURCE_TXN_ID, snapshot.id().to_be_bytes().to_vec()),
     ] {
         store
             .put_meta(k, &v)
             .map_err(|e| MigrateError::state(dst, e))?;
     }
+    test_abort_at("after-meta");
+    // The marker is ours: written by this run, or by the cut-short run of ours it takes over
+    // (`inspect` checked its content).
+    std::fs::remove_file(&marker).map_err(io(&marker))?;
+    sync_dir(dst)?;
     Ok((store, false))
+}
+
+/// Makes a directory's entries (a created or removed file) durable.
+fn sync_dir(dir: &Path) -> Result<(), MigrateError> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| MigrateError::CreateDestination {
+            path: dir.to_path_buf(),
+            source,
+        })
 }
 
 /// Shared state of one run.
 pub(crate) struct Run<'a> {
     pub src: &'a RethDb,
+    /// The one read transaction every worker reads through.
+    pub snapshot: &'a Snapshot<'a>,
     pub store: &'a RocksStore,
     pub opts: &'a MigrateOptions,
     pub progress: &'a dyn Progress,
@@ -300,8 +467,30 @@ impl Run<'_> {
             layout.account_key_len()
         };
         let (lo, hi) = partition_bounds(p);
-        let txn = self.src.begin_read()?;
-        let table = self.src.open_table(&txn, table_name)?;
+        // A transaction of the worker's own reads the same state, without sharing the snapshot's
+        // mutex, when the source has not committed since the snapshot: the same transaction id is
+        // the same MVCC snapshot. Once it has (a live node), the worker reads through the shared
+        // snapshot instead, so what it copies is still of that one height.
+        let own = self.src.begin_read()?;
+        let txn = if own.id() == self.snapshot.id() {
+            &own
+        } else {
+            tracing::trace!(
+                table = kind.name(),
+                partition = p,
+                snapshot = self.snapshot.id(),
+                source_now = own.id(),
+                "the source moved since the snapshot; reading through the shared transaction"
+            );
+            self.snapshot.txn()
+        };
+        if txn.id() != self.snapshot.id() {
+            return Err(MigrateError::SnapshotMismatch {
+                expected: self.snapshot.id(),
+                found: txn.id(),
+            });
+        }
+        let table = self.src.open_table(txn, table_name)?;
         let mut cursor = txn.cursor(&table).map_err(|source| MigrateError::Mdbx {
             table: table_name,
             source,
@@ -401,14 +590,16 @@ impl Run<'_> {
 /// block, flushes and compacts.
 pub(crate) fn migrate_into(
     src: &RethDb,
+    snapshot: &Snapshot<'_>,
     store: &RocksStore,
-    height: u64,
     opts: &MigrateOptions,
     progress: &dyn Progress,
 ) -> Result<MigrateSummary, MigrateError> {
     let started = Instant::now();
+    let height = snapshot.height();
     let run = Run {
         src,
+        snapshot,
         store,
         opts,
         progress,
@@ -420,7 +611,10 @@ pub(crate) fn migrate_into(
         flush_lock: Mutex::new(()),
     };
     for kind in TableKind::ALL {
-        progress.table_started(kind, src.entries(src.layout().table(kind))?);
+        progress.table_started(
+            kind,
+            src.entries_in(snapshot.txn(), src.layout().table(kind))?,
+        );
     }
     // All tables at once: a worker that finishes accounts goes on with storage partitions, so the
     // few large storage partitions do not leave threads idle at a table boundary.
@@ -462,16 +656,20 @@ pub(crate) fn migrate_into(
         tables,
         elapsed,
         already_complete: false,
+        snapshot_id: snapshot.id(),
+        verify: None,
     })
 }
 
 /// A summary for a destination that an earlier run already finished.
-pub(crate) fn already_complete(src: &RethDb, height: u64) -> MigrateSummary {
+pub(crate) fn already_complete(src: &RethDb, snapshot: &Snapshot<'_>) -> MigrateSummary {
     MigrateSummary {
         layout: src.layout(),
-        height,
+        height: snapshot.height(),
         tables: Vec::new(),
         elapsed: Duration::ZERO,
         already_complete: true,
+        snapshot_id: snapshot.id(),
+        verify: None,
     }
 }

@@ -4,7 +4,10 @@
 //! The content is a pure function of the options (no randomness beyond keccak of counters), so two
 //! generated sources with the same options are identical.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    time::Duration,
+};
 
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
 use bal_replay_state::{FlatContents, KeyScheme};
@@ -16,7 +19,7 @@ use reth_codecs::Compact;
 use reth_primitives_traits::{Account, Bytecode, StorageEntry};
 
 use crate::{
-    MigrateError,
+    MigrateError, RethDb,
     source::{Layout, table},
 };
 
@@ -112,6 +115,121 @@ impl<'db> Writer<'db> {
     }
 }
 
+/// Read-write options for a generated database (a generated file is thrown away on a crash, so
+/// durability would only slow it down).
+fn rw_options() -> DatabaseOptions {
+    DatabaseOptions {
+        max_tables: Some(64),
+        mode: Mode::ReadWrite(ReadWriteOptions {
+            sync_mode: SyncMode::UtterlyNoSync,
+            max_size: Some(1 << 40),
+            growth_step: Some(1 << 28),
+            ..ReadWriteOptions::default()
+        }),
+        ..DatabaseOptions::default()
+    }
+}
+
+/// The Execution checkpoint value for `height` (`StageCheckpoint` without a unit checkpoint).
+fn stage_checkpoint(height: u64) -> Vec<u8> {
+    let mut checkpoint = Vec::new();
+    let len = height.to_compact(&mut checkpoint);
+    checkpoint.insert(0, len as u8);
+    checkpoint
+}
+
+/// Accounts [`churn_source`] rewrites every round (generated accounts below this index, the
+/// contracts among them excepted).
+const CHURN_ACCOUNTS: u64 = 512;
+/// Index of the generated address a churn round at height `h` creates: `CHURN_NEW + h`.
+const CHURN_NEW: u64 = 1 << 40;
+
+/// Plays a node writing to a generated source (or any reth-layout database at `datadir`): each
+/// round is one write transaction that advances the Execution checkpoint by one, to `h`, sets the
+/// nonce and balance of the generated accounts below [`CHURN_ACCOUNTS`] (contracts excepted) to
+/// `h`, creates one account, and adds one storage slot to the first contract, all functions of `h`.
+/// So the state at any height is a pure function of the generated source and that height: a test
+/// can rebuild the one a live migration read by churning a copy of the source up to it.
+///
+/// Runs `rounds` rounds, or until `stop` says so, pausing `pause` after each; returns the last
+/// height written.
+pub fn churn_source(
+    datadir: &Path,
+    rounds: Option<u64>,
+    pause: Duration,
+    stop: &dyn Fn() -> bool,
+) -> Result<u64, MigrateError> {
+    let (db_dir, layout, mut height) = {
+        let src = RethDb::open(datadir)?;
+        (
+            src.path().to_path_buf(),
+            src.layout(),
+            src.execution_height()?,
+        )
+    };
+    let db =
+        Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
+            MigrateError::Open {
+                path: db_dir.clone(),
+                source,
+            }
+        })?;
+    let key = |a: Address| -> Vec<u8> {
+        match layout {
+            Layout::V1 => a.to_vec(),
+            Layout::V2 => keccak256(a).to_vec(),
+        }
+    };
+    let contract = key(generated_address(0));
+    let (acc_table, st_table) = (
+        layout.table(crate::TableKind::Accounts),
+        layout.table(crate::TableKind::Storage),
+    );
+    let mut done = 0u64;
+    let mut buf = Vec::with_capacity(128);
+    while rounds.is_none_or(|n| done < n) && !stop() {
+        height += 1;
+        let mut w = Writer {
+            db: &db,
+            txn: None,
+            in_txn: 0,
+        };
+        let account = Account {
+            nonce: height,
+            balance: U256::from(height),
+            bytecode_hash: None,
+        };
+        buf.clear();
+        account.to_compact(&mut buf);
+        for i in (0..CHURN_ACCOUNTS).filter(|i| i % 16 != 0) {
+            w.put(acc_table, &key(generated_address(i)), &buf)?;
+        }
+        w.put(acc_table, &key(generated_address(CHURN_NEW + height)), &buf)?;
+        let slot = B256::from(U256::from(CHURN_NEW + height));
+        let entry = StorageEntry {
+            key: match layout {
+                Layout::V1 => slot,
+                Layout::V2 => keccak256(slot),
+            },
+            value: U256::from(height),
+        };
+        buf.clear();
+        entry.to_compact(&mut buf);
+        w.put(st_table, &contract, &buf)?;
+        w.put(
+            table::STAGE_CHECKPOINTS,
+            b"Execution",
+            &stage_checkpoint(height),
+        )?;
+        w.commit()?;
+        done += 1;
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    Ok(height)
+}
+
 /// Creates a reth-layout database in `datadir/db` (which must not exist) with every table, the
 /// layout's storage settings and the Execution checkpoint at `height`.
 fn create_source(
@@ -127,24 +245,13 @@ fn create_source(
         path: db_dir.clone(),
         reason: e.to_string(),
     })?;
-    let db = Database::<NoWriteMap>::open_with_options(
-        &db_dir,
-        DatabaseOptions {
-            max_tables: Some(64),
-            mode: Mode::ReadWrite(ReadWriteOptions {
-                // A generated file is thrown away on a crash; durability would only slow it down.
-                sync_mode: SyncMode::UtterlyNoSync,
-                max_size: Some(1 << 40),
-                growth_step: Some(1 << 28),
-                ..ReadWriteOptions::default()
-            }),
-            ..DatabaseOptions::default()
-        },
-    )
-    .map_err(|source| MigrateError::Open {
-        path: db_dir.clone(),
-        source,
-    })?;
+    let db =
+        Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
+            MigrateError::Open {
+                path: db_dir.clone(),
+                source,
+            }
+        })?;
     {
         let txn = db
             .begin_rw_txn()
@@ -180,10 +287,11 @@ fn create_source(
         b"storage_settings",
         &scale_bytes(settings.as_bytes()),
     )?;
-    let mut checkpoint = Vec::new();
-    let len = height.to_compact(&mut checkpoint);
-    checkpoint.insert(0, len as u8);
-    w.put(table::STAGE_CHECKPOINTS, b"Execution", &checkpoint)?;
+    w.put(
+        table::STAGE_CHECKPOINTS,
+        b"Execution",
+        &stage_checkpoint(height),
+    )?;
 
     w.commit()?;
     drop(w);

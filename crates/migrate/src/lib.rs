@@ -24,12 +24,23 @@
 //!   key copied) is written only after a flush has made that data durable. After `kill -9`, a run
 //!   with [`MigrateOptions::resume`] re-copies from each partition's last durable key; copying is
 //!   idempotent (puts of the same values), so the result is identical to an uninterrupted run.
+//! - **One snapshot.** Every worker reads through one MDBX read transaction ([`Snapshot`]), and
+//!   the height recorded is the one in that same transaction, so a node that keeps writing during
+//!   the copy cannot leave a mix of heights marked complete. Its transaction id is recorded in the
+//!   destination; a resume refuses a source whose snapshot is no longer that one
+//!   ([`MigrateError::SourceChanged`]), and so does a later [`verify`].
 //! - **A non-empty destination is never mixed into** unless resuming a migration of the same
-//!   layout and height.
+//!   source snapshot, and never deleted: a directory that is not a migration of ours is refused.
+//! - **Creation has no gap.** A marker file ([`CREATING_MARKER`]) is written into the (new or
+//!   empty) destination before anything else and removed only once the migration meta is durable;
+//!   a destination holding it is a creation of ours that was cut short and holds no data, so a
+//!   plain run and a resume both take it over.
 //!
-//! Partitions are taken by [`MigrateOptions::threads`] workers, each with its own MDBX read
-//! transaction (MDBX readers are per-transaction snapshots; sharing one across threads serializes
-//! them).
+//! Partitions are taken by [`MigrateOptions::threads`] workers. Each begins a read transaction of
+//! its own and uses it if its id is the snapshot's (the source has not committed since: the same
+//! MVCC snapshot, read without contention); otherwise it reads through the snapshot's transaction,
+//! which libmdbx lets threads share (calls on it are serialized by a mutex; a cursor step is
+//! short next to the decoding and the RocksDB write that follow it).
 //!
 //! ```no_run
 //! use bal_replay_migrate::{MigrateOptions, NoProgress, migrate};
@@ -51,11 +62,12 @@ use std::{
 
 use bal_replay_state::{RocksStore, StateError};
 
-pub use copy::{PARTITIONS, key_scheme, meta};
+pub use copy::{CREATING_MARKER, PARTITIONS, TEST_ABORT_ENV, key_scheme, meta};
 pub use generate::{
-    GenerateOptions, GenerateSummary, generate_source, generated_address, write_source_from_flat,
+    GenerateOptions, GenerateSummary, churn_source, generate_source, generated_address,
+    write_source_from_flat,
 };
-pub use source::{Layout, RethDb, TableKind};
+pub use source::{Layout, RethDb, Snapshot, TableKind};
 pub use verify::{Mismatch, TableCounts, VerifyReport};
 
 /// Why a migration failed. Each names the table (and key) it was at where there is one. An
@@ -177,6 +189,65 @@ pub enum MigrateError {
         #[source]
         source: rocksdb::Error,
     },
+    /// `resume` was asked for, but the source is no longer the snapshot the migration began with:
+    /// finishing would mix two states.
+    #[error(
+        "cannot resume into {}: the source changed since the migration began (it read MDBX \
+         snapshot {recorded_id} at block {recorded_height}; the source is now at snapshot {id}, \
+         block {height}); a migration reads one snapshot, so start over into a fresh destination",
+        path.display()
+    )]
+    SourceChanged {
+        /// The destination.
+        path: PathBuf,
+        /// Snapshot (MDBX transaction id) recorded by the first run.
+        recorded_id: u64,
+        /// Height recorded by the first run.
+        recorded_height: u64,
+        /// The source's snapshot now.
+        id: u64,
+        /// The source's height now.
+        height: u64,
+    },
+    /// [`verify`] was asked to compare a destination with a source that has been written since
+    /// the migration read it: every new write would show up as a mismatch.
+    #[error(
+        "cannot verify {}: it was migrated from MDBX snapshot {recorded_id} (block \
+         {recorded_height}), and the source has moved to snapshot {id} (block {height}) since; \
+         verify with the migration itself (bal-migrate --verify compares within the snapshot it \
+         copied)",
+        path.display()
+    )]
+    VerifySourceChanged {
+        /// The destination.
+        path: PathBuf,
+        /// Snapshot recorded by the migration.
+        recorded_id: u64,
+        /// Height recorded by the migration.
+        recorded_height: u64,
+        /// The source's snapshot now.
+        id: u64,
+        /// The source's height now.
+        height: u64,
+    },
+    /// A worker found itself reading another MDBX snapshot than the migration's. Cannot happen
+    /// while the workers share one transaction; checked so that it never passes silently.
+    #[error("a worker read MDBX snapshot {found}, not the migration's snapshot {expected}")]
+    SnapshotMismatch {
+        /// The migration's snapshot.
+        expected: u64,
+        /// The one the worker saw.
+        found: u64,
+    },
+    /// Creating the destination directory or its creation marker failed.
+    #[error("cannot create destination {}", path.display())]
+    CreateDestination {
+        /// The path that could not be created or written.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// The run stopped at [`MigrateOptions::stop_after`]; the destination is resumable.
     #[error("migration interrupted on request; finish it with --resume")]
     Interrupted,
@@ -205,6 +276,9 @@ pub struct MigrateOptions {
     pub checkpoint_entries: usize,
     /// Stop with [`MigrateError::Interrupted`] after about this many entries (tests of resume).
     pub stop_after: Option<u64>,
+    /// Afterwards, compare the destination with the source within the migration's own snapshot
+    /// (this fraction of entries value by value; counts always in full).
+    pub verify: Option<f64>,
 }
 
 impl Default for MigrateOptions {
@@ -215,6 +289,7 @@ impl Default for MigrateOptions {
             batch_entries: 16 * 1024,
             checkpoint_entries: 4 << 20,
             stop_after: None,
+            verify: None,
         }
     }
 }
@@ -258,6 +333,10 @@ pub struct MigrateSummary {
     pub elapsed: Duration,
     /// The destination was already complete; nothing was copied.
     pub already_complete: bool,
+    /// The MDBX snapshot (transaction id) every worker read.
+    pub snapshot_id: u64,
+    /// The comparison asked for with [`MigrateOptions::verify`], made in the same snapshot.
+    pub verify: Option<VerifyReport>,
 }
 
 impl MigrateSummary {
@@ -279,31 +358,51 @@ pub fn migrate(
     progress: &dyn Progress,
 ) -> Result<MigrateSummary, MigrateError> {
     let src = RethDb::open(src)?;
-    let height = src.execution_height()?;
+    // Everything below reads this one snapshot: the height, the counts, every worker's entries.
+    let snapshot = src.snapshot()?;
     // Fail on a missing state table before touching the destination.
     for kind in TableKind::ALL {
-        src.entries(src.layout().table(kind))?;
+        src.entries_in(snapshot.txn(), src.layout().table(kind))?;
     }
     let (store, complete) =
-        copy::open_destination(dst.as_ref(), src.layout(), height, opts.resume)?;
-    if complete {
-        return Ok(copy::already_complete(&src, height));
+        copy::open_destination(dst.as_ref(), src.layout(), &snapshot, opts.resume)?;
+    let mut summary = if complete {
+        copy::already_complete(&src, &snapshot)
+    } else {
+        copy::migrate_into(&src, &snapshot, &store, opts, progress)?
+    };
+    if let Some(sample) = opts.verify {
+        summary.verify = Some(verify::verify_store(&src, &snapshot, &store, sample)?);
     }
-    copy::migrate_into(&src, &store, height, opts, progress)
+    Ok(summary)
 }
 
 /// Compares the destination with the source: counts per table, and every entry (or a `sample`
-/// fraction of them, chosen by key hash) value by value; also the applied height.
+/// fraction of them, chosen by key hash) value by value; also the applied height. All of it in one
+/// snapshot of the source, which must be the one the migration recorded (where it recorded one):
+/// otherwise [`MigrateError::VerifySourceChanged`].
 pub fn verify(
     src: impl AsRef<Path>,
     dst: impl AsRef<Path>,
     sample: f64,
 ) -> Result<VerifyReport, MigrateError> {
     let src = RethDb::open(src)?;
+    let snapshot = src.snapshot()?;
     let dst = dst.as_ref();
     let store = RocksStore::open_read_only(dst).map_err(|e| MigrateError::state(dst, e))?;
     store
         .ensure_key_scheme(key_scheme(src.layout()))
         .map_err(|e| MigrateError::state(dst, e))?;
-    verify::verify_store(&src, &store, sample)
+    if let Some((recorded_id, recorded_height)) = copy::recorded_snapshot(&store)?
+        && recorded_id != snapshot.id()
+    {
+        return Err(MigrateError::VerifySourceChanged {
+            path: dst.to_path_buf(),
+            recorded_id,
+            recorded_height,
+            id: snapshot.id(),
+            height: snapshot.height(),
+        });
+    }
+    verify::verify_store(&src, &snapshot, &store, sample)
 }

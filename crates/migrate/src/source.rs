@@ -199,8 +199,30 @@ impl RethDb {
         self.layout
     }
 
-    /// A new read transaction: a consistent snapshot. Each worker takes its own, as MDBX wants one
-    /// reader slot per thread of reading.
+    /// The source as of one moment: a read transaction, with the height and layout read in it.
+    /// Everything a migration (or a verification) reads, it reads in this snapshot, so a node that
+    /// keeps writing cannot make it see two heights.
+    pub fn snapshot(&self) -> Result<Snapshot<'_>, MigrateError> {
+        let txn = self.begin_read()?;
+        let id = txn.id();
+        let layout = self.layout_in(&txn)?;
+        if layout != self.layout {
+            return Err(MigrateError::UnknownLayout {
+                path: self.path.clone(),
+                reason: format!(
+                    "the layout changed from {} to {} while opening",
+                    self.layout.name(),
+                    layout.name()
+                ),
+            });
+        }
+        let height = self.execution_height_in(&txn)?;
+        Ok(Snapshot { txn, id, height })
+    }
+
+    /// A new read transaction: a consistent snapshot of its own. A migration shares one
+    /// ([`RethDb::snapshot`]) across its workers instead: two transactions begun one after the
+    /// other see two states of a database that is being written.
     pub fn begin_read(&self) -> Result<Transaction<'_, RO, NoWriteMap>, MigrateError> {
         self.db.begin_ro_txn().map_err(|e| MigrateError::Mdbx {
             table: "-",
@@ -239,9 +261,29 @@ impl RethDb {
         Ok(stat.entries() as u64)
     }
 
-    fn get(&self, name: &'static str, key: &[u8]) -> Result<Option<Vec<u8>>, MigrateError> {
-        let txn = self.begin_read()?;
-        let table = self.open_table(&txn, name)?;
+    /// Number of entries of `name` in `txn`'s snapshot.
+    pub fn entries_in(
+        &self,
+        txn: &Transaction<'_, RO, NoWriteMap>,
+        name: &'static str,
+    ) -> Result<u64, MigrateError> {
+        let table = self.open_table(txn, name)?;
+        let stat = txn
+            .table_stat(&table)
+            .map_err(|source| MigrateError::Mdbx {
+                table: name,
+                source,
+            })?;
+        Ok(stat.entries() as u64)
+    }
+
+    fn get_in(
+        &self,
+        txn: &Transaction<'_, RO, NoWriteMap>,
+        name: &'static str,
+        key: &[u8],
+    ) -> Result<Option<Vec<u8>>, MigrateError> {
+        let table = self.open_table(txn, name)?;
         txn.get::<Cow<'_, [u8]>>(&table, key)
             .map(|v| v.map(Cow::into_owned))
             .map_err(|source| MigrateError::Mdbx {
@@ -253,11 +295,15 @@ impl RethDb {
     /// Reads `StorageSettings` from `Metadata`. reth v2.5.1 stores it as JSON
     /// (`{"storage_v2":bool}`) inside a SCALE-encoded byte vector (reth's codec for `Vec<u8>` values).
     fn detect_layout(&self) -> Result<Layout, MigrateError> {
+        self.layout_in(&self.begin_read()?)
+    }
+
+    fn layout_in(&self, txn: &Transaction<'_, RO, NoWriteMap>) -> Result<Layout, MigrateError> {
         let unknown = |reason: String| MigrateError::UnknownLayout {
             path: self.path.clone(),
             reason,
         };
-        let raw = match self.get(table::METADATA, STORAGE_SETTINGS_KEY) {
+        let raw = match self.get_in(txn, table::METADATA, STORAGE_SETTINGS_KEY) {
             Ok(Some(raw)) => raw,
             Ok(None) => return Err(unknown("Metadata has no storage_settings entry".into())),
             Err(MigrateError::MissingTable { .. }) => {
@@ -268,16 +314,61 @@ impl RethDb {
         parse_storage_settings(&raw).map_err(unknown)
     }
 
-    /// The block the state tables are at: the `Execution` stage's checkpoint.
+    /// The block the state tables are at: the `Execution` stage's checkpoint, in a snapshot of its
+    /// own (see [`RethDb::snapshot`] for the height of the state one reads).
     pub fn execution_height(&self) -> Result<u64, MigrateError> {
+        self.execution_height_in(&self.begin_read()?)
+    }
+
+    /// The `Execution` stage's checkpoint in `txn`'s snapshot.
+    pub fn execution_height_in(
+        &self,
+        txn: &Transaction<'_, RO, NoWriteMap>,
+    ) -> Result<u64, MigrateError> {
         let raw = self
-            .get(table::STAGE_CHECKPOINTS, EXECUTION_STAGE)?
+            .get_in(txn, table::STAGE_CHECKPOINTS, EXECUTION_STAGE)?
             .ok_or(MigrateError::MissingCheckpoint { stage: "Execution" })?;
         decode_stage_block_number(&raw).ok_or_else(|| MigrateError::Decode {
             table: table::STAGE_CHECKPOINTS,
             key: "Execution".into(),
             reason: format!("not a StageCheckpoint: {}", hex::encode(&raw)),
         })
+    }
+}
+
+/// One read transaction of a [`RethDb`] and what it says: every worker of a migration reads this
+/// state (through it, or through a transaction of its own with the same id). libmdbx opens every environment with `MDBX_NOSTICKYTHREADS` and serializes the calls on a
+/// transaction with a mutex, so one read transaction is `Sync` and may be shared by threads (each
+/// opens its own cursors); MDBX's own per-thread reader slots are not involved.
+pub struct Snapshot<'db> {
+    txn: Transaction<'db, RO, NoWriteMap>,
+    id: u64,
+    height: u64,
+}
+
+impl std::fmt::Debug for Snapshot<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("id", &self.id)
+            .field("height", &self.height)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'db> Snapshot<'db> {
+    /// The MDBX transaction id of the snapshot: it changes with every write the source commits.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The `Execution` checkpoint in this snapshot: the height of the state it holds.
+    pub fn height(&self) -> u64 {
+        self.height
+    }
+
+    /// The read transaction.
+    pub fn txn(&self) -> &Transaction<'db, RO, NoWriteMap> {
+        &self.txn
     }
 }
 

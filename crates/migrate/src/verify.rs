@@ -8,7 +8,7 @@ use bal_replay_state::{ACCOUNT_VALUE_LEN, RocksStore, StateError, cf};
 use crate::{
     MigrateError,
     copy::convert,
-    source::{RethDb, TableKind},
+    source::{RethDb, Snapshot, TableKind},
 };
 
 /// How many mismatches a report keeps (all are counted).
@@ -97,8 +97,11 @@ fn sampled(key: &[u8], fraction: f64) -> bool {
     (h as f64 / u64::MAX as f64) < fraction
 }
 
+/// Compares `store` with `src` as of `snapshot`: every table and the height in that one read
+/// transaction, so a source being written cannot make the comparison see two states.
 pub(crate) fn verify_store(
     src: &RethDb,
+    snapshot: &Snapshot<'_>,
     store: &RocksStore,
     sample: f64,
 ) -> Result<VerifyReport, MigrateError> {
@@ -120,7 +123,7 @@ pub(crate) fn verify_store(
     };
     let db = store.raw_db();
     // One snapshot for the comparison and the digest, so both describe the same contents.
-    let snapshot = db.snapshot();
+    let dst_snapshot = db.snapshot();
     let read_err = |table: &'static str| {
         move |source| MigrateError::Read {
             table,
@@ -131,8 +134,8 @@ pub(crate) fn verify_store(
     for kind in TableKind::ALL {
         let table_name = layout.table(kind);
         let cf = dst_cf(store, kind.dst_cf())?;
-        let txn = src.begin_read()?;
-        let table = src.open_table(&txn, table_name)?;
+        let txn = snapshot.txn();
+        let table = src.open_table(txn, table_name)?;
         let mdbx = |source| MigrateError::Mdbx {
             table: table_name,
             source,
@@ -143,7 +146,7 @@ pub(crate) fn verify_store(
         // key bytes (a storage key is the account key ++ the sub-key MDBX sorts duplicates by), so
         // it needs no point reads and also finds destination keys the source lacks.
         let merge = sample >= 1.0;
-        let mut it = snapshot.raw_iterator_cf(cf);
+        let mut it = dst_snapshot.raw_iterator_cf(cf);
         it.seek_to_first();
         let mut destination = 0u64;
         let mut current = cursor
@@ -170,14 +173,13 @@ pub(crate) fn verify_store(
                     }
                 } else if sampled(&dk, sample) {
                     report.compared += 1;
-                    let found =
-                        snapshot
-                            .get_pinned_cf(cf, &dk)
-                            .map_err(|source| MigrateError::Read {
-                                table: kind.dst_cf(),
-                                key: hex::encode_prefixed(&dk),
-                                source,
-                            })?;
+                    let found = dst_snapshot.get_pinned_cf(cf, &dk).map_err(|source| {
+                        MigrateError::Read {
+                            table: kind.dst_cf(),
+                            key: hex::encode_prefixed(&dk),
+                            source,
+                        }
+                    })?;
                     if found.as_deref() != Some(&dv[..]) {
                         record(
                             &mut report,
@@ -214,8 +216,8 @@ pub(crate) fn verify_store(
             destination,
         });
     }
-    let height = src.execution_height()?;
-    let applied = snapshot
+    let height = snapshot.height();
+    let applied = dst_snapshot
         .get_pinned_cf(dst_cf(store, cf::META)?, cf::META_APPLIED_BLOCK)
         .map_err(read_err(cf::META))?
         .and_then(|v| <[u8; 8]>::try_from(&*v).ok())
@@ -223,7 +225,7 @@ pub(crate) fn verify_store(
     if applied != Some(height) {
         report.height_mismatch = Some((applied, height));
     }
-    report.digest = streaming_digest(store, &snapshot, applied)
+    report.digest = streaming_digest(store, &dst_snapshot, applied)
         .map_err(|e| MigrateError::state(&dst_path, e))?;
     Ok(report)
 }

@@ -92,3 +92,111 @@ fn generated_sources_migrate_and_verify() {
         );
     }
 }
+
+#[test]
+fn resume_refuses_a_source_that_moved_since_the_first_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("reth");
+    generate_source(
+        &src,
+        &GenerateOptions {
+            layout: Layout::V1,
+            entries: 20_000,
+            height: 50,
+        },
+    )
+    .unwrap();
+    let dst = tmp.path().join("flat");
+    let small = MigrateOptions {
+        threads: 2,
+        batch_entries: 500,
+        checkpoint_entries: 1500,
+        stop_after: Some(6_000),
+        ..MigrateOptions::default()
+    };
+    assert!(matches!(
+        migrate(&src, &dst, &small, &NoProgress),
+        Err(MigrateError::Interrupted)
+    ));
+    let recorded = open(&dst)
+        .meta(bal_replay_migrate::meta::SOURCE_TXN_ID)
+        .unwrap();
+
+    // The node commits one more block.
+    assert_eq!(
+        bal_replay_migrate::churn_source(&src, Some(1), std::time::Duration::ZERO, &|| false)
+            .unwrap(),
+        51
+    );
+    let resume = MigrateOptions {
+        resume: true,
+        stop_after: None,
+        ..small
+    };
+    let err = migrate(&src, &dst, &resume, &NoProgress).unwrap_err();
+    match &err {
+        MigrateError::SourceChanged {
+            recorded_id,
+            recorded_height,
+            id,
+            height,
+            ..
+        } => {
+            assert_eq!(Some(recorded_id.to_be_bytes().to_vec()), recorded);
+            assert_eq!((*recorded_height, *height), (50, 51));
+            assert!(id > recorded_id, "{id} <= {recorded_id}");
+        }
+        other => panic!("expected SourceChanged, got {other}"),
+    }
+    assert!(
+        err.to_string()
+            .contains("start over into a fresh destination"),
+        "{err}"
+    );
+    // Refused without writing: still the same incomplete migration of snapshot `recorded`.
+    let store = open(&dst);
+    assert_eq!(
+        store.meta(bal_replay_migrate::meta::SOURCE_TXN_ID).unwrap(),
+        recorded
+    );
+    assert_eq!(store.applied_block().unwrap(), None);
+}
+
+#[test]
+fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("reth");
+    generate_source(
+        &src,
+        &GenerateOptions {
+            layout: Layout::V2,
+            entries: 5_000,
+            height: 3,
+        },
+    )
+    .unwrap();
+    let id = bal_replay_migrate::RethDb::open(&src)
+        .unwrap()
+        .snapshot()
+        .unwrap()
+        .id();
+    let summary = migrate(
+        &src,
+        tmp.path().join("flat"),
+        &MigrateOptions {
+            threads: 3,
+            verify: Some(1.0),
+            ..MigrateOptions::default()
+        },
+        &NoProgress,
+    )
+    .unwrap();
+    assert_eq!(summary.snapshot_id, id);
+    assert_eq!(summary.height, 3);
+    let report = summary.verify.unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(
+        report.digest,
+        verify(&src, tmp.path().join("flat"), 1.0).unwrap().digest
+    );
+}
