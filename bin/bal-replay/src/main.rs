@@ -528,16 +528,16 @@ fn replay_and_report<S: StateReader + StateWriter>(
     }
     match last {
         _ if report.blocks > 0 => println!(
-        "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
-        report.blocks,
-        report.txs,
-        report.gas,
-        report.mgas_per_s(),
-        report.exec_with_io.as_secs_f64(),
-        report.longest_txs.as_secs_f64(),
-        report.commit.as_secs_f64(),
-        report.wall.as_secs_f64(),
-        report.cache.hit_ratio() * 100.0
+            "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
+            report.blocks,
+            report.txs,
+            report.gas,
+            report.mgas_per_s(),
+            report.exec_with_io.as_secs_f64(),
+            report.longest_txs.as_secs_f64(),
+            report.commit.as_secs_f64(),
+            report.wall.as_secs_f64(),
+            report.cache.hit_ratio() * 100.0
         ),
         Some(last) => println!(
             "nothing to replay: the state is already at block {last}, the dump's last block"

@@ -42,7 +42,11 @@ impl Tmpfs {
             .arg(&self.0)
             .status()
             .unwrap();
-        assert!(status.success(), "remounting {} to {bytes} bytes", self.0.display());
+        assert!(
+            status.success(),
+            "remounting {} to {bytes} bytes",
+            self.0.display()
+        );
     }
 
     /// Bytes in use, as the filesystem counts them (whole pages).
@@ -150,7 +154,10 @@ fn a_full_disk_stops_the_replay_at_a_batch_boundary_and_it_resumes_once_there_is
 
     let out = run(&dump, &state);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "the replay had room after all: {stderr}");
+    assert!(
+        !out.status.success(),
+        "the replay had room after all: {stderr}"
+    );
     assert!(
         !stderr.contains("panicked"),
         "a full disk must be an error, not a panic: {stderr}"

@@ -64,7 +64,15 @@ fn run_rewind(cwd: &Path, dump: &Path, state: &str) -> Output {
         .current_dir(cwd)
         .args(["run", "--dump"])
         .arg(dump)
-        .args(["--state", state, "--rewind", "--batch", "2", "--threads", "1"])
+        .args([
+            "--state",
+            state,
+            "--rewind",
+            "--batch",
+            "2",
+            "--threads",
+            "1",
+        ])
         .output()
         .expect("run bal-replay")
 }
@@ -129,7 +137,11 @@ fn rewind_leaves_the_state_its_files_and_its_siblings_alone() {
             "case {i}"
         );
         assert!(state.join("sub").is_dir(), "case {i}");
-        assert_eq!(tree(&parent, &[state.as_path()]), before, "case {i}: parent changed");
+        assert_eq!(
+            tree(&parent, &[state.as_path()]),
+            before,
+            "case {i}: parent changed"
+        );
         if sibling != state {
             assert_eq!(std::fs::read(sibling.join("keep.txt")).unwrap(), b"keep me");
         }

@@ -21,8 +21,8 @@ pub use tables::render_tables;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
-    ScratchState, drop_page_cache, replay, warm_up_kzg,
+    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
+    ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, MigrateError, RethDb, StateSpec};

@@ -207,7 +207,8 @@ where
         // The dump's hash of block `applied`: the last skipped record's own hash, or the parent
         // hash of the first record when none is skipped.
         let mut dump_hash = None;
-        while let Some(record) = records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
+        while let Some(record) =
+            records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
         {
             dump_hash = Some(record?.block.header.hash_slow());
             report.skipped += 1;

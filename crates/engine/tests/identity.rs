@@ -9,9 +9,7 @@ use bal_replay_engine::{
     EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, replay,
 };
 use bal_replay_exec::ChainConfig;
-use bal_replay_state::{
-    AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateReader, cf,
-};
+use bal_replay_state::{AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateReader, cf};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::path::{Path, PathBuf};
 
@@ -81,8 +79,18 @@ fn options(design: IoDesign) -> ReplayOptions {
     }
 }
 
-fn run(dump: &DumpReader, store: &RocksStore, design: IoDesign) -> Result<ReplayReport, EngineError> {
-    replay(&ChainConfig::mainnet(), dump, store, &options(design), |_| {})
+fn run(
+    dump: &DumpReader,
+    store: &RocksStore,
+    design: IoDesign,
+) -> Result<ReplayReport, EngineError> {
+    replay(
+        &ChainConfig::mainnet(),
+        dump,
+        store,
+        &options(design),
+        |_| {},
+    )
 }
 
 /// A fresh writable copy of the chain's pristine state.

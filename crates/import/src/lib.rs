@@ -19,7 +19,8 @@ use bal_replay_exec::{
 };
 use bal_replay_fixtures::Fixture;
 use bal_replay_state::{
-    AppliedBlock, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateError, StateWriter,
+    AppliedBlock, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateError,
+    StateWriter,
 };
 use std::path::Path;
 

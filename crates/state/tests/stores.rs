@@ -4,8 +4,8 @@ use std::{sync::Arc, thread};
 
 use alloy_primitives::{Address, B256, Bytes, U256, address, b256, keccak256};
 use bal_replay_state::{
-    AccountFlat, AppliedBlock, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges,
-    StateDatabase, StateError, StateReader, StateWriter, cf,
+    AccountFlat, AppliedBlock, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore,
+    StateChanges, StateDatabase, StateError, StateReader, StateWriter, cf,
 };
 use revm::{DatabaseRef, primitives::KECCAK_EMPTY};
 use tempfile::TempDir;

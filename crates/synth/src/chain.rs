@@ -19,8 +19,8 @@ use alloy_primitives::{B64, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
-    AppliedBlock, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateReader,
-    StateWriter,
+    AppliedBlock, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase,
+    StateReader, StateWriter,
 };
 use std::{
     collections::{HashMap, VecDeque},
