@@ -4,7 +4,7 @@ use bal_replay_bench::{BenchMatrix, render_tables, run_bench};
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    ExecMode, IoDesign, ReplayOptions, TaskOrder, clone_db_dir, drop_page_cache, replay,
+    ExecMode, IoDesign, ReplayOptions, ScratchState, TaskOrder, drop_page_cache, replay,
     warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
@@ -90,7 +90,8 @@ enum Command {
         /// Dump directory (chained).
         #[arg(long)]
         dump: PathBuf,
-        /// State at the block before the dump's first: `<dir>` or `rocksdb:<dir>` (a RocksDB flat
+        /// State at the block before the dump's first, or at a block of the dump (a stopped run:
+        /// the blocks it holds are skipped and the replay resumes): `<dir>` or `rocksdb:<dir>` (a RocksDB flat
         /// state, modified in place unless --rewind), or `mdbx:<dir>` (reth's database, read in
         /// place and never written: each batch's commit stays in memory).
         #[arg(long)]
@@ -115,7 +116,8 @@ enum Command {
         /// Task order: block or longest-first.
         #[arg(long, default_value = "block")]
         order: TaskOrder,
-        /// Replay over a hard-link clone of the state, leaving it as it was.
+        /// Replay over a RocksDB checkpoint of the state (hard links, in a fresh directory beside
+        /// it, removed afterwards), leaving the state as it was.
         #[arg(long)]
         rewind: bool,
         /// Drop the page cache first (root only).
@@ -373,6 +375,8 @@ struct RunArgs {
 #[derive(serde::Serialize)]
 struct RunSummary {
     blocks: u64,
+    /// Blocks at the start of the dump the state already held (a resumed run).
+    skipped: u64,
     transactions: u64,
     gas: u64,
     batches: usize,
@@ -411,13 +415,19 @@ fn run_rocksdb(
     config: &ChainConfig,
     state: &Path,
 ) -> eyre::Result<()> {
-    let path = if args.rewind {
-        let work = state.with_extension("rewind");
-        clone_db_dir(state, &work)?;
-        work
+    // With --rewind the replay writes to a checkpoint in a fresh directory of its own beside the
+    // state (removed when `scratch` drops, after the store); the state itself is never written to.
+    let scratch = if args.rewind {
+        Some(
+            ScratchState::checkpoint_of(state, "rewind")
+                .wrap_err_with(|| format!("making a scratch copy of {}", state.display()))?,
+        )
     } else {
-        state.to_path_buf()
+        None
     };
+    let path = scratch
+        .as_ref()
+        .map_or_else(|| state.to_path_buf(), |s| s.path().to_path_buf());
     if args.drop_caches {
         drop_page_cache()?;
     }
@@ -429,14 +439,12 @@ fn run_rocksdb(
         },
     )
     .wrap_err_with(|| format!("opening state {}", path.display()))?;
-    replay_and_report(args, dump, config, &store, || {
+    let result = replay_and_report(args, dump, config, &store, || {
         store.approximate_size_bytes().ok()
-    })?;
-    if args.rewind {
-        drop(store);
-        std::fs::remove_dir_all(&path).wrap_err_with(|| format!("removing {}", path.display()))?;
-    }
-    Ok(())
+    });
+    drop(store);
+    drop(scratch);
+    result
 }
 
 /// reth's MDBX read in place, never written: each batch's commit stays in memory (`MemOverlay`),
@@ -508,21 +516,38 @@ fn replay_and_report<S: StateReader + StateWriter>(
             return Err(e.into());
         }
     };
-    println!(
-        "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
-        report.blocks,
-        report.txs,
-        report.gas,
-        report.mgas_per_s(),
-        report.exec_with_io.as_secs_f64(),
-        report.longest_txs.as_secs_f64(),
-        report.commit.as_secs_f64(),
-        report.wall.as_secs_f64(),
-        report.cache.hit_ratio() * 100.0
-    );
+    let last = dump.manifest().last_block;
+    if report.skipped > 0 {
+        println!(
+            "skipped {} blocks the state already held (resuming after block {})",
+            report.skipped,
+            dump.manifest()
+                .first_block
+                .map_or(0, |first| first + report.skipped - 1)
+        );
+    }
+    match last {
+        _ if report.blocks > 0 => println!(
+            "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
+            report.blocks,
+            report.txs,
+            report.gas,
+            report.mgas_per_s(),
+            report.exec_with_io.as_secs_f64(),
+            report.longest_txs.as_secs_f64(),
+            report.commit.as_secs_f64(),
+            report.wall.as_secs_f64(),
+            report.cache.hit_ratio() * 100.0
+        ),
+        Some(last) => println!(
+            "nothing to replay: the state is already at block {last}, the dump's last block"
+        ),
+        None => println!("nothing to replay: the dump holds no blocks"),
+    }
     if let Some(json) = &args.json {
         let summary = RunSummary {
             blocks: report.blocks,
+            skipped: report.skipped,
             transactions: report.txs,
             gas: report.gas,
             batches: report.batches.len(),

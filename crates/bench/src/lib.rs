@@ -3,8 +3,8 @@
 //! tables and saved as JSON.
 //!
 //! Every run starts from the same pristine state, which is never written, optionally after dropping
-//! the page cache, so runs are comparable. A RocksDB state is replayed over a hard-link clone of its
-//! directory (no value is rewritten); reth's MDBX is opened read-only for each run and read in place
+//! the page cache, so runs are comparable. A RocksDB state is replayed over a checkpoint of it (hard
+//! links, no value rewritten) in a fresh directory of the run's own beside it ([`ScratchState`]); reth's MDBX is opened read-only for each run and read in place
 //! under a fresh [`MemOverlay`] that keeps the run's commits in memory. Figures are reported as
 //! measured in one process, so their ratios are meaningful even on a noisy machine; absolute numbers
 //! are not.
@@ -21,12 +21,15 @@ pub use tables::render_tables;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, TaskOrder,
-    clone_db_dir, drop_page_cache, replay, warm_up_kzg,
+    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
+    ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, MigrateError, RethDb, StateSpec};
-use bal_replay_state::{MemOverlay, MemStore, RocksOptions, RocksStore, StateError};
+use bal_replay_state::{
+    AppliedBlock, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges, StateError,
+    StateReader, StateWriter,
+};
 use std::{
     path::{Path, PathBuf},
     time::{Duration, Instant},
@@ -444,8 +447,8 @@ pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
 /// Runs the matrix over `dump` from the pristine state `state` (never written), reporting each run
 /// to `on_run` as it finishes.
 ///
-/// `state` is a RocksDB flat state (each run replays over a hard-link clone of it, removed at the
-/// end) or reth's MDBX (each run opens it read-only and replays over a fresh [`MemOverlay`], with the
+/// `state` is a RocksDB flat state (each run replays over a [`ScratchState`] of it, removed after
+/// the run; two benches over sibling states never share one) or reth's MDBX (each run opens it read-only and replays over a fresh [`MemOverlay`], with the
 /// block hashes of the dump's first record, since reth keeps headers outside MDBX). Over MDBX the
 /// in-memory baseline and direct reads are errors ([`BenchError::NotOverMdbx`]).
 pub fn run_bench(
@@ -477,7 +480,6 @@ pub fn run_bench(
     };
     warm_up_kzg();
     let dump = DumpReader::open(dump_dir)?;
-    let work = state.path().with_extension("bench-run");
     let rocks_options = RocksOptions {
         direct_io: matrix.direct_io,
         block_cache_bytes: matrix.block_cache_bytes,
@@ -490,9 +492,16 @@ pub fn run_bench(
     };
     let mut runs = Vec::new();
 
+    // The contents and the identity (block hash, chain) of the pristine state, for in-memory runs.
     let in_memory_contents = if matrix.in_memory {
         let pristine = RocksStore::open_read_only(state.path())?;
-        Some(pristine.dump_all()?)
+        let (hash, chain_id) = (pristine.applied_block_hash()?, pristine.chain_id()?);
+        let identity = pristine.applied_block()?.map(|number| AppliedBlock {
+            number,
+            hash,
+            chain_id,
+        });
+        Some((pristine.dump_all()?, identity))
     } else {
         None
     };
@@ -520,11 +529,13 @@ pub fn run_bench(
         let mut samples = Vec::new();
         let (report, cold) = match store {
             StoreKind::Rocksdb => {
-                clone_db_dir(state.path(), &work)?;
+                // A fresh checkpoint per run, in a directory of its own beside the state, removed
+                // when `scratch` drops (after the store closes, below).
+                let scratch = ScratchState::checkpoint_of(state.path(), "bench-run")?;
                 if matrix.drop_caches {
                     drop_page_cache()?;
                 }
-                let store = RocksStore::open(&work, &rocks_options)?;
+                let store = RocksStore::open(scratch.path(), &rocks_options)?;
                 let start = Instant::now();
                 let report = replay(config, &dump, &store, &options, |b| {
                     let end_s = start.elapsed().as_secs_f64();
@@ -533,6 +544,7 @@ pub fn run_bench(
                 })
                 .map_err(run_err)?;
                 drop(store);
+                drop(scratch);
                 (report, matrix.drop_caches)
             }
             StoreKind::Mdbx => {
@@ -558,10 +570,13 @@ pub fn run_bench(
             }
             StoreKind::Memory => {
                 // In-memory runs are only scheduled when the contents were loaded.
-                let Some(contents) = in_memory_contents.as_ref() else {
+                let Some((contents, identity)) = in_memory_contents.as_ref() else {
                     return Err(BenchError::NoInMemoryState);
                 };
                 let store = MemStore::from_contents(contents)?;
+                if let Some(identity) = identity {
+                    store.commit_block(&StateChanges::default(), *identity)?;
+                }
                 let start = Instant::now();
                 let report = replay(config, &dump, &store, &options, |b| {
                     samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None));
@@ -632,12 +647,6 @@ pub fn run_bench(
         median.mgas_per_s_max = max;
         runs.push(median);
     }
-    if disk_store == StoreKind::Rocksdb && work.exists() {
-        std::fs::remove_dir_all(&work).map_err(|source| BenchError::Io {
-            path: work.clone(),
-            source,
-        })?;
-    }
     Ok(BenchResult {
         dump: dump_dir.display().to_string(),
         blocks: dump.manifest().record_count,
@@ -683,7 +692,7 @@ pub fn reference_throughput(
     scratch: &Path,
 ) -> Result<ReferenceThroughput, BenchError> {
     use bal_replay_exec::{ExecOptions, execute_block};
-    use bal_replay_state::{StateChanges, StateDatabase, StateWriter};
+    use bal_replay_state::StateDatabase;
     warm_up_kzg();
     let mut out = ReferenceThroughput::default();
     for record in dump.records() {

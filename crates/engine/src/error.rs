@@ -45,17 +45,44 @@ pub enum EngineError {
         /// The executed value.
         got: String,
     },
-    /// The state is not at the height the dump starts from.
+    /// The state is not at a height the dump can start or resume from: behind the block before
+    /// its first, past its last, or of unknown height.
     #[error(
-        "the state is at block {state:?} but the dump starts at block {dump_first} (needs the state at {expected})"
+        "the state is at block {state:?} but the dump holds blocks {dump_first}..={dump_last} (needs the state at a block from {expected} to {dump_last})"
     )]
     StateHeight {
         /// Applied block of the state.
         state: Option<u64>,
         /// First block of the dump.
         dump_first: u64,
-        /// The height needed.
+        /// Last block of the dump.
+        dump_last: u64,
+        /// The lowest height the dump applies to (the block before its first).
         expected: u64,
+    },
+    /// The dump is of another chain than the state.
+    #[error("the state holds chain {state}, but the dump at {dir} is of chain {dump}")]
+    ChainMismatch {
+        /// The chain id the state recorded.
+        state: u64,
+        /// The dump's chain id.
+        dump: u64,
+        /// The dump directory.
+        dir: String,
+    },
+    /// The state's block is not the dump's block at that height (another branch, or another state
+    /// at the same height), so the dump does not build on this state.
+    #[error(
+        "the state is at block {number} with hash {state_hash}, but in the dump block {number} has hash {dump_hash}: the dump does not build on this state"
+    )]
+    BlockHashMismatch {
+        /// The state's applied block.
+        number: u64,
+        /// Its hash, as the state recorded it.
+        state_hash: B256,
+        /// Its hash per the dump: the parent hash of the next block, or the hash of the dump's
+        /// last block when the state is already there.
+        dump_hash: B256,
     },
     /// The dump's blocks are not a chain, so they cannot be replayed over one state.
     #[error(

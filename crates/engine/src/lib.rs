@@ -39,7 +39,7 @@ pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOutcome, execute_parallel};
 pub use prevalues::PreValueDb;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay};
-pub use rewind::{clone_db_dir, drop_page_cache};
+pub use rewind::{ScratchState, drop_page_cache};
 pub use sequential::{SequentialOutcome, execute_sequential};
 pub use validate::check_record;
 pub use verify::{check_block, check_block_bal, check_output};

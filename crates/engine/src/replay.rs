@@ -7,7 +7,7 @@ use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
 use bal_replay_dump::{BlockRecord, DumpReader};
 use bal_replay_exec::ChainConfig;
-use bal_replay_state::{StateChanges, StateReader, StateWriter};
+use bal_replay_state::{AppliedBlock, StateChanges, StateReader, StateWriter};
 use std::time::{Duration, Instant};
 
 /// Sequential (the reference executor) or BAL-parallel.
@@ -109,6 +109,10 @@ impl BatchReport {
 pub struct ReplayReport {
     /// Blocks replayed.
     pub blocks: u64,
+    /// Blocks at the start of the dump skipped because the state already held them (a resumed
+    /// replay).
+    #[serde(default)]
+    pub skipped: u64,
     /// Transactions.
     pub txs: u64,
     /// Gas used.
@@ -145,9 +149,18 @@ impl ReplayReport {
     }
 }
 
-/// Replays every record of `dump` over `store`, `options.batch` blocks at a time: execute (verified),
-/// then commit the batch atomically with its last block number. `on_batch` sees each batch's report.
-/// The store must be at the block before the dump's first.
+/// Replays the records of `dump` over `store`, `options.batch` blocks at a time: execute (verified),
+/// then commit the batch atomically with its last block's number and hash and the dump's chain id.
+/// `on_batch` sees each batch's report.
+///
+/// The state may be at any block from the one before the dump's first to the dump's last: records
+/// the state already holds are skipped (counted in [`ReplayReport::skipped`]), so a replay stopped
+/// by a crash, a kill or a failed verification resumes from the last committed batch by running
+/// it again. Before anything is executed the dump must match the state's identity: the same
+/// chain ([`EngineError::ChainMismatch`]) and, at the state's height, the same block
+/// ([`EngineError::BlockHashMismatch`]). A state that recorded no hash for its block (written
+/// before hashes were recorded, or reth's MDBX) is checked against its block-hash table instead,
+/// with a warning, or not at all when that lacks it too.
 pub fn replay<S>(
     config: &ChainConfig,
     dump: &DumpReader,
@@ -164,21 +177,54 @@ where
             dir: dump.dir().display().to_string(),
         });
     }
-    if let Some(first) = manifest.first_block {
+    let chain_id = manifest.chain_id;
+    let mut report = ReplayReport::default();
+    let wall = Instant::now();
+    let mut records = dump.records().peekable();
+    if let (Some(first), Some(last)) = (manifest.first_block, manifest.last_block) {
         let expected = first.saturating_sub(1);
         let applied = store.applied_block()?;
-        if applied != Some(expected) {
-            return Err(EngineError::StateHeight {
-                state: applied,
-                dump_first: first,
-                expected,
+        let applied = match applied {
+            Some(applied) if (expected..=last).contains(&applied) => applied,
+            _ => {
+                return Err(EngineError::StateHeight {
+                    state: applied,
+                    dump_first: first,
+                    dump_last: last,
+                    expected,
+                });
+            }
+        };
+        if let Some(state) = store.chain_id()?
+            && state != chain_id
+        {
+            return Err(EngineError::ChainMismatch {
+                state,
+                dump: chain_id,
+                dir: dump.dir().display().to_string(),
             });
+        }
+        // The dump's hash of block `applied`: the last skipped record's own hash, or the parent
+        // hash of the first record when none is skipped.
+        let mut dump_hash = None;
+        while let Some(record) =
+            records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
+        {
+            dump_hash = Some(record?.block.header.hash_slow());
+            report.skipped += 1;
+        }
+        // A record that fails to read is reported by the batch loop below, with the reader's
+        // own context.
+        if dump_hash.is_none()
+            && let Some(Ok(next)) = records.peek()
+        {
+            dump_hash = Some(next.block.header.parent_hash);
+        }
+        if let Some(dump_hash) = dump_hash {
+            check_state_block(store, applied, dump_hash)?;
         }
     }
     let cache = SharedCache::new(store, options.cache);
-    let mut report = ReplayReport::default();
-    let wall = Instant::now();
-    let mut records = dump.records();
     loop {
         let mut batch = Vec::with_capacity(options.batch);
         for record in records.by_ref().take(options.batch.max(1)) {
@@ -187,7 +233,7 @@ where
         if batch.is_empty() {
             break;
         }
-        let mut batch_report = replay_batch(config, batch, store, &cache, options)?;
+        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
         batch_report.cache = cache.stats();
         report.blocks += batch_report.last_block - batch_report.first_block + 1;
         report.txs += batch_report.txs as u64;
@@ -203,6 +249,46 @@ where
     Ok(report)
 }
 
+/// Checks that the state's block `number` is the dump's (`dump_hash`), by the hash the state
+/// recorded for it or, failing that, by its block-hash table.
+fn check_state_block<S: StateReader>(
+    store: &S,
+    number: u64,
+    dump_hash: alloy_primitives::B256,
+) -> Result<(), EngineError> {
+    let state_hash = match store.applied_block_hash()? {
+        Some(hash) => hash,
+        None => match store.block_hash(number)? {
+            Some(hash) => {
+                tracing::warn!(
+                    block = number,
+                    "the state records no hash for its block (written before block hashes were \
+                     recorded, or not a RocksDB state); checking the dump against the hash in its \
+                     block-hash table instead"
+                );
+                hash
+            }
+            None => {
+                tracing::warn!(
+                    block = number,
+                    "the state records no hash for its block and its block-hash table has none: \
+                     cannot check that the dump builds on this state"
+                );
+                return Ok(());
+            }
+        },
+    };
+    if state_hash == dump_hash {
+        Ok(())
+    } else {
+        Err(EngineError::BlockHashMismatch {
+            number,
+            state_hash,
+            dump_hash,
+        })
+    }
+}
+
 /// Executes and commits one batch.
 fn replay_batch<S>(
     config: &ChainConfig,
@@ -210,6 +296,7 @@ fn replay_batch<S>(
     store: &S,
     cache: &SharedCache<&S>,
     options: &ReplayOptions,
+    chain_id: u64,
 ) -> Result<BatchReport, EngineError>
 where
     S: StateReader + StateWriter,
@@ -274,8 +361,16 @@ where
         }
     };
 
+    let last_hash = plan
+        .records
+        .last()
+        .map(|r| r.block.header.hash_slow())
+        .unwrap_or_default();
     let t = Instant::now();
-    store.commit(&changes, plan.last_block())?;
+    store.commit_block(
+        &changes,
+        AppliedBlock::new(plan.last_block(), last_hash, chain_id),
+    )?;
     cache.apply_changes(&changes);
     report.commit = t.elapsed();
     Ok(report)

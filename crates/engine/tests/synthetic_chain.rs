@@ -3,7 +3,7 @@
 
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{
-    EngineError, ExecMode, IoDesign, ReplayOptions, TaskOrder, clone_db_dir, replay,
+    EngineError, ExecMode, IoDesign, ReplayOptions, ScratchState, TaskOrder, replay,
 };
 use bal_replay_exec::{ChainConfig, ExecError};
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
@@ -42,9 +42,8 @@ fn every_mode_leaves_the_sequential_state() {
     ];
     let mut digests = Vec::new();
     for (i, (mode, design, threads, batch)) in runs.into_iter().enumerate() {
-        let work = tmp.path().join(format!("run-{i}"));
-        clone_db_dir(&pristine, &work).unwrap();
-        let store = RocksStore::open(&work, &RocksOptions::default()).unwrap();
+        let work = ScratchState::checkpoint_of(&pristine, &format!("run-{i}")).unwrap();
+        let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
         let options = ReplayOptions {
             mode,
             threads,
@@ -123,9 +122,8 @@ fn a_tampered_bal_stops_the_replay_and_leaves_the_state_untouched() {
         (IoDesign::Parallel, 1),
         (IoDesign::Hybrid, 2),
     ] {
-        let work = tmp.path().join(format!("work-{design}"));
-        clone_db_dir(&pristine, &work).unwrap();
-        let store = RocksStore::open(&work, &RocksOptions::default()).unwrap();
+        let work = ScratchState::checkpoint_of(&pristine, &format!("work-{design}")).unwrap();
+        let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
         let options = ReplayOptions {
             mode: ExecMode::Parallel,
             threads,

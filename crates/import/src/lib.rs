@@ -19,7 +19,8 @@ use bal_replay_exec::{
 };
 use bal_replay_fixtures::Fixture;
 use bal_replay_state::{
-    MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateError, StateWriter,
+    AppliedBlock, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateError,
+    StateWriter,
 };
 use std::path::Path;
 
@@ -106,9 +107,14 @@ pub fn seed_rocks_state(
     options: &RocksOptions,
 ) -> Result<RocksStore, ImportError> {
     let store = RocksStore::create(path, Default::default(), options)?;
-    store.commit(
+    // The parent's hash is the record's to give; its chain is not (fixtures carry no chain id).
+    store.commit_block(
         &StateChanges::from_pre_state(&record.pre_state, &record.block_hashes),
-        record.number().saturating_sub(1),
+        AppliedBlock {
+            number: record.number().saturating_sub(1),
+            hash: Some(record.block.header.parent_hash),
+            chain_id: None,
+        },
     )?;
     Ok(store)
 }

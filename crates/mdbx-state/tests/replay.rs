@@ -50,10 +50,8 @@ fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
             io_threads: 2,
             ..ReplayOptions::default()
         };
-        let work = tmp.path().join("rocks-run");
-        let _ = std::fs::remove_dir_all(&work);
-        bal_replay_engine::clone_db_dir(&state, &work).unwrap();
-        let rocks = RocksStore::open(&work, &RocksOptions::default()).unwrap();
+        let work = bal_replay_engine::ScratchState::checkpoint_of(&state, "rocks-run").unwrap();
+        let rocks = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
         let over_rocks = replay(&chain, &dump, &rocks, &options, |_| {}).unwrap();
 
         let overlay = MemOverlay::new(&mdbx);

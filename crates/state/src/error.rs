@@ -94,8 +94,13 @@ pub enum StateError {
         source: rocksdb::Error,
     },
     /// The atomic write of a commit failed; none of it was applied.
-    #[error("committing the changes up to block {applied_block} failed; none of them were applied")]
+    #[error(
+        "committing the changes up to block {applied_block} to {} failed; none of them were applied",
+        path.display()
+    )]
     Commit {
+        /// The store's directory.
+        path: PathBuf,
         /// The applied height the commit would have recorded.
         applied_block: u64,
         /// RocksDB's error.
@@ -111,6 +116,16 @@ pub enum StateError {
         key: String,
         /// What is wrong with it.
         reason: String,
+    },
+    /// A checkpoint of a store opened read-only was asked for: RocksDB would make one without the
+    /// commits still only in the write-ahead log (a read-only store cannot flush them), silently.
+    #[error(
+        "cannot checkpoint {} opened read-only: the checkpoint would miss the commits still in its write-ahead log; open it read-write (nothing is written but a flush)",
+        path.display()
+    )]
+    CheckpointReadOnly {
+        /// The store's directory.
+        path: PathBuf,
     },
     /// Taking a checkpoint failed.
     #[error("cannot create a checkpoint at {}", path.display())]

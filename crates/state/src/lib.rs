@@ -23,12 +23,15 @@
 //! | `code`         | code hash (32)              | same                                | raw code                                             |
 //! | `block_hashes` | block number u64 (8)        | same                                | block hash (32)                                      |
 //! | `meta`         | `applied_block`             | same                                | u64 (8)                                              |
+//! |                | `applied_block_hash`        | same                                | hash of the applied block (32); absent when unknown  |
+//! |                | `chain_id`                  | same                                | u64 (8); absent until a commit names the chain       |
 //! |                | `key_scheme`                | same                                | `plain` / `hashed`                                   |
 //! |                | `format_version`            | same                                | u32 (4), currently 1                                 |
 //!
 //! Every storage key of an account is its account key followed by exactly 32 bytes, so wiping an
 //! account's storage is one range deletion. A commit is one `WriteBatch`: wipes, accounts, slots,
-//! codes, block hashes and `applied_block`, in that order.
+//! codes, block hashes and `applied_block` with its hash (and the chain id when the commit names it),
+//! in that order, so the recorded height and hash never disagree.
 //!
 //! [`MemStore`] has the same semantics; [`MemStore::dump_all`] and [`RocksStore::dump_all`] return
 //! the same [`FlatContents`] (keys encoded as above) for the same history, and
@@ -52,7 +55,7 @@ pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;
 pub use rocks::{RocksOptions, RocksStore, cf};
-pub use types::{AccountFlat, KeyScheme, StateChanges};
+pub use types::{AccountFlat, AppliedBlock, KeyScheme, StateChanges};
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 
@@ -69,6 +72,18 @@ pub trait StateReader: Send + Sync {
     /// The number of the last block whose changes this state holds, if any.
     fn applied_block(&self) -> Result<Option<u64>, StateError>;
 
+    /// The hash of the block at [`StateReader::applied_block`], if the store recorded it. `None` for
+    /// stores that do not know it (reth's MDBX read in place, states written before the hash was
+    /// recorded, commits that named no hash).
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        Ok(None)
+    }
+
+    /// The chain whose blocks this state holds, if the store recorded it.
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        Ok(None)
+    }
+
     /// The accounts of `addresses`, in order. Stores that can batch lookups (RocksDB multi-get)
     /// override this; the default reads one by one.
     fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
@@ -84,8 +99,14 @@ pub trait StateReader: Send + Sync {
 
 /// Write access: one atomic commit of a batch of changes together with the new applied height.
 pub trait StateWriter {
-    /// Applies `changes` and records `applied_block`, atomically.
-    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError>;
+    /// Applies `changes` and records `block` (height, hash, chain), atomically.
+    fn commit_block(&self, changes: &StateChanges, block: AppliedBlock) -> Result<(), StateError>;
+
+    /// Applies `changes` and records `applied_block` with no hash, atomically (a hash recorded for
+    /// an earlier height is removed, so it can never be taken for this height's).
+    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError> {
+        self.commit_block(changes, AppliedBlock::number(applied_block))
+    }
 }
 
 impl<T: StateReader + ?Sized> StateReader for std::sync::Arc<T> {
@@ -103,6 +124,12 @@ impl<T: StateReader + ?Sized> StateReader for std::sync::Arc<T> {
     }
     fn applied_block(&self) -> Result<Option<u64>, StateError> {
         (**self).applied_block()
+    }
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        (**self).applied_block_hash()
+    }
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        (**self).chain_id()
     }
     fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
         (**self).accounts_many(addresses)
@@ -127,6 +154,12 @@ impl<T: StateReader + ?Sized> StateReader for &T {
     }
     fn applied_block(&self) -> Result<Option<u64>, StateError> {
         (**self).applied_block()
+    }
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        (**self).applied_block_hash()
+    }
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        (**self).chain_id()
     }
     fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
         (**self).accounts_many(addresses)

@@ -5,7 +5,8 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use alloy_primitives::{Address, B256, Bytes, U256, map::HashMap};
 
 use crate::{
-    AccountFlat, FlatContents, KeyScheme, StateChanges, StateError, StateReader, StateWriter,
+    AccountFlat, AppliedBlock, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
+    StateWriter,
 };
 
 /// The maps behind one lock, so a commit replaces the whole state at once for readers.
@@ -17,11 +18,13 @@ struct Tables {
     codes: HashMap<B256, Bytes>,
     block_hashes: HashMap<u64, B256>,
     applied_block: Option<u64>,
+    applied_block_hash: Option<B256>,
+    chain_id: Option<u64>,
 }
 
 impl Tables {
     /// Applies `changes` in the order [`StateChanges`] documents.
-    fn apply(&mut self, changes: &StateChanges, applied_block: u64) {
+    fn apply(&mut self, changes: &StateChanges, block: AppliedBlock) {
         for address in &changes.wiped_storage {
             self.storage.remove(address);
         }
@@ -56,7 +59,11 @@ impl Tables {
         for (number, hash) in &changes.block_hashes {
             self.block_hashes.insert(*number, *hash);
         }
-        self.applied_block = Some(applied_block);
+        self.applied_block = Some(block.number);
+        self.applied_block_hash = block.hash;
+        if block.chain_id.is_some() {
+            self.chain_id = block.chain_id;
+        }
     }
 }
 
@@ -88,7 +95,7 @@ impl MemStore {
     /// A plain-keyed store holding `changes` applied to an empty state, at `applied_block`.
     pub fn from_changes(changes: &StateChanges, applied_block: u64) -> Self {
         let mut tables = Tables::default();
-        tables.apply(changes, applied_block);
+        tables.apply(changes, AppliedBlock::number(applied_block));
         Self {
             tables: RwLock::new(tables),
             key_scheme: KeyScheme::Plain,
@@ -140,7 +147,10 @@ impl MemStore {
         changes.codes = contents.codes.clone();
         changes.block_hashes = contents.block_hashes.clone();
         let mut tables = Tables::default();
-        tables.apply(&changes, contents.applied_block.unwrap_or_default());
+        tables.apply(
+            &changes,
+            AppliedBlock::number(contents.applied_block.unwrap_or_default()),
+        );
         if contents.applied_block.is_none() {
             tables.applied_block = None;
         }
@@ -242,12 +252,20 @@ impl StateReader for MemStore {
     fn applied_block(&self) -> Result<Option<u64>, StateError> {
         Ok(self.read()?.applied_block)
     }
+
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        Ok(self.read()?.applied_block_hash)
+    }
+
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        Ok(self.read()?.chain_id)
+    }
 }
 
 impl StateWriter for MemStore {
     /// Applies the changes under the write lock, so readers see all of them or none.
-    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError> {
-        self.write()?.apply(changes, applied_block);
+    fn commit_block(&self, changes: &StateChanges, block: AppliedBlock) -> Result<(), StateError> {
+        self.write()?.apply(changes, block);
         Ok(())
     }
 }

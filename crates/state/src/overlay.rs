@@ -7,7 +7,7 @@ use std::{
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 
-use crate::{AccountFlat, StateChanges, StateError, StateReader, StateWriter};
+use crate::{AccountFlat, AppliedBlock, StateChanges, StateError, StateReader, StateWriter};
 
 /// What the commits so far changed, relative to the base store.
 #[derive(Debug, Default)]
@@ -21,6 +21,9 @@ struct Changes {
     codes: HashMap<B256, Bytes>,
     block_hashes: HashMap<u64, B256>,
     applied_block: Option<u64>,
+    /// Meaningful only once `applied_block` is set: the overlay's height then hides the base's.
+    applied_block_hash: Option<B256>,
+    chain_id: Option<u64>,
 }
 
 /// A read-only base store (for example reth's MDBX, read in place) made committable: each
@@ -122,10 +125,26 @@ impl<S: StateReader> StateReader for MemOverlay<S> {
             None => self.base.applied_block(),
         }
     }
+
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        let c = self.read()?;
+        if c.applied_block.is_some() {
+            return Ok(c.applied_block_hash);
+        }
+        drop(c);
+        self.base.applied_block_hash()
+    }
+
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        match self.read()?.chain_id {
+            Some(id) => Ok(Some(id)),
+            None => self.base.chain_id(),
+        }
+    }
 }
 
 impl<S: StateReader> StateWriter for MemOverlay<S> {
-    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError> {
+    fn commit_block(&self, changes: &StateChanges, block: AppliedBlock) -> Result<(), StateError> {
         let mut c = self.changes.write().map_err(|_| StateError::Poisoned)?;
         if !changes.wiped_storage.is_empty() {
             let wiped: HashSet<Address> = changes.wiped_storage.iter().copied().collect();
@@ -144,7 +163,11 @@ impl<S: StateReader> StateWriter for MemOverlay<S> {
         for (number, hash) in &changes.block_hashes {
             c.block_hashes.insert(*number, *hash);
         }
-        c.applied_block = Some(applied_block);
+        c.applied_block = Some(block.number);
+        c.applied_block_hash = block.hash;
+        if block.chain_id.is_some() {
+            c.chain_id = block.chain_id;
+        }
         Ok(())
     }
 }

@@ -11,7 +11,8 @@ use rocksdb::{
 use tracing::{debug, warn};
 
 use crate::{
-    AccountFlat, FlatContents, KeyScheme, StateChanges, StateError, StateReader, StateWriter,
+    AccountFlat, AppliedBlock, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
+    StateWriter,
     codec::{self, StateKey},
 };
 
@@ -31,8 +32,9 @@ pub mod cf {
     pub const CODE: &str = "code";
     /// Block hashes. Key: block number (u64, 8). Value: the hash (32).
     pub const BLOCK_HASHES: &str = "block_hashes";
-    /// Store metadata. Keys: [`META_APPLIED_BLOCK`] -> u64 (8), [`META_KEY_SCHEME`] ->
-    /// `plain` / `hashed`, [`META_FORMAT_VERSION`] -> u32 (4).
+    /// Store metadata. Keys: [`META_APPLIED_BLOCK`] -> u64 (8), [`META_APPLIED_BLOCK_HASH`] ->
+    /// hash (32), [`META_CHAIN_ID`] -> u64 (8), [`META_KEY_SCHEME`] -> `plain` / `hashed`,
+    /// [`META_FORMAT_VERSION`] -> u32 (4).
     pub const META: &str = "meta";
 
     /// Every column family, in the order they are opened.
@@ -40,6 +42,12 @@ pub mod cf {
 
     /// `meta` key of the applied height, written by every commit.
     pub const META_APPLIED_BLOCK: &[u8] = b"applied_block";
+    /// `meta` key of the hash of the applied block, written by every commit that knows it and
+    /// deleted by every commit that does not (never left beside another height). Absent in states
+    /// written before it was recorded: the hash is then unknown.
+    pub const META_APPLIED_BLOCK_HASH: &[u8] = b"applied_block_hash";
+    /// `meta` key of the chain id, written by commits that name the chain.
+    pub const META_CHAIN_ID: &[u8] = b"chain_id";
     /// `meta` key of the key scheme, written when the store is created.
     pub const META_KEY_SCHEME: &[u8] = b"key_scheme";
     /// `meta` key of the on-disk format version, written when the store is created.
@@ -411,15 +419,43 @@ impl RocksStore {
         Ok(())
     }
 
-    /// Records the applied height alone (a commit records it together with its changes).
-    pub fn set_applied_block(&self, applied_block: u64) -> Result<(), StateError> {
-        self.put_meta(cf::META_APPLIED_BLOCK, &applied_block.to_be_bytes())
+    /// Records the applied height alone (a commit records it together with its changes), with its
+    /// hash and chain where `block` names them, in one durable write. Like a commit, a `None` hash
+    /// removes any hash recorded before.
+    pub fn set_applied_block(&self, block: impl Into<AppliedBlock>) -> Result<(), StateError> {
+        let block = block.into();
+        let meta = self.cf(cf::META)?;
+        let mut batch = WriteBatch::default();
+        batch.put_cf(meta, cf::META_APPLIED_BLOCK, block.number.to_be_bytes());
+        match block.hash {
+            Some(hash) => batch.put_cf(meta, cf::META_APPLIED_BLOCK_HASH, hash),
+            None => batch.delete_cf(meta, cf::META_APPLIED_BLOCK_HASH),
+        }
+        if let Some(chain_id) = block.chain_id {
+            batch.put_cf(meta, cf::META_CHAIN_ID, chain_id.to_be_bytes());
+        }
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        self.db
+            .write_opt(batch, &wo)
+            .map_err(|source| StateError::Write {
+                table: cf::META,
+                key: hex_key(cf::META_APPLIED_BLOCK),
+                source,
+            })
     }
 
     /// Hard-links a consistent copy of the store into `dst` (which must not exist). Cheap: SST
-    /// files are shared until compaction rewrites them. Memtables are flushed first.
+    /// files are shared until compaction rewrites them. Memtables are flushed first, so the store
+    /// must be open read-write ([`StateError::CheckpointReadOnly`] otherwise: a read-only store's
+    /// checkpoint silently lacks the commits still only in its write-ahead log).
     pub fn checkpoint(&self, dst: impl AsRef<Path>) -> Result<(), StateError> {
         let dst = dst.as_ref();
+        if self.read_only {
+            return Err(StateError::CheckpointReadOnly {
+                path: self.path.clone(),
+            });
+        }
         let err = |source| StateError::Checkpoint {
             path: dst.to_path_buf(),
             source,
@@ -651,13 +687,26 @@ impl StateReader for RocksStore {
             codec::decode_u64(cf::META, cf::META_APPLIED_BLOCK, v)
         })
     }
+
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        self.get(cf::META, cf::META_APPLIED_BLOCK_HASH, |v| {
+            codec::decode_b256(cf::META, cf::META_APPLIED_BLOCK_HASH, v)
+        })
+    }
+
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        self.get(cf::META, cf::META_CHAIN_ID, |v| {
+            codec::decode_u64(cf::META, cf::META_CHAIN_ID, v)
+        })
+    }
 }
 
 impl StateWriter for RocksStore {
     /// Builds one `WriteBatch` in the order [`StateChanges`] documents — wipes, accounts, slots,
     /// codes, block hashes, applied height — and writes it at once. Within a batch later operations
     /// win, so a slot written after its account's wipe survives the wipe's range deletion.
-    fn commit(&self, changes: &StateChanges, applied_block: u64) -> Result<(), StateError> {
+    fn commit_block(&self, changes: &StateChanges, block: AppliedBlock) -> Result<(), StateError> {
+        let applied_block = block.number;
         let accounts = self.cf(cf::ACCOUNTS)?;
         let storage = self.cf(cf::STORAGE)?;
         let code = self.cf(cf::CODE)?;
@@ -701,6 +750,13 @@ impl StateWriter for RocksStore {
             batch.put_cf(block_hashes, number.to_be_bytes(), hash);
         }
         batch.put_cf(meta, cf::META_APPLIED_BLOCK, applied_block.to_be_bytes());
+        match block.hash {
+            Some(hash) => batch.put_cf(meta, cf::META_APPLIED_BLOCK_HASH, hash),
+            None => batch.delete_cf(meta, cf::META_APPLIED_BLOCK_HASH),
+        }
+        if let Some(chain_id) = block.chain_id {
+            batch.put_cf(meta, cf::META_CHAIN_ID, chain_id.to_be_bytes());
+        }
 
         let mut wo = WriteOptions::default();
         wo.set_sync(self.sync_commits && !self.write_without_wal);
@@ -709,6 +765,7 @@ impl StateWriter for RocksStore {
         self.db
             .write_opt(batch, &wo)
             .map_err(|source| StateError::Commit {
+                path: self.path.clone(),
                 applied_block,
                 source,
             })?;

@@ -40,6 +40,38 @@ pub enum KeyScheme {
     Hashed,
 }
 
+/// The block a commit brings a state to, and what identifies it where the committer knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppliedBlock {
+    /// The block number: the new applied height.
+    pub number: u64,
+    /// The block's hash. `None` records it as unknown: a hash recorded for an earlier height is
+    /// removed rather than kept beside a height it does not belong to.
+    pub hash: Option<B256>,
+    /// The chain. `None` leaves the recorded chain id as it is.
+    pub chain_id: Option<u64>,
+}
+
+impl AppliedBlock {
+    /// Block `number`, its hash and chain unknown.
+    pub const fn number(number: u64) -> Self {
+        Self {
+            number,
+            hash: None,
+            chain_id: None,
+        }
+    }
+
+    /// Block `number` with `hash` on chain `chain_id`.
+    pub const fn new(number: u64, hash: B256, chain_id: u64) -> Self {
+        Self {
+            number,
+            hash: Some(hash),
+            chain_id: Some(chain_id),
+        }
+    }
+}
+
 /// Changes to apply in one commit.
 ///
 /// Order of application: `wiped_storage` first (all storage of those accounts deleted), then
@@ -130,5 +162,11 @@ impl StateChanges {
         self.storage.extend(other.storage);
         self.codes.extend(other.codes);
         self.block_hashes.extend(other.block_hashes);
+    }
+}
+
+impl From<u64> for AppliedBlock {
+    fn from(number: u64) -> Self {
+        Self::number(number)
     }
 }

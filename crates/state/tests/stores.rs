@@ -4,8 +4,8 @@ use std::{sync::Arc, thread};
 
 use alloy_primitives::{Address, B256, Bytes, U256, address, b256, keccak256};
 use bal_replay_state::{
-    AccountFlat, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges,
-    StateDatabase, StateError, StateReader, StateWriter, cf,
+    AccountFlat, AppliedBlock, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore,
+    StateChanges, StateDatabase, StateError, StateReader, StateWriter, cf,
 };
 use revm::{DatabaseRef, primitives::KECCAK_EMPTY};
 use tempfile::TempDir;
@@ -692,4 +692,120 @@ fn state_database_serves_revm() {
             .original_bytes(),
         code.1
     );
+}
+
+/// A commit records the applied block's hash and chain in the same write as the height; a commit
+/// that names no hash removes the old one (it belongs to another height), and a commit that names
+/// no chain keeps the recorded chain. Both stores and the overlay agree, and RocksDB keeps it all
+/// across a reopen.
+#[test]
+fn commits_record_the_applied_hash_and_chain_with_the_height() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let h10 = B256::repeat_byte(0x10);
+    let rocks = RocksStore::create(&path, KeyScheme::Plain, &small_opts()).unwrap();
+    let mem = MemStore::new();
+    let base = MemStore::new();
+    let overlay = bal_replay_state::MemOverlay::new(&base);
+    let stores: [&dyn ReadWrite; 3] = [&rocks, &mem, &overlay];
+    for store in stores {
+        assert_eq!(store.applied_block_hash().unwrap(), None);
+        assert_eq!(store.chain_id().unwrap(), None);
+        store
+            .commit_block(&StateChanges::default(), AppliedBlock::new(10, h10, 7))
+            .unwrap();
+        assert_eq!(store.applied_block().unwrap(), Some(10));
+        assert_eq!(store.applied_block_hash().unwrap(), Some(h10));
+        assert_eq!(store.chain_id().unwrap(), Some(7));
+        // A plain commit: the height moves, the hash is no longer known, the chain stays.
+        store.commit(&StateChanges::default(), 11).unwrap();
+        assert_eq!(store.applied_block().unwrap(), Some(11));
+        assert_eq!(store.applied_block_hash().unwrap(), None);
+        assert_eq!(store.chain_id().unwrap(), Some(7));
+        let h12 = B256::repeat_byte(0x12);
+        store
+            .commit_block(
+                &StateChanges::default(),
+                AppliedBlock {
+                    number: 12,
+                    hash: Some(h12),
+                    chain_id: None,
+                },
+            )
+            .unwrap();
+        assert_eq!(store.applied_block_hash().unwrap(), Some(h12));
+        assert_eq!(store.chain_id().unwrap(), Some(7));
+    }
+    drop(rocks);
+    let reopened = RocksStore::open_read_only(&path).unwrap();
+    assert_eq!(reopened.applied_block().unwrap(), Some(12));
+    assert_eq!(
+        reopened.applied_block_hash().unwrap(),
+        Some(B256::repeat_byte(0x12))
+    );
+    assert_eq!(reopened.chain_id().unwrap(), Some(7));
+}
+
+/// A state written before the hash and chain were recorded (only `applied_block` in `meta`) opens,
+/// and reads them as unknown; a malformed hash is a corruption naming the key.
+#[test]
+fn a_state_without_a_recorded_hash_opens_with_it_unknown() {
+    let (_d, store) = rocks(KeyScheme::Plain);
+    store
+        .put_meta(cf::META_APPLIED_BLOCK, &5u64.to_be_bytes())
+        .unwrap();
+    assert_eq!(store.applied_block().unwrap(), Some(5));
+    assert_eq!(store.applied_block_hash().unwrap(), None);
+    assert_eq!(store.chain_id().unwrap(), None);
+    store
+        .put_meta(cf::META_APPLIED_BLOCK_HASH, &[1, 2, 3])
+        .unwrap();
+    match store.applied_block_hash() {
+        Err(StateError::Corrupt { table, key, .. }) => {
+            assert_eq!(table, cf::META);
+            assert_eq!(key, "0x6170706c6965645f626c6f636b5f68617368");
+        }
+        other => panic!("expected a corruption, got {other:?}"),
+    }
+}
+
+/// A checkpoint holds every commit, those still only in the write-ahead log included (a store
+/// that was never flushed), and writing it leaves the original alone. A store opened read-only
+/// refuses to checkpoint: RocksDB would make a copy without the WAL's commits, silently.
+#[test]
+fn a_checkpoint_holds_the_unflushed_commits_and_a_read_only_store_refuses_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let store = RocksStore::create(&path, KeyScheme::Plain, &small_opts()).unwrap();
+    apply_history(&store);
+    store
+        .set_applied_block(AppliedBlock::new(12, B256::repeat_byte(3), 1))
+        .unwrap();
+    let digest = store.content_digest().unwrap();
+    drop(store);
+
+    let read_only = RocksStore::open_read_only(&path).unwrap();
+    let refused = dir.path().join("refused");
+    match read_only.checkpoint(&refused) {
+        Err(StateError::CheckpointReadOnly { path: named }) => assert_eq!(named, path),
+        other => panic!("expected CheckpointReadOnly, got {other:?}"),
+    }
+    assert!(!refused.exists());
+    drop(read_only);
+
+    let store = RocksStore::open(&path, &small_opts()).unwrap();
+    let cp = dir.path().join("cp");
+    store.checkpoint(&cp).unwrap();
+    drop(store);
+    let copy = RocksStore::open(&cp, &small_opts()).unwrap();
+    assert_eq!(copy.content_digest().unwrap(), digest);
+    assert_eq!(
+        copy.applied_block_hash().unwrap(),
+        Some(B256::repeat_byte(3))
+    );
+    copy.commit(&StateChanges::default(), 13).unwrap();
+    drop(copy);
+    let original = RocksStore::open_read_only(&path).unwrap();
+    assert_eq!(original.content_digest().unwrap(), digest);
+    assert_eq!(original.applied_block().unwrap(), Some(12));
 }

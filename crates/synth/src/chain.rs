@@ -19,8 +19,8 @@ use alloy_primitives::{B64, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
-    KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase, StateReader,
-    StateWriter,
+    AppliedBlock, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase,
+    StateReader, StateWriter,
 };
 use std::{
     collections::{HashMap, VecDeque},
@@ -98,13 +98,13 @@ pub fn generate(
         bar.set_message("writing genesis state");
     }
     let (world, genesis) = genesis::build(config);
-    write_genesis(&genesis, out_state, config.first_block - 1)?;
-
     let meta = DumpMeta {
         chain_id: 1,
         chained: true,
         source: "synthetic".into(),
     };
+    write_genesis(&genesis, out_state, config.first_block - 1, meta.chain_id)?;
+
     let mut writer = DumpWriter::create(out_dump, meta, WriterOptions::default())?;
     if let Some(bar) = progress {
         bar.set_message("generating blocks");
@@ -144,12 +144,14 @@ pub fn generate(
 }
 
 /// Writes the genesis into a new RocksDB store in bounded commits, without the WAL (a bulk load),
-/// and flushes it. Every commit records `applied_block`; a crash part-way leaves a store to delete,
-/// since the dump is only created after this returns.
+/// and flushes it. Every commit records `applied_block`; the last one also its hash (from the
+/// genesis' block hashes) and `chain_id`, so replays can check the dump builds on this state. A
+/// crash part-way leaves a store to delete, since the dump is only created after this returns.
 fn write_genesis(
     genesis: &StateChanges,
     path: &Path,
     applied_block: u64,
+    chain_id: u64,
 ) -> Result<(), SynthError> {
     let options = RocksOptions {
         write_without_wal: true,
@@ -174,13 +176,22 @@ fn write_genesis(
             applied_block,
         )?;
     }
-    store.commit(
+    let hash = genesis
+        .block_hashes
+        .iter()
+        .find(|(number, _)| *number == applied_block)
+        .map(|(_, hash)| *hash);
+    store.commit_block(
         &StateChanges {
             codes: genesis.codes.clone(),
             block_hashes: genesis.block_hashes.clone(),
             ..StateChanges::default()
         },
-        applied_block,
+        AppliedBlock {
+            number: applied_block,
+            hash,
+            chain_id: Some(chain_id),
+        },
     )?;
     store.flush()?;
     tracing::debug!(

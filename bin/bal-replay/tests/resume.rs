@@ -1,0 +1,225 @@
+//! A `bal-replay run` killed with SIGKILL at any moment (mid-batch, mid-commit) leaves the state
+//! exactly at a batch boundary, and running the same command again resumes from there and ends
+//! with the state an uninterrupted run leaves. The kills are real: the binary is killed at random
+//! points of the replay (after a random number of commits, plus a random part of a batch).
+
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
+use bal_replay_exec::ChainConfig;
+use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_synth::{GeneratorConfig, generate};
+use std::{
+    path::Path,
+    process::{Command, Output},
+    time::{Duration, Instant},
+};
+
+const BLOCKS: u64 = 12;
+const BATCH: usize = 2;
+const KILLS: usize = 5;
+
+fn copy_state(src: &Path, dst: &Path) {
+    RocksStore::open(src, &RocksOptions::default())
+        .unwrap()
+        .checkpoint(dst)
+        .unwrap();
+}
+
+fn digest(state: &Path) -> (String, Option<u64>) {
+    let store = RocksStore::open_read_only(state).unwrap();
+    (
+        store.content_digest().unwrap().to_string(),
+        store.applied_block().unwrap(),
+    )
+}
+
+fn run_command(dump: &Path, state: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bal-replay"));
+    command
+        .args(["run", "--dump"])
+        .arg(dump)
+        .arg("--state")
+        .arg(state)
+        .args(["--batch", &BATCH.to_string(), "--threads", "2"]);
+    command
+}
+
+fn assert_ok(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// A small xorshift, seeded from the clock and printed, so a failing run can be repeated.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
+#[test]
+fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = GeneratorConfig {
+        blocks: BLOCKS,
+        accounts: 2_000,
+        holders_per_token: 200,
+        seed: 3,
+        gas_per_block: 6_000_000,
+        ..GeneratorConfig::default()
+    };
+    let (dump, pristine) = (tmp.path().join("dump"), tmp.path().join("pristine"));
+    generate(&config, &dump, &pristine, None).expect("generate");
+
+    // The uninterrupted run, in process: the state's digest at every batch boundary.
+    let reference = tmp.path().join("reference");
+    copy_state(&pristine, &reference);
+    let mut boundaries = vec![digest(&pristine)];
+    {
+        let store = RocksStore::open(&reference, &RocksOptions::default()).unwrap();
+        let reader = DumpReader::open(&dump).unwrap();
+        let options = ReplayOptions {
+            mode: ExecMode::Parallel,
+            threads: 2,
+            batch: BATCH,
+            design: IoDesign::Parallel,
+            io_threads: 2,
+            ..ReplayOptions::default()
+        };
+        replay(&ChainConfig::mainnet(), &reader, &store, &options, |_| {
+            boundaries.push((
+                store.content_digest().unwrap().to_string(),
+                store.applied_block().unwrap(),
+            ));
+        })
+        .unwrap();
+    }
+    assert_eq!(boundaries.len(), 1 + BLOCKS as usize / BATCH);
+    let last = boundaries.last().unwrap().clone();
+
+    // The binary, uninterrupted: the same end, and when it writes. Most of a run is its start
+    // (loading, warming up); the window worth killing in opens at the first write to the state's
+    // write-ahead log.
+    let timed = tmp.path().join("timed");
+    copy_state(&pristine, &timed);
+    let wal_bytes = |state: &Path| -> u64 {
+        std::fs::read_dir(state)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                    .filter_map(|e| e.metadata().ok())
+                    .map(|m| m.len())
+                    .sum()
+            })
+            .unwrap_or(0)
+    };
+    let start = Instant::now();
+    let mut child = run_command(&dump, &timed)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut first_write, mut wal) = (None, None);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        let now = wal_bytes(&timed);
+        match wal {
+            None => wal = Some(now),
+            Some(before) if first_write.is_none() && now != before => {
+                first_write = Some(start.elapsed())
+            }
+            _ => {}
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let duration = start.elapsed();
+    assert!(status.success(), "uninterrupted run: {status}");
+    assert_eq!(digest(&timed), last);
+    let per_batch =
+        duration.saturating_sub(first_write.unwrap_or_default()) / (BLOCKS as u32 / BATCH as u32);
+    eprintln!("an uninterrupted run takes {duration:?}, its first write at {first_write:?}");
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
+        | 1;
+    eprintln!("kill points seeded with {seed}");
+    let mut rng = Rng(seed);
+    let mut interrupted_between = 0;
+    for i in 0..KILLS {
+        let state = tmp.path().join(format!("killed-{i}"));
+        copy_state(&pristine, &state);
+        // A random point of the replay: after a random number of writes to the write-ahead log
+        // (commits), plus a random part of a batch's time, so the kill lands during a batch's
+        // execution or during a commit. Startup time varies too much for a plain delay.
+        let writes = 1 + rng.next() % (boundaries.len() as u64 - 1);
+        let extra = Duration::from_micros(rng.next() % per_batch.as_micros().max(1) as u64);
+        let mut child = run_command(&dump, &state)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let (mut seen, mut before) = (0, wal_bytes(&state));
+        while seen < writes && child.try_wait().unwrap().is_none() {
+            let now = wal_bytes(&state);
+            if now != before {
+                seen += 1;
+                before = now;
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        std::thread::sleep(extra);
+        let delay = format!("{writes} writes + {extra:?}");
+        let was_running = child.try_wait().unwrap().is_none();
+        // SIGKILL on Unix: no destructor, no flush, no chance to finish the batch.
+        child.kill().unwrap();
+        let status = child.wait().unwrap();
+
+        let after_kill = digest(&state);
+        let at = boundaries.iter().position(|b| *b == after_kill);
+        assert!(
+            at.is_some(),
+            "kill {i} after {delay} (status {status}) left the state at {after_kill:?}, not at a batch boundary"
+        );
+        let at = at.unwrap();
+        eprintln!(
+            "kill {i} after {delay}: was running {was_running}, state at boundary {at} (block {:?})",
+            after_kill.1
+        );
+        if was_running && 0 < at && at < boundaries.len() - 1 {
+            interrupted_between += 1;
+        }
+
+        let out = run_command(&dump, &state).output().unwrap();
+        let stdout = assert_ok(&out, &format!("resume after kill {i}"));
+        assert_eq!(digest(&state), last, "kill {i}: resumed to another state");
+        if at == boundaries.len() - 1 {
+            assert!(stdout.contains("nothing to replay"), "{stdout}");
+        } else if at > 0 {
+            assert!(
+                stdout.contains(&format!("skipped {} blocks", at * BATCH)),
+                "{stdout}"
+            );
+        }
+    }
+    eprintln!("{interrupted_between} of {KILLS} kills stopped a run between two batches");
+    // Kills that all landed before the first commit or after the last would prove nothing about
+    // a stop mid-replay.
+    assert!(
+        interrupted_between > 0,
+        "no kill landed between two batches (seed {seed})"
+    );
+}

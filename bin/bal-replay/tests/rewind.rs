@@ -1,0 +1,201 @@
+//! `run --rewind` and `bench` replay over scratch copies and never touch anything else: the state
+//! (however it is named: `.`, `..`, a relative path, `x.rewind`), the user's files inside and
+//! beside it, and each other's copies when two run at once. Each runs the real binary.
+
+use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_synth::{GeneratorConfig, generate};
+use std::{
+    collections::BTreeMap,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+};
+
+/// A small generated chain: the dump and a pristine state to copy.
+fn chain(dir: &Path) -> (PathBuf, PathBuf) {
+    let config = GeneratorConfig {
+        blocks: 4,
+        accounts: 1_000,
+        holders_per_token: 100,
+        seed: 5,
+        gas_per_block: 2_000_000,
+        ..GeneratorConfig::default()
+    };
+    let (dump, state) = (dir.join("dump"), dir.join("pristine"));
+    generate(&config, &dump, &state, None).expect("generate");
+    (dump, state)
+}
+
+/// A copy of the state at `dst` (a RocksDB checkpoint; `dst` must not exist).
+fn copy_state(src: &Path, dst: &Path) {
+    RocksStore::open(src, &RocksOptions::default())
+        .unwrap()
+        .checkpoint(dst)
+        .unwrap();
+}
+
+fn digest(state: &Path) -> (String, Option<u64>) {
+    let store = RocksStore::open_read_only(state).unwrap();
+    (
+        store.dump_all().unwrap().digest().to_string(),
+        store.applied_block().unwrap(),
+    )
+}
+
+/// Every path under `dir` (recursively) with its contents, except inside RocksDB states (whose
+/// files RocksDB may rewrite on open; those are compared by digest).
+fn tree(dir: &Path, skip: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if skip.contains(&path.as_path()) {
+            out.insert(path, b"<state>".to_vec());
+        } else if path.is_dir() {
+            out.insert(path.clone(), b"<dir>".to_vec());
+            out.extend(tree(&path, skip));
+        } else {
+            out.insert(path.clone(), std::fs::read(&path).unwrap());
+        }
+    }
+    out
+}
+
+fn run_rewind(cwd: &Path, dump: &Path, state: &str) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+        .current_dir(cwd)
+        .args(["run", "--dump"])
+        .arg(dump)
+        .args([
+            "--state",
+            state,
+            "--rewind",
+            "--batch",
+            "2",
+            "--threads",
+            "1",
+        ])
+        .output()
+        .expect("run bal-replay")
+}
+
+fn assert_ok(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstdout: {stdout}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// `--state .`, `..` and a relative path, each from the directory that makes it name the state,
+/// a state named `x.rewind`, and a state `x` beside a user's directory `x.rewind`: every run
+/// replays the whole dump, and afterwards the state's contents, the user's file inside it, the
+/// sibling and everything else in the parent directory are exactly as before, with no scratch
+/// directory left.
+#[test]
+fn rewind_leaves_the_state_its_files_and_its_siblings_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path());
+    let dump = dump.canonicalize().unwrap();
+    let pristine_digest = digest(&pristine);
+
+    // (state directory name, sub-directory of the parent to run from, --state argument)
+    let cases: [(&str, &str, &str); 5] = [
+        ("state", "state", "."),
+        ("state", "state/sub", ".."),
+        ("state", "", "state"),
+        ("x.rewind", "", "x.rewind"),
+        ("x", "x", "."),
+    ];
+    for (i, (name, cwd, arg)) in cases.into_iter().enumerate() {
+        let parent = tmp.path().join(format!("case-{i}"));
+        std::fs::create_dir(&parent).unwrap();
+        let state = parent.join(name);
+        copy_state(&pristine, &state);
+        std::fs::write(state.join("notes.txt"), b"the user's notes").unwrap();
+        std::fs::create_dir(state.join("sub")).unwrap();
+        // The sibling the old code took for its scratch copy (`with_extension("rewind")`).
+        let sibling = parent.join(format!(
+            "{}.rewind",
+            Path::new(name).file_stem().unwrap().to_string_lossy()
+        ));
+        if sibling != state {
+            std::fs::create_dir(&sibling).unwrap();
+            std::fs::write(sibling.join("keep.txt"), b"keep me").unwrap();
+        }
+        let before = tree(&parent, &[state.as_path()]);
+
+        let out = run_rewind(&parent.join(cwd), &dump, arg);
+        let stdout = assert_ok(&out, &format!("case {i}: --state {arg} from {cwd:?}"));
+        assert!(stdout.contains("replayed 4 blocks"), "case {i}: {stdout}");
+
+        assert_eq!(digest(&state), pristine_digest, "case {i}: state changed");
+        assert_eq!(
+            std::fs::read(state.join("notes.txt")).unwrap(),
+            b"the user's notes",
+            "case {i}"
+        );
+        assert!(state.join("sub").is_dir(), "case {i}");
+        assert_eq!(
+            tree(&parent, &[state.as_path()]),
+            before,
+            "case {i}: parent changed"
+        );
+        if sibling != state {
+            assert_eq!(std::fs::read(sibling.join("keep.txt")).unwrap(), b"keep me");
+        }
+    }
+}
+
+/// Two benches at once over sibling states `state.v1` and `state.v2` (which the old code gave one
+/// shared scratch directory, `state.bench-run`): both succeed, both states are unchanged, and the
+/// parent directory holds exactly what it held before.
+#[test]
+fn two_benches_over_sibling_states_run_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path());
+    let parent = tmp.path().join("states");
+    std::fs::create_dir(&parent).unwrap();
+    let states = [parent.join("state.v1"), parent.join("state.v2")];
+    for state in &states {
+        copy_state(&pristine, state);
+    }
+    let digests: Vec<_> = states.iter().map(|s| digest(s)).collect();
+    let skip: Vec<&Path> = states.iter().map(PathBuf::as_path).collect();
+    let before = tree(&parent, &skip);
+
+    let children: Vec<_> = states
+        .iter()
+        .map(|state| {
+            Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+                .args(["bench", "--dump"])
+                .arg(&dump)
+                .arg("--state")
+                .arg(state)
+                .args([
+                    "--threads",
+                    "1,2",
+                    "--batch",
+                    "2",
+                    "--io",
+                    "parallel,batched",
+                    "--no-baselines",
+                    "--repeat",
+                    "2",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (child, state) in children.into_iter().zip(&states) {
+        let out = child.wait_with_output().unwrap();
+        assert_ok(&out, &format!("bench over {}", state.display()));
+    }
+    for (state, before) in states.iter().zip(&digests) {
+        assert_eq!(&digest(state), before, "{} changed", state.display());
+    }
+    assert_eq!(tree(&parent, &skip), before);
+}
