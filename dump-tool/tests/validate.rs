@@ -109,7 +109,8 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
     for (i, record) in reader.records().enumerate() {
         let mut record = record.unwrap();
         if i == 2 {
-            let past = record.tx_count() as u64 + 2;
+            let (number, txs) = (record.number(), record.tx_count());
+            let past = txs as u64 + 2;
             let account = record
                 .bal
                 .iter_mut()
@@ -118,7 +119,7 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
             let mut change = account.balance_changes.last().unwrap().clone();
             change.block_access_index.0 = past;
             account.balance_changes.push(change);
-            target = Some((record.number(), account.address, past, record.tx_count()));
+            target = Some((number, account.address, past, txs));
         }
         writer.append(&record).unwrap();
     }
