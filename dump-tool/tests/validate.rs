@@ -1,5 +1,6 @@
 //! `bal-dump validate`: a generated chain's dump is valid; a copy with one altered BAL value and one
-//! broken parent link is not, and both blocks are named.
+//! broken parent link is not, and both blocks are named; nor is a copy with a BAL index past its
+//! block, which is named with the index and the block's range.
 
 use alloy_primitives::{B256, U256};
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
@@ -90,4 +91,48 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
     );
     assert!(!text.contains(&format!("block {}: INVALID", numbers[0])));
     assert!(!text.contains(&format!("block {}: INVALID", numbers[2])));
+
+    // A balance change at an index past block 2's last (n + 1): once dropped silently, so the
+    // dump validated.
+    let bad_index = tmp.path().join("bad-index");
+    let mut writer = DumpWriter::create(
+        &bad_index,
+        DumpMeta {
+            chain_id: reader.chain_id(),
+            chained: true,
+            source: "altered".into(),
+        },
+        WriterOptions::default(),
+    )
+    .unwrap();
+    let mut target = None;
+    for (i, record) in reader.records().enumerate() {
+        let mut record = record.unwrap();
+        if i == 2 {
+            let (number, txs) = (record.number(), record.tx_count());
+            let past = txs as u64 + 2;
+            let account = record
+                .bal
+                .iter_mut()
+                .find(|a| !a.balance_changes.is_empty())
+                .unwrap();
+            let mut change = account.balance_changes.last().unwrap().clone();
+            change.block_access_index.0 = past;
+            account.balance_changes.push(change);
+            target = Some((number, account.address, past, txs));
+        }
+        writer.append(&record).unwrap();
+    }
+    writer.finish().unwrap();
+    let (number, address, past, txs) = target.unwrap();
+    let (ok, text) = validate(&bad_index);
+    assert!(!ok, "{text}");
+    assert!(text.contains("3 blocks valid, 1 invalid"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "block {number}: INVALID: block {number}: account {address} has a BAL change at index {past}, outside the block's indices 0..={} ({txs} transactions)",
+            past - 1
+        )),
+        "{text}"
+    );
 }

@@ -396,6 +396,7 @@ fn run(args: RunArgs) -> eyre::Result<()> {
         bal_replay_metrics::install_exporter(addr)?;
         // Present from the first scrape, so "no failures" reads as 0, not as no data.
         metrics::counter!(bal_replay_metrics::REPLAY_VERIFICATION_FAILURES).increment(0);
+        metrics::counter!(bal_replay_metrics::REPLAY_STORE_ERRORS).increment(0);
     }
     let dump = DumpReader::open(&args.dump)?;
     let config = ChainConfig::for_dump(&dump)?;
@@ -506,13 +507,7 @@ fn replay_and_report<S: StateReader + StateWriter>(
     let report = match result {
         Ok(report) => report,
         Err(e) => {
-            if matches!(
-                e,
-                bal_replay_engine::EngineError::Exec(_)
-                    | bal_replay_engine::EngineError::HeaderMismatch { .. }
-            ) {
-                metrics::counter!(bal_replay_metrics::REPLAY_VERIFICATION_FAILURES).increment(1);
-            }
+            bal_replay_metrics::record_replay_error(&e);
             return Err(e.into());
         }
     };

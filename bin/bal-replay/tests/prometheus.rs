@@ -67,6 +67,9 @@ fn prometheus_scrapes_the_run_totals() {
         prometheus.expect_last_value(metric, expect(key));
     }
     prometheus.expect_last_value("bal_replay_batch_duration_seconds_count", expect("batches"));
+    // Both failure counters are exported from the first scrape, and apart: a clean run has neither.
+    prometheus.expect_last_value("bal_replay_verification_failures_total", 0.0);
+    prometheus.expect_last_value("bal_replay_store_errors_total", 0.0);
     assert!(
         prometheus
             .value("max_over_time(bal_replay_resident_memory_bytes[10m])")

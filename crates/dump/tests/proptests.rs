@@ -1,5 +1,9 @@
-//! Property tests: the segment parser never panics on hostile input, and random pre-states and
-//! block-hash lists survive a round trip through a dump.
+//! Property tests: the segment parser, the record decoder and `DumpReader` never panic on hostile
+//! input (every input is records or a typed `DumpError`), and random pre-states and block-hash
+//! lists survive a round trip through a dump. These run the `fuzz/` targets' properties on stable
+//! Rust, in CI.
+//!
+//! `PROPTEST_CASES` overrides every test's number of cases (see fuzz/README.md for the long run).
 
 mod common;
 
@@ -8,8 +12,64 @@ use bal_replay_dump::{
     AccountPre, BlockHashEntry, CodePre, DumpReader, DumpWriter, PreState, StoragePre,
     WriterOptions, decode_record, decode_segment_bytes, encode_record,
 };
-use common::{frame_from_raw, meta, record, segment_from_frames, segment_from_records};
+use common::{
+    edit_manifest, frame_from_raw, meta, record, segment_from_frames, segment_from_records,
+};
 use proptest::prelude::*;
+use std::path::Path;
+
+/// `PROPTEST_CASES` if set, else `default` (`ProptestConfig::with_cases` would ignore the
+/// variable). No failure files: a failing case is printed, and CI's tree stays clean.
+fn cases(default: u32) -> ProptestConfig {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+/// A valid dump of blocks 1..=4, one segment each (so the manifest lists several), copied into
+/// `dir`. Written once and copied per case: the writer syncs every file, which would cost a case
+/// far more than the reading it tests.
+fn write_dump(dir: &Path) {
+    static TEMPLATE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let template = TEMPLATE.get_or_init(|| {
+        let template = tempfile::tempdir().expect("tempdir");
+        let options = WriterOptions {
+            segment_max_bytes: 1,
+            ..WriterOptions::default()
+        };
+        let mut writer = DumpWriter::create(template.path(), meta(true), options).expect("create");
+        for number in 1..=4 {
+            writer.append(&record(number)).expect("append");
+        }
+        writer.finish().expect("finish");
+        template
+    });
+    for entry in std::fs::read_dir(template.path()).expect("template") {
+        let entry = entry.expect("entry");
+        if entry.file_type().expect("type").is_file() {
+            std::fs::copy(entry.path(), dir.join(entry.file_name())).expect("copy");
+        }
+    }
+}
+
+/// Everything a reader of `dir` can be asked, each answer a value or a typed error.
+fn read_everything(dir: &Path) {
+    if let Ok(reader) = DumpReader::open(dir) {
+        let _ = reader.verify_checksums();
+        let _ = reader.last_record();
+        for record in reader.records() {
+            if record.is_err() {
+                break;
+            }
+        }
+    }
+}
 
 fn valid_segment() -> Vec<u8> {
     segment_from_records(&[record(1), record(2), record(3)])
@@ -72,7 +132,7 @@ fn block_hashes() -> impl Strategy<Value = Vec<BlockHashEntry>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(cases(1_500))]
 
     #[test]
     fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
@@ -125,6 +185,87 @@ proptest! {
             _ => prop_assert!(result.is_err()),
         }
     }
+
+    /// Arbitrary bytes straight into the RLP decoder, as `fuzz/fuzz_targets/record_rlp.rs` does:
+    /// whatever decodes re-encodes to a canonical form that decodes to itself.
+    #[test]
+    fn random_record_bytes_decode_or_fail_typed(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        if let Ok(record) = decode_record(&bytes) {
+            let canonical = encode_record(&record);
+            let again = decode_record(&canonical).map(|r| encode_record(&r));
+            prop_assert_eq!(again.as_deref(), Ok(canonical.as_slice()));
+        }
+    }
+}
+
+proptest! {
+    // Each case copies a dump on disk: fewer cases.
+    #![proptest_config(cases(500))]
+
+    /// `DumpReader` over a dump directory with one file (the manifest or a segment) edited or cut.
+    #[test]
+    fn dump_reader_over_mutated_files_never_panics(
+        which in 0usize..3,
+        edits in proptest::collection::vec((any::<proptest::sample::Index>(), any::<u8>()), 0..6),
+        cut in proptest::option::of(any::<proptest::sample::Index>()),
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_dump(dir.path());
+        let name = match which {
+            0 => "manifest.json".to_string(),
+            i => common::read_manifest(dir.path()).segments[i - 1].file.clone(),
+        };
+        let path = dir.path().join(name);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let unchanged = edits.is_empty() && cut.is_none();
+        for (at, value) in edits {
+            let at = at.index(bytes.len());
+            bytes[at] = value;
+        }
+        if let Some(cut) = cut {
+            bytes.truncate(cut.index(bytes.len() + 1));
+        }
+        std::fs::write(&path, &bytes).expect("write");
+        read_everything(dir.path());
+        if unchanged {
+            let read = DumpReader::open(dir.path()).expect("open").records().count();
+            prop_assert_eq!(read, 4);
+        }
+    }
+
+    /// A manifest whose numbers say anything at all (counts, block numbers, sizes near `u64::MAX`).
+    #[test]
+    fn manifests_with_any_numbers_never_panic(
+        record_count in prop_oneof![0u64..8, any::<u64>()],
+        first_block in proptest::option::of(prop_oneof![0u64..8, any::<u64>()]),
+        last_block in proptest::option::of(prop_oneof![0u64..8, any::<u64>()]),
+        segments in proptest::collection::vec(
+            (prop_oneof![0u64..8, any::<u64>()], prop_oneof![0u64..8, any::<u64>()],
+             prop_oneof![0u64..4, any::<u64>()], prop_oneof![0u64..4096, any::<u64>()]),
+            0..4,
+        ),
+    ) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write_dump(dir.path());
+        edit_manifest(dir.path(), |m| {
+            m.record_count = record_count;
+            m.first_block = first_block;
+            m.last_block = last_block;
+            for (i, (first, last, records, bytes)) in segments.into_iter().enumerate() {
+                if let Some(s) = m.segments.get_mut(i) {
+                    s.first_block = first;
+                    s.last_block = last;
+                    s.records = records;
+                    s.bytes = bytes;
+                }
+            }
+        });
+        read_everything(dir.path());
+    }
+}
+
+proptest! {
+    #![proptest_config(cases(64))]
 
     #[test]
     fn pre_state_and_block_hashes_round_trip(pre_state in pre_state(), hashes in block_hashes()) {

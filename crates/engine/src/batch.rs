@@ -7,6 +7,7 @@ use alloy_eip7928::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
+use bal_replay_exec::{ExecError, check_bal_indices, writes_by_index};
 use revm::state::bal::Bal;
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -122,18 +123,38 @@ impl BatchPlan {
             });
             next += post + 1;
         }
+        // The dump is untrusted: an index past its block would shift into the next block's indices
+        // (or overflow), so every record's indices are checked before they are merged.
+        // The senders are indexed by transaction below (parallel tasks), so their count is checked
+        // here too, not only by `execute_block`.
+        for record in &records {
+            if record.senders.len() != record.tx_count() {
+                return Err(ExecError::SenderCount {
+                    block: record.number(),
+                    senders: record.senders.len(),
+                    txs: record.tx_count(),
+                }
+                .into());
+            }
+            check_bal_indices(record.number(), record.tx_count(), &record.bal)?;
+        }
+        let first_block = records.first().map(|r| r.number()).unwrap_or_default();
         let merged = merge_bals(records.iter().zip(&offsets).map(|(r, off)| {
             if design.diffs_only() {
                 (diffs_only_bal(&r.bal), *off)
             } else {
                 (r.bal.clone(), *off)
             }
-        }));
-        let bal = Bal::try_from(merged.clone()).map_err(|e| EngineError::InvalidBal {
-            block: records.first().map(|r| r.number()).unwrap_or_default(),
+        }))
+        .map_err(|e| EngineError::InvalidBal {
+            block: first_block,
             message: e.to_string(),
         })?;
-        let expected_writes = bal_replay_exec::writes_by_index(&merged, tasks.len());
+        let bal = Bal::try_from(merged.clone()).map_err(|e| EngineError::InvalidBal {
+            block: first_block,
+            message: e.to_string(),
+        })?;
+        let expected_writes = writes_by_index(first_block, &merged, tasks.len())?;
         Ok(Self {
             records,
             offsets,
@@ -184,47 +205,69 @@ struct MergedAccount {
     reads: BTreeSet<U256>,
 }
 
+/// A BAL index that does not fit in the batch's index space once shifted by its block's offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "account {address} has a BAL change at index {index}, which overflows the batch's index space at offset {offset}"
+)]
+pub struct IndexOverflow {
+    /// The account whose change names the index.
+    pub address: Address,
+    /// The block-local index.
+    pub index: u64,
+    /// The block's offset in the batch.
+    pub offset: u64,
+}
+
 /// Merges per-block BALs into one, shifting each block's indices by its offset. Offsets must be
 /// ascending, so each change list stays sorted by index. A slot written anywhere in the batch is a
 /// change, never also a read (revm's BAL treats a listed read as a slot without writes).
-pub fn merge_bals(bals: impl IntoIterator<Item = (BlockAccessList, u64)>) -> BlockAccessList {
-    let shift = |index: BlockAccessIndex, offset: u64| BlockAccessIndex::new(index.0 + offset);
+///
+/// The indices are not trusted: one whose shifted value overflows is an error, never a panic or a
+/// wrapped index. Whether each index lies within its block is [`check_bal_indices`]'s job, which
+/// [`BatchPlan::new`] runs first.
+pub fn merge_bals(
+    bals: impl IntoIterator<Item = (BlockAccessList, u64)>,
+) -> Result<BlockAccessList, IndexOverflow> {
     let mut accounts: BTreeMap<Address, MergedAccount> = BTreeMap::new();
     for (bal, offset) in bals {
         for account in bal {
-            let merged = accounts.entry(account.address).or_default();
-            merged
-                .balance
-                .extend(account.balance_changes.into_iter().map(|mut c| {
-                    c.block_access_index = shift(c.block_access_index, offset);
-                    c
-                }));
-            merged
-                .nonce
-                .extend(account.nonce_changes.into_iter().map(|mut c| {
-                    c.block_access_index = shift(c.block_access_index, offset);
-                    c
-                }));
-            merged
-                .code
-                .extend(account.code_changes.into_iter().map(|mut c| {
-                    c.block_access_index = shift(c.block_access_index, offset);
-                    c
-                }));
+            let address = account.address;
+            let shift = |index: BlockAccessIndex| {
+                index
+                    .0
+                    .checked_add(offset)
+                    .map(BlockAccessIndex::new)
+                    .ok_or(IndexOverflow {
+                        address,
+                        index: index.0,
+                        offset,
+                    })
+            };
+            let merged = accounts.entry(address).or_default();
+            for mut c in account.balance_changes {
+                c.block_access_index = shift(c.block_access_index)?;
+                merged.balance.push(c);
+            }
+            for mut c in account.nonce_changes {
+                c.block_access_index = shift(c.block_access_index)?;
+                merged.nonce.push(c);
+            }
+            for mut c in account.code_changes {
+                c.block_access_index = shift(c.block_access_index)?;
+                merged.code.push(c);
+            }
             for slot in account.storage_changes {
-                merged
-                    .slots
-                    .entry(slot.slot)
-                    .or_default()
-                    .extend(slot.changes.into_iter().map(|mut c| {
-                        c.block_access_index = shift(c.block_access_index, offset);
-                        c
-                    }));
+                let changes = merged.slots.entry(slot.slot).or_default();
+                for mut c in slot.changes {
+                    c.block_access_index = shift(c.block_access_index)?;
+                    changes.push(c);
+                }
             }
             merged.reads.extend(account.storage_reads);
         }
     }
-    accounts
+    Ok(accounts
         .into_iter()
         .map(|(address, m)| {
             let mut out = AccountChanges::new(address);
@@ -243,7 +286,7 @@ pub fn merge_bals(bals: impl IntoIterator<Item = (BlockAccessList, u64)>) -> Blo
             out.code_changes = m.code;
             out
         })
-        .collect()
+        .collect())
 }
 
 #[cfg(test)]
@@ -267,7 +310,7 @@ mod tests {
                     vec![StorageChange::new(BlockAccessIndex::new(1), U256::from(3))],
                 )),
         ];
-        let merged = merge_bals([(block0, 0), (block1, 5)]);
+        let merged = merge_bals([(block0, 0), (block1, 5)]).unwrap();
         assert_eq!(merged.len(), 1);
         let m = &merged[0];
         assert_eq!(

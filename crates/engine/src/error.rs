@@ -1,6 +1,5 @@
 //! Engine errors.
 
-use alloy_primitives::{Address, B256, U256};
 use bal_replay_dump::DumpError;
 use bal_replay_exec::ExecError;
 use bal_replay_state::StateError;
@@ -108,24 +107,29 @@ pub enum EngineError {
     },
 }
 
-/// A read the full-BAL design could not answer from the dump's pre-block values.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum PreValueMissing {
-    /// An account the dump does not list.
-    #[error("the dump is incomplete: account {0} is read but has no pre-block value")]
-    Account(Address),
-    /// A slot the dump does not list.
-    #[error("the dump is incomplete: slot {1:#x} of {0} is read but has no pre-block value")]
-    Storage(Address, U256),
-    /// Code the dump does not carry.
-    #[error("the dump is incomplete: code {0} is loaded but not in the dump")]
-    Code(B256),
-    /// A block hash the dump does not carry.
-    #[error("the dump is incomplete: BLOCKHASH({0}) is not in the dump")]
-    BlockHash(u64),
-}
+/// A read the full-BAL design could not answer from the dump's pre-block values (defined next to
+/// the executor, which keeps it typed in [`ExecError::PreValueMissing`]).
+pub use bal_replay_exec::PreValueMissing;
 
-impl revm::database_interface::DBErrorMarker for PreValueMissing {}
+impl EngineError {
+    /// Whether the replay stopped because a block did not match its record (BAL, header or
+    /// execution mismatch): what `bal_replay_verification_failures_total` counts.
+    pub fn is_verification_failure(&self) -> bool {
+        match self {
+            Self::Exec(e) => e.is_verification_failure(),
+            Self::HeaderMismatch { .. } | Self::InvalidBal { .. } | Self::InvalidRecord { .. } => {
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the replay stopped because the state store failed (I/O, RocksDB, MDBX), reading or
+    /// committing: what `bal_replay_store_errors_total` counts.
+    pub fn is_store_error(&self) -> bool {
+        matches!(self, Self::State(_) | Self::Exec(ExecError::Store { .. }))
+    }
+}
 
 impl From<bal_replay_exec::HeaderMismatch> for EngineError {
     fn from(m: bal_replay_exec::HeaderMismatch) -> Self {

@@ -32,7 +32,7 @@ mod sequential;
 mod validate;
 mod verify;
 
-pub use batch::{BatchPlan, Task, TaskKind, TaskOrder, merge_bals};
+pub use batch::{BatchPlan, IndexOverflow, Task, TaskKind, TaskOrder, merge_bals};
 pub use design::{BalSizes, IoDesign, diffs_only_bal};
 pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};

@@ -13,7 +13,7 @@ use alloy_evm::{
 };
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
-use bal_replay_exec::{ChainConfig, check_writes, tx_writes_from_bal};
+use bal_replay_exec::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
 use bal_replay_state::{AccountFlat, StateChanges};
 use revm::{
     DatabaseRef,
@@ -24,7 +24,7 @@ use revm::{
 use std::{
     sync::{
         Mutex,
-        atomic::{AtomicBool, AtomicUsize, Ordering},
+        atomic::{AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -80,19 +80,24 @@ where
     // A task's global index is its position in `plan.tasks` (block order): its output slot.
     let slot_of = |t: &Task| -> usize { t.global_index as usize };
 
+    // The error reported is the one of the lowest failing (block, index), whatever the number of
+    // workers or the task order: after a failure, tasks above it are skipped (they cannot change
+    // which error is the lowest), and tasks below it still run, since one of them may fail too.
+    // Tasks are independent (each reads the BAL's writes below its index), so the lowest failing
+    // task is the same in every run.
     let cursor = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let first_error: Mutex<Option<EngineError>> = Mutex::new(None);
+    let lowest_failed = AtomicU64::new(u64::MAX);
+    let lowest_error: Mutex<Option<(u64, EngineError)>> = Mutex::new(None);
     let start = Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..threads.max(1) {
             scope.spawn(|| {
                 loop {
-                    if failed.load(Ordering::Relaxed) {
-                        return;
-                    }
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
                     let Some(task) = tasks.get(i) else { return };
+                    if task.global_index > lowest_failed.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     let t0 = Instant::now();
                     match run_task(config, plan, &envs[task.block], db, db_fallback, task) {
                         Ok(receipt) => {
@@ -105,13 +110,12 @@ where
                             }
                         }
                         Err(e) => {
-                            failed.store(true, Ordering::Relaxed);
-                            if let Ok(mut first) = first_error.lock()
-                                && first.is_none()
+                            lowest_failed.fetch_min(task.global_index, Ordering::Relaxed);
+                            if let Ok(mut lowest) = lowest_error.lock()
+                                && lowest.as_ref().is_none_or(|(g, _)| task.global_index < *g)
                             {
-                                *first = Some(e);
+                                *lowest = Some((task.global_index, e));
                             }
-                            return;
                         }
                     }
                 }
@@ -119,26 +123,38 @@ where
         }
     });
     let exec_time = start.elapsed();
-    if let Some(e) = first_error
+    let failure = lowest_error
         .into_inner()
-        .map_err(|e| EngineError::WorkerPanic(e.to_string()))?
-    {
-        return Err(e);
-    }
-    let outputs: Vec<TaskOutput> = outputs
+        .map_err(|e| EngineError::WorkerPanic(e.to_string()))?;
+    // The block of the failing task: every block before it ran all its tasks, so its header check
+    // (gas used, receipts root) comes first, as sequential execution would report it.
+    let failed_block = failure
+        .as_ref()
+        .and_then(|(g, _)| plan.tasks.get(*g as usize))
+        .map(|t| t.block);
+    let outputs: Vec<Option<TaskOutput>> = outputs
         .into_iter()
         .map(|m| m.into_inner().ok().flatten())
-        .collect::<Option<Vec<_>>>()
-        .ok_or_else(|| EngineError::WorkerPanic("a task produced no output".into()))?;
+        .collect();
+    let output = |i: usize| {
+        outputs
+            .get(i)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| EngineError::WorkerPanic(format!("task {i} produced no output")))
+    };
 
     // Receipts per block, with cumulative gas restored in block order.
     let mut tx_times = Vec::with_capacity(plan.tx_count());
     for (k, record) in plan.records.iter().enumerate() {
+        if failed_block == Some(k) {
+            break;
+        }
         let first = plan.offsets[k] as usize;
         let n = record.tx_count();
         let mut cumulative = 0u64;
         let mut receipts = Vec::with_capacity(n);
-        for out in &outputs[first + 1..=first + n] {
+        for i in first + 1..=first + n {
+            let out = output(i)?;
             let mut receipt = out
                 .receipt
                 .clone()
@@ -151,6 +167,10 @@ where
         let (root, bloom) = bal_replay_exec::receipts_root_and_bloom(&receipts);
         check_block(config, record, cumulative, root, bloom)?;
     }
+    if let Some((_, e)) = failure {
+        return Err(e);
+    }
+    let outputs: Vec<&TaskOutput> = (0..outputs.len()).map(output).collect::<Result<_, _>>()?;
 
     let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
     let busy_time = outputs.iter().map(|o| o.elapsed).sum();
@@ -187,14 +207,13 @@ where
     let record = &plan.records[task.block];
     let block = &record.block;
     let number = block.header.number;
-    let exec_err = |e: &dyn std::fmt::Display| {
-        EngineError::Exec(bal_replay_exec::ExecError::Execution {
-            block: number,
-            message: format!(
-                "{}: {e}",
-                bal_replay_exec::describe_bal_index(task.local_index, record.tx_count())
-            ),
-        })
+    let exec_err = |e| {
+        EngineError::Exec(ExecError::from_execution::<D::Error>(
+            number,
+            task.local_index,
+            record.tx_count(),
+            e,
+        ))
     };
     let mut state = State::builder()
         .with_database(WrapDatabaseRef(db))
@@ -209,9 +228,7 @@ where
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
     let (mut state, receipt) = match task.kind {
         TaskKind::PreBlock => {
-            executor
-                .apply_pre_execution_changes()
-                .map_err(|e| exec_err(&e))?;
+            executor.apply_pre_execution_changes().map_err(exec_err)?;
             (executor.evm.into_db(), None)
         }
         TaskKind::Tx(i) => {
@@ -220,14 +237,12 @@ where
                 alloy_consensus::transaction::Recovered::new_unchecked(tx, record.senders[i]);
             // Not `execute_transaction_with_index`: it would set the block-local index, and this
             // state reads the batch's merged BAL at the global index set above.
-            executor
-                .execute_transaction(recovered)
-                .map_err(|e| exec_err(&e))?;
+            executor.execute_transaction(recovered).map_err(exec_err)?;
             let receipt = executor.receipts.first().cloned();
             (executor.evm.into_db(), receipt)
         }
         TaskKind::PostBlock => {
-            let (evm, _) = executor.finish().map_err(|e| exec_err(&e))?;
+            let (evm, _) = executor.finish().map_err(exec_err)?;
             (evm.into_db(), None)
         }
     };
@@ -264,10 +279,16 @@ where
             let base = db
                 .basic_ref(address)
                 .map_err(|e| {
-                    EngineError::Exec(bal_replay_exec::ExecError::Execution {
-                        block: plan.last_block(),
-                        message: format!("reading {address} for the batch commit: {e}"),
-                    })
+                    // The commit reads the pre-batch state, outside any task's index.
+                    EngineError::Exec(ExecError::from_read(
+                        plan.last_block(),
+                        None,
+                        plan.records
+                            .last()
+                            .map(|r| r.tx_count())
+                            .unwrap_or_default(),
+                        e,
+                    ))
                 })?
                 .map(|i| AccountFlat {
                     nonce: i.nonce,

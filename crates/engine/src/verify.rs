@@ -30,8 +30,8 @@ pub fn check_block_bal(
     built: &alloy_eip7928::BlockAccessList,
 ) -> Result<(), EngineError> {
     let n = record.tx_count();
-    let expected = writes_by_index(&record.bal, n + 2);
-    let got = writes_by_index(built, n + 2);
+    let expected = writes_by_index(record.number(), &record.bal, n + 2)?;
+    let got = writes_by_index(record.number(), built, n + 2)?;
     for (index, (e, g)) in expected.iter().zip(&got).enumerate() {
         check_writes(record.number(), index as u64, n, e, g)?;
     }

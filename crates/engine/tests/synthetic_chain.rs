@@ -134,17 +134,11 @@ fn a_tampered_bal_stops_the_replay_and_leaves_the_state_untouched() {
         };
         let err =
             replay(&config, &bad, &store, &options, |_| {}).expect_err("a tampered BAL must fail");
+        // Whatever the number of workers, the lowest failing task is reported: the tampered
+        // index, not a later transaction that read the tampered balance.
         match &err {
-            // One worker in block order reaches the tampered index before any task that reads its
-            // value, so the error names the tampered account exactly.
-            EngineError::Exec(ExecError::BalMismatch { block, address, .. }) if threads == 1 => {
+            EngineError::Exec(ExecError::BalMismatch { block, address, .. }) => {
                 assert_eq!((*block, *address), (bad_block, bad_account), "{err}");
-            }
-            // With more workers, a later transaction reading the wrong balance may fail first.
-            EngineError::Exec(
-                ExecError::BalMismatch { block, .. } | ExecError::Execution { block, .. },
-            ) if threads > 1 => {
-                assert_eq!(*block, bad_block, "{err}")
             }
             other => panic!("{design}: unexpected error {other}"),
         }
@@ -157,4 +151,170 @@ fn a_tampered_bal_stops_the_replay_and_leaves_the_state_untouched() {
         );
         assert_eq!((applied + 1 - first) % 2, 0, "only whole batches commit");
     }
+}
+
+/// A copy of `dump` with `edit` applied to each record (by position), as a chained dump at `out`.
+fn edited_dump(
+    dump: &DumpReader,
+    out: &std::path::Path,
+    mut edit: impl FnMut(usize, &mut bal_replay_dump::BlockRecord),
+) -> DumpReader {
+    let mut writer = DumpWriter::create(
+        out,
+        DumpMeta {
+            chain_id: 1,
+            chained: true,
+            source: "tampered".into(),
+        },
+        WriterOptions::default(),
+    )
+    .unwrap();
+    for (i, record) in dump.records().enumerate() {
+        let mut record = record.unwrap();
+        edit(i, &mut record);
+        writer.append(&record).unwrap();
+    }
+    writer.finish().unwrap();
+    DumpReader::open(out).unwrap()
+}
+
+/// Three mismatches in one batch: a slot write of one transaction, a balance write of a later
+/// transaction of the same block, and a balance write in a later block. Every parallel run, with
+/// any number of workers and either task order, must report the first: its block, its transaction
+/// index, its account and its slot.
+#[test]
+fn with_many_workers_the_lowest_mismatch_is_reported() {
+    use alloy_primitives::U256;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump_dir, pristine) = small_chain(tmp.path());
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let mut lowest = None;
+    let mut others = Vec::new();
+    let bad = edited_dump(&dump, &tmp.path().join("bad"), |i, record| {
+        let n = record.tx_count() as u64;
+        let number = record.number();
+        let is_tx = |index: u64| (1..=n).contains(&index);
+        if i == 2 {
+            // The slot write of the lowest transaction that writes storage.
+            let (a, s, c) = record
+                .bal
+                .iter()
+                .enumerate()
+                .flat_map(|(a, acc)| {
+                    acc.storage_changes
+                        .iter()
+                        .enumerate()
+                        .flat_map(move |(s, slot)| {
+                            slot.changes
+                                .iter()
+                                .enumerate()
+                                .map(move |(c, ch)| (ch.block_access_index.0, a, s, c))
+                        })
+                })
+                .filter(|(index, ..)| is_tx(*index))
+                .min()
+                .map(|(_, a, s, c)| (a, s, c))
+                .expect("block 2 writes storage in a transaction");
+            let account = &mut record.bal[a];
+            let change = &mut account.storage_changes[s].changes[c];
+            change.new_value += U256::from(1);
+            let index = change.block_access_index.0;
+            lowest = Some((
+                number,
+                index,
+                account.address,
+                account.storage_changes[s].slot,
+            ));
+            // A balance write of a later transaction of the same block.
+            let (a, c) = record
+                .bal
+                .iter()
+                .enumerate()
+                .flat_map(|(a, acc)| {
+                    acc.balance_changes
+                        .iter()
+                        .enumerate()
+                        .map(move |(c, ch)| (ch.block_access_index.0, a, c))
+                })
+                .filter(|(later, ..)| is_tx(*later) && *later > index)
+                .max()
+                .map(|(_, a, c)| (a, c))
+                .expect("a later transaction of block 2 writes a balance");
+            record.bal[a].balance_changes[c].post_balance += U256::from(1);
+            others.push((
+                number,
+                record.bal[a].balance_changes[c].block_access_index.0,
+            ));
+        }
+        if i == 3 {
+            let change = record
+                .bal
+                .iter_mut()
+                .flat_map(|a| a.balance_changes.iter_mut())
+                .find(|c| c.block_access_index.0 == 1)
+                .expect("block 3's first transaction writes a balance");
+            change.post_balance += U256::from(1);
+            others.push((number, 1));
+        }
+    });
+    let (block, index, address, slot) = lowest.unwrap();
+    assert_eq!(others.len(), 2, "three mismatches injected");
+    assert!(
+        others.iter().all(|o| *o > (block, index)),
+        "{others:?} after {:?}",
+        (block, index)
+    );
+
+    let config = ChainConfig::mainnet();
+    let work = tmp.path().join("work");
+    clone_db_dir(&pristine, &work).unwrap();
+    let store = RocksStore::open(&work, &RocksOptions::default()).unwrap();
+    let before = store.applied_block().unwrap();
+    let mut runs = 0;
+    for design in [IoDesign::Full, IoDesign::Parallel] {
+        for threads in [2, 3, 4] {
+            for order in [TaskOrder::BlockOrder, TaskOrder::LongestFirst] {
+                for _ in 0..4 {
+                    let options = ReplayOptions {
+                        mode: ExecMode::Parallel,
+                        threads,
+                        // Blocks 0..=3 in one batch: all three mismatches run at once.
+                        batch: 4,
+                        design,
+                        order,
+                        io_threads: 2,
+                        ..ReplayOptions::default()
+                    };
+                    let err = replay(&config, &bad, &store, &options, |_| {})
+                        .expect_err("a tampered BAL must fail");
+                    let what = format!("{design} t{threads} {order:?}: {err}");
+                    match &err {
+                        EngineError::Exec(ExecError::BalMismatch {
+                            block: b,
+                            bal_index,
+                            address: a,
+                            slot: s,
+                            ..
+                        }) => {
+                            assert_eq!(
+                                (*b, *bal_index, *a, *s),
+                                (block, index, address, Some(slot)),
+                                "{what}"
+                            );
+                        }
+                        other => panic!("unexpected error {other} ({what})"),
+                    }
+                    assert!(
+                        err.to_string()
+                            .contains(&format!("tx {} (BAL index {index})", index - 1)),
+                        "{what}"
+                    );
+                    // The failing batch is the first: nothing was committed.
+                    assert_eq!(store.applied_block().unwrap(), before, "{what}");
+                    runs += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(runs, 48);
 }

@@ -68,10 +68,85 @@ pub fn tx_writes_from_bal(bal: &BlockAccessList, index: u64) -> TxWrites {
         .collect()
 }
 
+/// Checks that every change list of a block's BAL names indices of the block, `0..=tx_count + 1`,
+/// in strictly increasing order, as EIP-7928 requires. A dump is untrusted input: an index past the
+/// block would otherwise be dropped silently (so the change is never checked) or, shifted into a
+/// batch's index space, land in another block; an out-of-order list would make its last entry,
+/// which a batch commits as the final value, not the last write.
+pub fn check_bal_indices(
+    block: u64,
+    tx_count: usize,
+    bal: &BlockAccessList,
+) -> Result<(), ExecError> {
+    let last = tx_count as u64 + 1;
+    let check = |address, slot, indices: &mut dyn Iterator<Item = u64>| {
+        let mut previous: Option<u64> = None;
+        for index in indices {
+            if index > last {
+                return Err(ExecError::BalIndexOutOfRange {
+                    block,
+                    address,
+                    index,
+                    tx_count,
+                });
+            }
+            if let Some(previous) = previous.filter(|p| *p >= index) {
+                return Err(ExecError::BalIndexOrder {
+                    block,
+                    address,
+                    slot,
+                    index,
+                    previous,
+                });
+            }
+            previous = Some(index);
+        }
+        Ok(())
+    };
+    for account in bal {
+        let address = account.address;
+        for slot in &account.storage_changes {
+            check(
+                address,
+                Some(slot.slot),
+                &mut slot.changes.iter().map(|c| c.block_access_index.0),
+            )?;
+        }
+        check(
+            address,
+            None,
+            &mut account
+                .balance_changes
+                .iter()
+                .map(|c| c.block_access_index.0),
+        )?;
+        check(
+            address,
+            None,
+            &mut account.nonce_changes.iter().map(|c| c.block_access_index.0),
+        )?;
+        check(
+            address,
+            None,
+            &mut account.code_changes.iter().map(|c| c.block_access_index.0),
+        )?;
+    }
+    Ok(())
+}
+
 /// The writes of every index `0..indices` in one pass over the BAL: `result[i]` equals
 /// [`tx_writes_from_bal`]`(bal, i)`. Filtering the whole BAL once per index is quadratic in the BAL's
 /// size; a batch of many blocks has tens of thousands of indices.
-pub fn writes_by_index(bal: &BlockAccessList, indices: usize) -> Vec<TxWrites> {
+///
+/// `bal` is one block's BAL with `indices = tx_count + 2`, or a batch's merged BAL with one index per
+/// task. A change at an index `>= indices` is an error naming `block` (the block, or the batch's
+/// first block) and that index with `tx_count = indices - 2`, never dropped: a dropped change would
+/// be a write nobody checks.
+pub fn writes_by_index(
+    block: u64,
+    bal: &BlockAccessList,
+    indices: usize,
+) -> Result<Vec<TxWrites>, ExecError> {
     let mut out: Vec<TxWrites> = vec![Vec::new(); indices];
     // Accounts come in address order, so each index's list stays sorted by pushing in order.
     fn entry(list: &mut TxWrites, address: alloy_primitives::Address) -> &mut AccountChanges {
@@ -81,39 +156,47 @@ pub fn writes_by_index(bal: &BlockAccessList, indices: usize) -> Vec<TxWrites> {
         let last = list.len() - 1;
         &mut list[last]
     }
+    let out_of_range =
+        |address, index: alloy_eip7928::BlockAccessIndex| ExecError::BalIndexOutOfRange {
+            block,
+            address,
+            index: index.0,
+            tx_count: indices.saturating_sub(2),
+        };
     for account in bal {
         let address = account.address;
+        let list_at = |index: alloy_eip7928::BlockAccessIndex| {
+            usize::try_from(index.0)
+                .ok()
+                .filter(|i| *i < indices)
+                .ok_or_else(|| out_of_range(address, index))
+        };
         for slot in &account.storage_changes {
             for change in &slot.changes {
-                if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
-                    let a = entry(list, address);
-                    match a.storage_changes.last_mut() {
-                        Some(s) if s.slot == slot.slot => s.changes.push(change.clone()),
-                        _ => a.storage_changes.push(alloy_eip7928::SlotChanges::new(
-                            slot.slot,
-                            vec![change.clone()],
-                        )),
-                    }
+                let a = entry(&mut out[list_at(change.block_access_index)?], address);
+                match a.storage_changes.last_mut() {
+                    Some(s) if s.slot == slot.slot => s.changes.push(change.clone()),
+                    _ => a.storage_changes.push(alloy_eip7928::SlotChanges::new(
+                        slot.slot,
+                        vec![change.clone()],
+                    )),
                 }
             }
         }
         for change in &account.balance_changes {
-            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
-                entry(list, address).balance_changes.push(change.clone());
-            }
+            let list = &mut out[list_at(change.block_access_index)?];
+            entry(list, address).balance_changes.push(change.clone());
         }
         for change in &account.nonce_changes {
-            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
-                entry(list, address).nonce_changes.push(change.clone());
-            }
+            let list = &mut out[list_at(change.block_access_index)?];
+            entry(list, address).nonce_changes.push(change.clone());
         }
         for change in &account.code_changes {
-            if let Some(list) = out.get_mut(change.block_access_index.0 as usize) {
-                entry(list, address).code_changes.push(change.clone());
-            }
+            let list = &mut out[list_at(change.block_access_index)?];
+            entry(list, address).code_changes.push(change.clone());
         }
     }
-    out
+    Ok(out)
 }
 
 /// Executes every transaction of `block` alone, over `pre_block_db` overlaid with the BAL's writes of
@@ -134,6 +217,7 @@ where
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
     let number = block.header.number;
+    check_bal_indices(number, block.body.transactions.len(), bal)?;
     let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecError::BalCode {
         block: number,
         code_hash: Default::default(),
@@ -141,11 +225,6 @@ where
     })?);
     let env = config.evm_env(&block.header);
     for (tx_index, (tx, sender)) in block.body.transactions.iter().zip(senders).enumerate() {
-        let replay_err = |e: &dyn std::fmt::Display| ExecError::BalReplay {
-            block: number,
-            tx_index,
-            message: e.to_string(),
-        };
         let mut state = State::builder()
             .with_database(WrapDatabaseRef(pre_block_db.clone()))
             .with_bal(revm_bal.clone())
@@ -160,7 +239,22 @@ where
         let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);
         executor
             .execute_transaction_with_index(recovered, tx_index)
-            .map_err(|e| replay_err(&e))?;
+            .map_err(|e| {
+                // A failed read keeps its typed error; anything else is this replay's failure.
+                match ExecError::from_execution::<D::Error>(
+                    number,
+                    tx_index as u64 + 1,
+                    block.body.transactions.len(),
+                    e,
+                ) {
+                    ExecError::Execution { message, .. } => ExecError::BalReplay {
+                        block: number,
+                        tx_index,
+                        message,
+                    },
+                    typed => typed,
+                }
+            })?;
         let mut state = alloy_evm::Evm::into_db(executor.evm);
         let built = state.take_built_alloy_bal().unwrap_or_default();
         let index = tx_index as u64 + 1;
@@ -273,4 +367,129 @@ pub fn check_writes(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+    use alloy_primitives::U256;
+
+    fn account(byte: u8) -> AccountChanges {
+        AccountChanges::new(Address::repeat_byte(byte))
+    }
+
+    fn balance(index: u64) -> BalanceChange {
+        BalanceChange::new(BlockAccessIndex::new(index), U256::from(index))
+    }
+
+    #[test]
+    fn an_index_past_the_block_is_an_error_naming_block_account_and_index() {
+        // Two transactions: indices 0..=3.
+        let bal = vec![
+            account(1).with_balance_change(balance(3)),
+            account(2).with_balance_change(balance(4)),
+        ];
+        let expected = ExecError::BalIndexOutOfRange {
+            block: 17,
+            address: Address::repeat_byte(2),
+            index: 4,
+            tx_count: 2,
+        };
+        let err = writes_by_index(17, &bal, 4).unwrap_err();
+        assert_eq!(err.to_string(), expected.to_string());
+        assert!(matches!(
+            err,
+            ExecError::BalIndexOutOfRange { block: 17, address, index: 4, tx_count: 2 }
+                if address == Address::repeat_byte(2)
+        ));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "block 17: account {} has a BAL change at index 4, outside the block's indices 0..=3 (2 transactions)",
+                Address::repeat_byte(2)
+            )
+        );
+        let err = check_bal_indices(17, 2, &bal).unwrap_err();
+        assert_eq!(err.to_string(), expected.to_string());
+        // The largest index a u64 holds does not wrap into range on 32 or 64 bits.
+        let huge = vec![account(1).with_storage_change(SlotChanges::new(
+            U256::from(5),
+            vec![StorageChange::new(
+                BlockAccessIndex::new(u64::MAX),
+                U256::ONE,
+            )],
+        ))];
+        assert!(matches!(
+            writes_by_index(1, &huge, 4),
+            Err(ExecError::BalIndexOutOfRange {
+                index: u64::MAX,
+                ..
+            })
+        ));
+        assert!(matches!(
+            check_bal_indices(1, 2, &huge),
+            Err(ExecError::BalIndexOutOfRange {
+                index: u64::MAX,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn change_lists_must_be_strictly_increasing() {
+        let slot = U256::from(9);
+        let bal = vec![account(1).with_storage_change(SlotChanges::new(
+            slot,
+            vec![
+                StorageChange::new(BlockAccessIndex::new(2), U256::ONE),
+                StorageChange::new(BlockAccessIndex::new(2), U256::from(2)),
+            ],
+        ))];
+        match check_bal_indices(5, 3, &bal).unwrap_err() {
+            ExecError::BalIndexOrder {
+                block: 5,
+                address,
+                slot: Some(s),
+                index: 2,
+                previous: 2,
+            } => assert_eq!((address, s), (Address::repeat_byte(1), slot)),
+            other => panic!("unexpected {other}"),
+        }
+        let bal = vec![
+            account(3)
+                .with_balance_change(balance(2))
+                .with_balance_change(balance(1)),
+        ];
+        assert!(matches!(
+            check_bal_indices(5, 3, &bal),
+            Err(ExecError::BalIndexOrder {
+                index: 1,
+                previous: 2,
+                slot: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn a_valid_bal_splits_by_index() {
+        let bal = vec![
+            account(1)
+                .with_balance_change(balance(0))
+                .with_balance_change(balance(3)),
+            account(2).with_storage_change(SlotChanges::new(
+                U256::from(1),
+                vec![StorageChange::new(BlockAccessIndex::new(1), U256::ONE)],
+            )),
+        ];
+        check_bal_indices(1, 2, &bal).unwrap();
+        let split = writes_by_index(1, &bal, 4).unwrap();
+        assert_eq!(split.len(), 4);
+        for (i, writes) in split.iter().enumerate() {
+            assert_eq!(writes, &tx_writes_from_bal(&bal, i as u64));
+        }
+        assert_eq!(split[3][0].address, Address::repeat_byte(1));
+        assert!(split[2].is_empty());
+    }
 }

@@ -113,10 +113,8 @@ where
             txs: txs.len(),
         });
     }
-    let exec_err = |e: &dyn std::fmt::Display| ExecError::Execution {
-        block: number,
-        message: e.to_string(),
-    };
+    let exec_err =
+        |index: u64, e| ExecError::from_execution::<D::Error>(number, index, txs.len(), e);
 
     let state = State::builder()
         .with_database(RecordingDb::new(db, options.record_pre_state))
@@ -131,15 +129,17 @@ where
     BalIndexedDatabase::set_bal_index(executor.evm_mut().db_mut(), 0);
     executor
         .apply_pre_execution_changes()
-        .map_err(|e| exec_err(&e))?;
+        .map_err(|e| exec_err(0, e))?;
     for (index, (tx, sender)) in txs.iter().zip(senders).enumerate() {
         let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);
         executor
             .execute_transaction_with_index(recovered, index)
-            .map_err(|e| exec_err(&e))?;
+            .map_err(|e| exec_err(index as u64 + 1, e))?;
     }
     BalIndexedDatabase::set_bal_index(executor.evm_mut().db_mut(), txs.len() as u64 + 1);
-    let (evm, result) = executor.finish().map_err(|e| exec_err(&e))?;
+    let (evm, result) = executor
+        .finish()
+        .map_err(|e| exec_err(txs.len() as u64 + 1, e))?;
     let mut state = evm.into_db();
 
     state.merge_transitions(BundleRetention::PlainState);

@@ -27,11 +27,12 @@ mod header;
 mod recording;
 
 pub use bal_replay::{
-    TxWrites, check_writes, replay_bal_per_tx, tx_writes_from_bal, writes_by_index,
+    TxWrites, check_bal_indices, check_writes, replay_bal_per_tx, tx_writes_from_bal,
+    writes_by_index,
 };
 pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
 pub use changes::state_changes_from_bundle;
 pub use config::{ChainConfig, ForkSchedule, RETH_DEV_CHAIN_ID};
-pub use error::{ExecError, describe_bal_index};
+pub use error::{ExecError, PreValueMissing, describe_bal_index};
 pub use header::{BlockCheck, HeaderMismatch, check_header, receipts_root_and_bloom};
 pub use recording::RecordingDb;

@@ -12,7 +12,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use bal_replay_cache::{CacheStats, ReadKind};
-use bal_replay_engine::BatchReport;
+use bal_replay_engine::{BatchReport, EngineError};
 use metrics::{
     Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
 };
@@ -74,7 +74,8 @@ metrics_table! {
     REPLAY_PREFETCH_KEYS = "bal_replay_prefetch_keys_total", Counter, Count, "Keys loaded by prefetching (batched and hybrid designs).";
     REPLAY_PREFETCH_SECONDS = "bal_replay_prefetch_duration_seconds", Histogram, Seconds, "Prefetch time before a batch executes (batched design).";
     REPLAY_WORKER_BUSY_SECONDS = "bal_replay_worker_busy_seconds", Gauge, Seconds, "Cumulative sum of all task times across workers.";
-    REPLAY_VERIFICATION_FAILURES = "bal_replay_verification_failures_total", Counter, Count, "Replays stopped by a verification mismatch.";
+    REPLAY_VERIFICATION_FAILURES = "bal_replay_verification_failures_total", Counter, Count, "Replays stopped because a block did not verify against its record (BAL, header or execution mismatch, invalid BAL, missing pre-value); not store errors.";
+    REPLAY_STORE_ERRORS = "bal_replay_store_errors_total", Counter, Count, "Replays stopped by a state store error (I/O, RocksDB or MDBX, reading or committing); not verification failures.";
     REPLAY_RESIDENT_MEMORY = "bal_replay_resident_memory_bytes", Gauge, Bytes, "Resident memory of the replay process.";
     REPLAY_STATE_SIZE = "bal_replay_state_size_bytes", Gauge, Bytes, "Size of the RocksDB state on disk (SST files and memtables).";
     MIGRATE_ENTRIES = "bal_migrate_entries_total", Counter, Count, "Entries migrated, by table.";
@@ -133,7 +134,13 @@ pub fn install_exporter(addr: SocketAddr) -> Result<(), MetricsError> {
 pub fn record_batch(batch: &BatchReport) {
     counter!(REPLAY_GAS).increment(batch.gas);
     counter!(REPLAY_TXS).increment(batch.txs as u64);
-    counter!(REPLAY_BLOCKS).increment(batch.last_block - batch.first_block + 1);
+    // Saturating: the numbers come from a dump, and a metric must never be what panics.
+    counter!(REPLAY_BLOCKS).increment(
+        batch
+            .last_block
+            .saturating_sub(batch.first_block)
+            .saturating_add(1),
+    );
     counter!(REPLAY_BATCHES).increment(1);
     let secs = batch.exec_with_io().as_secs_f64();
     histogram!(REPLAY_BATCH_SECONDS).record(secs);
@@ -153,6 +160,16 @@ pub fn record_batch(batch: &BatchReport) {
     }
     if let Some(rss) = resident_memory_bytes() {
         gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
+    }
+}
+
+/// Records why a replay stopped, if it stopped on a verification failure or a store error: each
+/// has its own counter, so an alert on failed verification never fires for a full disk.
+pub fn record_replay_error(error: &EngineError) {
+    if error.is_verification_failure() {
+        counter!(REPLAY_VERIFICATION_FAILURES).increment(1);
+    } else if error.is_store_error() {
+        counter!(REPLAY_STORE_ERRORS).increment(1);
     }
 }
 
@@ -216,6 +233,73 @@ mod tests {
             }
             assert!(!m.help.is_empty());
         }
+    }
+
+    /// The counter of `name` in a Prometheus text rendering, if present.
+    fn counter_value(rendered: &str, name: &str) -> Option<f64> {
+        rendered
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+    }
+
+    #[test]
+    fn verification_failures_and_store_errors_are_counted_apart() {
+        use bal_replay_exec::{ExecError, PreValueMissing};
+        use bal_replay_state::StateError;
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        metrics::with_local_recorder(&recorder, || {
+            describe_all();
+            let verification = [
+                EngineError::HeaderMismatch {
+                    block: 5,
+                    field: "gas used",
+                    expected: "1".into(),
+                    got: "2".into(),
+                },
+                EngineError::Exec(ExecError::BalIndexOutOfRange {
+                    block: 5,
+                    address: Default::default(),
+                    index: 9,
+                    tx_count: 1,
+                }),
+                EngineError::Exec(ExecError::PreValueMissing {
+                    block: 5,
+                    bal_index: Some(1),
+                    tx_count: 1,
+                    source: PreValueMissing::BlockHash(4),
+                }),
+            ];
+            let store = [
+                EngineError::State(StateError::Poisoned),
+                EngineError::Exec(ExecError::Store {
+                    block: 5,
+                    bal_index: None,
+                    tx_count: 1,
+                    source: StateError::MissingBlockHash { number: 4 },
+                }),
+            ];
+            for e in verification.iter().chain(&store) {
+                record_replay_error(e);
+            }
+            // Neither: a setup error.
+            record_replay_error(&EngineError::DropCaches("not root".into()));
+        });
+        let rendered = handle.render();
+        assert_eq!(
+            counter_value(&rendered, REPLAY_VERIFICATION_FAILURES),
+            Some(3.0),
+            "{rendered}"
+        );
+        assert_eq!(
+            counter_value(&rendered, REPLAY_STORE_ERRORS),
+            Some(2.0),
+            "{rendered}"
+        );
+        assert!(
+            rendered.contains(&format!("# HELP {REPLAY_STORE_ERRORS} ")),
+            "{rendered}"
+        );
     }
 
     #[test]
