@@ -1,5 +1,6 @@
 //! Engine errors.
 
+use alloy_primitives::B256;
 use bal_replay_dump::DumpError;
 use bal_replay_exec::ExecError;
 use bal_replay_state::StateError;

@@ -266,9 +266,8 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
     );
 
     let config = ChainConfig::mainnet();
-    let work = tmp.path().join("work");
-    clone_db_dir(&pristine, &work).unwrap();
-    let store = RocksStore::open(&work, &RocksOptions::default()).unwrap();
+    let work = ScratchState::checkpoint_of(&pristine, "lowest-mismatch").unwrap();
+    let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
     let before = store.applied_block().unwrap();
     let mut runs = 0;
     for design in [IoDesign::Full, IoDesign::Parallel] {

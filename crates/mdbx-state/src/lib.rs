@@ -112,8 +112,10 @@ impl<'db> MdbxStore<'db> {
     /// every read will see.
     pub fn new(db: &'db RethDb) -> Result<Self, MigrateError> {
         let layout = db.layout();
-        let height = db.execution_height()?;
         let txn = db.begin_read()?;
+        // The height from the same snapshot as the state: on a node that is writing, a second
+        // transaction could see a later checkpoint than the tables it describes.
+        let height = db.execution_height_in(&txn)?;
         let snapshot = txn.id();
         for kind in TableKind::ALL {
             let table = db.open_table(&txn, layout.table(kind))?;
