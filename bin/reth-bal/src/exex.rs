@@ -86,8 +86,10 @@ impl BalDumpExEx {
     {
         let config = chain_config(&ctx.config.chain);
         let mut dumper = ChainDumper::open(&dir, config.chain_id, range)?;
-        // A node stopped before persisting blocks it had notified restarts behind the dump.
-        let removed = dumper.rewind_to_canonical(|n| ctx.provider().block_hash(n))?;
+        // A node stopped before persisting blocks it had notified restarts behind the dump: cut
+        // back to the last block it has, or stop (naming both tips) if it has none of them.
+        let node_tip = ctx.provider().best_block_number()?;
+        let removed = dumper.rewind_to_canonical(node_tip, |n| ctx.provider().block_hash(n))?;
         if removed > 0 {
             info!(target: "reth_bal", removed, "cut the dump back to the node's canonical chain");
         }
@@ -285,17 +287,29 @@ mod tests {
             .await?;
         wait_for_records(dir.path(), 0).await;
 
-        // Restart over a dump that holds a block the node does not have (as after a node stopped
-        // before persisting): the dump is cut back to the node's chain before anything else.
+        // Restart over a dump that holds only a block the node does not have (as after a node
+        // stopped before persisting it): the node, at genesis, has none of the dump's blocks, so
+        // the ExEx refuses to start, naming both tips, and the dump is kept.
         handle
             .send_notification_chain_committed(chain(std::slice::from_ref(&b1)))
             .await?;
         assert!(finished_height(&mut handle).await.is_some());
         wait_for_records(dir.path(), 1).await;
         task.abort();
+        // The aborted ExEx's writer (and its lock on the dump) is dropped once the task ends.
+        let _ = task.await;
         let (ctx, _handle) = test_exex_context().await?;
-        let _exex = BalDumpExEx::start(ctx, dir.path().to_path_buf(), BlockRange::default())?;
-        wait_for_records(dir.path(), 0).await;
+        let Err(err) = BalDumpExEx::start(ctx, dir.path().to_path_buf(), BlockRange::default())
+        else {
+            panic!("the ExEx started over a dump the node is behind");
+        };
+        let message = format!("{err:#}");
+        assert!(
+            message.contains(&format!("its tip is block 1 ({})", b1.hash())),
+            "{message}"
+        );
+        assert!(message.contains("the node's is block 0"), "{message}");
+        wait_for_records(dir.path(), 1).await;
         Ok(())
     }
 }

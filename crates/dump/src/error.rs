@@ -289,6 +289,17 @@ pub enum DumpError {
         found: u64,
     },
 
+    /// Another writer holds the dump directory's lock (see [`LOCK_FILE`](crate::LOCK_FILE)): one
+    /// writer per dump, so that two cannot interleave frames or overwrite each other's manifest.
+    #[error("{}: the dump is being written by another writer{}; stop it, or write to another directory", path.display(), fmt_holder(*holder))]
+    Locked {
+        /// The dump directory.
+        path: PathBuf,
+        /// The holder's process id, as it recorded it (`None` if it has not yet, or the lock file
+        /// cannot be read).
+        holder: Option<u32>,
+    },
+
     /// An earlier write failed part-way, so the open segment may end in a partial frame; the writer
     /// refuses further work. Drop it and [`resume`](crate::DumpWriter::resume) the dump, which cuts
     /// the segment back to the last flush.
@@ -322,6 +333,7 @@ impl DumpError {
             | Self::CountMismatch { path, .. }
             | Self::BlockRangeMismatch { path, .. }
             | Self::SizeMismatch { path, .. }
+            | Self::Locked { path, .. }
             | Self::WriterPoisoned { path } => path,
         }
     }
@@ -348,6 +360,14 @@ impl DumpError {
             path: path.into(),
             source,
         }
+    }
+}
+
+/// Names the lock's holder for [`DumpError::Locked`].
+fn fmt_holder(holder: Option<u32>) -> String {
+    match holder {
+        Some(pid) => format!(" (process {pid})"),
+        None => String::new(),
     }
 }
 

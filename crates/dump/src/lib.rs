@@ -9,6 +9,7 @@
 //! ```text
 //! dump/
 //!   manifest.json          what the dump holds, and how much of each segment is committed
+//!   writer.lock            locked by the one writer at a time (contents: its pid, a hint)
 //!   segment-000000.bin     MAGIC "BALDUMP\0" | version u32 LE | frame | frame | ...
 //!   segment-000001.bin     ...
 //! ```
@@ -41,10 +42,14 @@
 //! These hold for every dump the writer leaves behind after a flush, and the reader checks each:
 //!
 //! - **The manifest is the commit record.** Segment `i` is the file `segment-{i:06}.bin`, and only
-//!   the first `bytes` bytes of it, whose CRC-32 is `crc32`, belong to the dump. After a flush the
-//!   file is exactly that long; after a crash it may be longer, and [`DumpWriter::resume`] cuts
-//!   the excess off. Files not listed in the manifest are leftovers, ignored by readers and removed
-//!   on resume. The manifest itself is replaced atomically, so it is never half-written.
+//!   the first `bytes` bytes of it, whose CRC-32 is `crc32`, belong to the dump. While a writer
+//!   appends, or after a crash, the file may be longer: readers read only the recorded bytes, so a
+//!   dump can be read while it is written, and [`DumpWriter::resume`] cuts the excess off. Segment
+//!   files not listed in the manifest are leftovers, ignored by readers and removed on resume. The
+//!   manifest itself is replaced atomically, so it is never half-written.
+//! - **One writer at a time.** A [`DumpWriter`] holds an OS lock on [`LOCK_FILE`] for its
+//!   lifetime; a second one fails with [`DumpError::Locked`]. A crashed writer's lock is released
+//!   by the kernel.
 //! - **Every segment is non-empty and whole.** It starts with the segment header and ends exactly at
 //!   the end of its last frame; segments are created when their first record is written.
 //! - **Block numbers strictly ascend** across the whole dump. In a *chained* dump (consecutive
@@ -67,6 +72,7 @@ use alloy_eips as _;
 
 mod error;
 mod frame;
+mod lock;
 mod manifest;
 mod reader;
 mod record;
@@ -77,6 +83,7 @@ pub use frame::{
     DEFAULT_ZSTD_LEVEL, FORMAT_VERSION, FRAME_HEADER_LEN, FrameHeader, MAGIC, MAX_FRAME_BYTES,
     SEGMENT_HEADER_LEN, decode_segment_bytes, segment_file_name,
 };
+pub use lock::LOCK_FILE;
 pub use manifest::{DumpMeta, MANIFEST_FILE, Manifest, SegmentInfo};
 pub use reader::{DumpReader, Records};
 pub use record::{

@@ -2,7 +2,7 @@
 
 use std::{
     fs::{self, File},
-    io::{BufReader, Read},
+    io::{BufReader, Read, Take},
     path::{Path, PathBuf},
 };
 
@@ -18,10 +18,18 @@ const READ_BUFFER_BYTES: usize = 256 * 1024;
 
 /// An open dump directory.
 ///
-/// Opening reads and validates the manifest and checks that every segment file exists with the
-/// recorded size; [`records`](Self::records) then streams the records, verifying each frame and the
-/// block sequence, and [`verify_checksums`](Self::verify_checksums) checks whole files without
-/// decoding them.
+/// Opening reads and validates the manifest and checks that every segment file exists and holds
+/// at least the recorded bytes; [`records`](Self::records) then streams the records, verifying each
+/// frame and the block sequence, and [`verify_checksums`](Self::verify_checksums) checks the
+/// segments without decoding them.
+///
+/// A reader sees the dump as of the manifest it opened: exactly the first `bytes` bytes of each
+/// listed segment. Bytes past them (frames a writer has appended but not yet flushed, or a crash's
+/// leftovers) and segment files the manifest does not list are not part of the dump and are not
+/// read. So a dump may be read while a [`DumpWriter`](crate::DumpWriter) appends to it: the reader
+/// gets the durable prefix the manifest names, and the records flushed later are for the next
+/// `open`. (A writer that cuts the dump back, on a reorg, shrinks files a reader may still be
+/// reading: that reader fails with a typed error, and a new `open` reads the cut dump.)
 ///
 /// ```no_run
 /// use bal_replay_dump::DumpReader;
@@ -41,7 +49,8 @@ pub struct DumpReader {
 
 impl DumpReader {
     /// Opens the dump in `dir`: loads and validates `manifest.json` (version, internal
-    /// consistency) and checks that each segment file exists and has exactly the recorded size.
+    /// consistency) and checks that each segment file exists and holds at least the recorded
+    /// bytes.
     pub fn open(dir: impl AsRef<Path>) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         let manifest = Manifest::load(&dir)?;
@@ -121,8 +130,8 @@ impl DumpReader {
         Ok(last)
     }
 
-    /// Recomputes the CRC-32 of every segment file and compares it with the manifest, without
-    /// decoding anything: a quick integrity check (e.g. after copying a dump).
+    /// Recomputes the CRC-32 of every segment's recorded bytes and compares it with the manifest,
+    /// without decoding anything: a quick integrity check (e.g. after copying a dump).
     pub fn verify_checksums(&self) -> Result<(), DumpError> {
         let mut chunk = vec![0u8; 1 << 16];
         for segment in &self.manifest.segments {
@@ -130,7 +139,7 @@ impl DumpReader {
             let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
             let mut hasher = crc32fast::Hasher::new();
             let mut length: u64 = 0;
-            let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file);
+            let mut reader = BufReader::with_capacity(READ_BUFFER_BYTES, file.take(segment.bytes));
             loop {
                 let read = reader
                     .read(&mut chunk)
@@ -161,13 +170,14 @@ impl DumpReader {
     }
 }
 
-/// Fails with [`DumpError::SizeMismatch`] unless the segment file has exactly the recorded size.
+/// Fails with [`DumpError::SizeMismatch`] if the segment file is shorter than the recorded size:
+/// bytes the manifest declared durable are gone. A longer file is a writer's unflushed tail.
 fn check_segment_size(dir: &Path, segment: &SegmentInfo) -> Result<(), DumpError> {
     let path = dir.join(&segment.file);
     let found = fs::metadata(&path)
         .map_err(|source| DumpError::io(&path, source))?
         .len();
-    if found != segment.bytes {
+    if found < segment.bytes {
         return Err(DumpError::SizeMismatch {
             path,
             expected: segment.bytes,
@@ -181,7 +191,7 @@ fn check_segment_size(dir: &Path, segment: &SegmentInfo) -> Result<(), DumpError
 struct OpenSegment {
     /// Index into the manifest's segments.
     index: usize,
-    cursor: FrameCursor<CrcReader<BufReader<File>>>,
+    cursor: FrameCursor<CrcReader<BufReader<Take<File>>>>,
     records: u64,
     first_block: Option<u64>,
     last_block: Option<u64>,
@@ -249,20 +259,25 @@ impl Records {
         let info = &self.manifest.segments[index];
         let path = self.dir.join(&info.file);
         let file = File::open(&path).map_err(|source| DumpError::io(&path, source))?;
-        // Checked again here, not just at open: the cursor trusts this length to bound reads.
+        // Checked again here, not just at open: a writer cutting the dump back may have shrunk
+        // the file since.
         let len = file
             .metadata()
             .map_err(|source| DumpError::io(&path, source))?
             .len();
-        if len != info.bytes {
+        if len < info.bytes {
             return Err(DumpError::SizeMismatch {
                 path,
                 expected: info.bytes,
                 found: len,
             });
         }
-        let source = CrcReader::new(BufReader::with_capacity(READ_BUFFER_BYTES, file));
-        let cursor = FrameCursor::open(source, path, len)?;
+        // Only the recorded prefix is the dump; what a writer appends after it is not read.
+        let source = CrcReader::new(BufReader::with_capacity(
+            READ_BUFFER_BYTES,
+            file.take(info.bytes),
+        ));
+        let cursor = FrameCursor::open(source, path, info.bytes)?;
         Ok(OpenSegment {
             index,
             cursor,

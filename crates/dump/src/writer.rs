@@ -12,6 +12,7 @@ use crate::{
         DEFAULT_ZSTD_LEVEL, FrameCursor, SEGMENT_HEADER_LEN, check_block_order, check_sender_count,
         encode_frame, segment_file_name, segment_header,
     },
+    lock::WriterLock,
     manifest::{DumpMeta, Manifest, SegmentInfo},
 };
 
@@ -53,6 +54,10 @@ struct OpenSegment {
 /// and carries on. Dropping the writer flushes it on a best-effort basis (errors are only logged),
 /// so call `finish` to see them.
 ///
+/// A writer holds the directory's lock ([`LOCK_FILE`](crate::LOCK_FILE)) for as long as it lives:
+/// a second writer on the same directory, in this process or another, fails with
+/// [`DumpError::Locked`]. Readers take no lock; they read what the manifest names.
+///
 /// ```no_run
 /// # fn records() -> Vec<bal_replay_dump::BlockRecord> { Vec::new() }
 /// use bal_replay_dump::{DumpMeta, DumpWriter, WriterOptions};
@@ -78,15 +83,20 @@ pub struct DumpWriter {
     /// Records appended since the manifest was last written.
     unflushed: u64,
     /// Set when a write to the open segment failed part-way: the file may end in a partial frame,
-    /// so nothing more may be appended to it or recorded in the manifest.
-    poisoned: bool,
+    /// so nothing more may be appended to it or recorded in the manifest. Holds the path the
+    /// failed write went to, for [`DumpError::WriterPoisoned`].
+    poisoned: Option<PathBuf>,
+    /// The directory's writer lock. Declared last so that it is released last, after the open
+    /// segment's file is closed: no other writer may touch the files before this one is done.
+    _lock: WriterLock,
 }
 
 impl DumpWriter {
     /// Creates a new, empty dump in `dir` (creating the directory if needed) and writes its
     /// manifest.
     ///
-    /// Fails with [`DumpError::AlreadyExists`] if `dir` already holds a manifest.
+    /// Fails with [`DumpError::Locked`] if another writer holds the directory, and with
+    /// [`DumpError::AlreadyExists`] if `dir` already holds a manifest.
     pub fn create(
         dir: impl AsRef<Path>,
         meta: DumpMeta,
@@ -94,6 +104,9 @@ impl DumpWriter {
     ) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|source| DumpError::io(&dir, source))?;
+        // Locked before looking for a manifest, so that of two writers creating the same dump one
+        // creates it and the other is told the directory is in use.
+        let lock = WriterLock::acquire(&dir)?;
         let manifest_path = Manifest::path_in(&dir);
         if manifest_path.exists() {
             return Err(DumpError::AlreadyExists {
@@ -109,7 +122,8 @@ impl DumpWriter {
             manifest,
             open: None,
             unflushed: 0,
-            poisoned: false,
+            poisoned: None,
+            _lock: lock,
         })
     }
 
@@ -126,12 +140,20 @@ impl DumpWriter {
     /// whatever a crash left after the last flush) and checks the kept bytes against the manifest's
     /// CRC-32; deletes segment files past the manifest's last (started after the last flush); and
     /// positions the writer after the last record, so the next [`append`](Self::append) continues
-    /// the block sequence.
+    /// the block sequence. Fails with [`DumpError::Locked`], touching nothing, if another writer
+    /// holds the directory.
     pub fn resume_with_options(
         dir: impl AsRef<Path>,
         options: WriterOptions,
     ) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
+        if !Manifest::path_in(&dir).exists() {
+            // Reported as the missing manifest it is, and without leaving a lock file in a
+            // directory that holds no dump.
+            Manifest::load(&dir)?;
+        }
+        // Locked before anything is read: another writer may be appending.
+        let lock = WriterLock::acquire(&dir)?;
         let manifest = Manifest::load(&dir)?;
         remove_unrecorded_segments(&dir, manifest.segments.len())?;
 
@@ -151,7 +173,8 @@ impl DumpWriter {
             manifest,
             open,
             unflushed: 0,
-            poisoned: false,
+            poisoned: None,
+            _lock: lock,
         })
     }
 
@@ -199,8 +222,8 @@ impl DumpWriter {
         let frame = encode_frame(record, self.options.zstd_level, &path, offset)?;
 
         let result = self.write_frame(record.number(), &frame);
-        if result.is_err() {
-            self.poisoned = true;
+        if let Err(error) = &result {
+            self.poison(error.path());
         }
         result
     }
@@ -215,8 +238,9 @@ impl DumpWriter {
                 .flush()
                 .and_then(|()| open.out.get_ref().sync_data())
             {
-                self.poisoned = true;
-                return Err(DumpError::io(&open.path, source));
+                let error = DumpError::io(&open.path, source);
+                self.poison(error.path());
+                return Err(error);
             }
             if let Some(info) = self.manifest.segments.last_mut() {
                 info.crc32 = open.hasher.clone().finalize();
@@ -271,7 +295,7 @@ impl DumpWriter {
         remove_unrecorded_segments(&self.dir, self.manifest.segments.len())?;
         self.open = match self.manifest.segments.last() {
             Some(last) => {
-                Some(reopen_segment(&self.dir, last).inspect_err(|_| self.poisoned = true)?)
+                Some(reopen_segment(&self.dir, last).inspect_err(|e| self.poison(e.path()))?)
             }
             None => None,
         };
@@ -287,14 +311,22 @@ impl DumpWriter {
     }
 
     fn check_not_poisoned(&self) -> Result<(), DumpError> {
-        if !self.poisoned {
-            return Ok(());
+        match &self.poisoned {
+            None => Ok(()),
+            Some(path) => Err(DumpError::WriterPoisoned { path: path.clone() }),
         }
-        let path = match &self.open {
-            Some(open) => open.path.clone(),
-            None => self.dir.clone(),
-        };
-        Err(DumpError::WriterPoisoned { path })
+    }
+
+    /// Refuses all further work after a failed write, and closes the open segment without writing
+    /// what is still buffered: after a failure the file's end is not known to be a frame boundary,
+    /// so writing more (as `BufWriter`'s drop would) could only add to a partial frame. The bytes
+    /// past the manifest's are cut off by the next [`resume`](Self::resume). `failed` is the
+    /// file the failure was about; later errors name it.
+    fn poison(&mut self, failed: &Path) {
+        if let Some(open) = self.open.take() {
+            let (_file, _buffered) = open.out.into_parts();
+        }
+        self.poisoned.get_or_insert_with(|| failed.to_path_buf());
     }
 
     /// Where the next frame would go: the end of the open segment, or just past the header of the
@@ -385,10 +417,17 @@ impl DumpWriter {
         let Some(mut open) = self.open.take() else {
             return Ok(());
         };
-        open.out
+        if let Err(source) = open
+            .out
             .flush()
             .and_then(|()| open.out.get_ref().sync_data())
-            .map_err(|source| DumpError::io(&open.path, source))?;
+        {
+            // As in `poison`: what is still buffered is not written.
+            let (_file, _buffered) = open.out.into_parts();
+            let error = DumpError::io(&open.path, source);
+            self.poisoned.get_or_insert(open.path);
+            return Err(error);
+        }
         if let Some(info) = self.manifest.segments.last_mut() {
             info.crc32 = open.hasher.finalize();
         }
@@ -412,7 +451,7 @@ impl std::fmt::Debug for DumpWriter {
 
 impl Drop for DumpWriter {
     fn drop(&mut self) {
-        if self.unflushed == 0 || self.poisoned {
+        if self.unflushed == 0 || self.poisoned.is_some() {
             return;
         }
         if let Err(error) = self.flush() {

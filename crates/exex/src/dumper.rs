@@ -126,15 +126,24 @@ impl ChainDumper {
         Ok(removed)
     }
 
-    /// Cuts the dump back to the node's canonical chain: keeps the highest dumped block whose hash
-    /// is `canonical_hash` of its number, within the last [`HASH_WINDOW`](crate::HASH_WINDOW)
-    /// blocks. Needed at start when the node's database is behind the dump (a node stopped before
-    /// persisting blocks it had already notified) or on another branch. Returns the blocks removed.
+    /// Cuts the dump back to the node's canonical chain at start: keeps the highest dumped block
+    /// whose hash is `canonical_hash` of its number, looking at the last
+    /// [`HASH_WINDOW`](crate::HASH_WINDOW) + 1 dumped blocks, and removes the records above it.
+    /// Needed when the node restarts behind the dump (a node stopped before persisting blocks it
+    /// had already notified) or on another branch. Returns the records removed (0 when the dump's
+    /// last block is canonical, or the dump is empty).
+    ///
+    /// It only ever cuts back to a block the node has. When none of those blocks is on the
+    /// node's chain it removes nothing and fails, naming the dump's tip and `node_tip` (the node's
+    /// best block number): [`ExexError::NodeBehind`] when the node has not reached them yet (let
+    /// it sync further first), [`ExexError::OffChain`] when it has but on another chain or a branch
+    /// that forked before them. In particular a dump is never emptied because the node is behind.
     pub fn rewind_to_canonical<E: std::fmt::Display>(
         &mut self,
+        node_tip: u64,
         mut canonical_hash: impl FnMut(u64) -> Result<Option<B256>, E>,
     ) -> Result<u64, ExexError> {
-        let Some((last, _)) = self.last_dumped() else {
+        let Some((last, last_hash)) = self.last_dumped() else {
             return Ok(0);
         };
         let dumped: Vec<(u64, B256)> = self.recent.iter().rev().map(|(n, h)| (*n, *h)).collect();
@@ -147,20 +156,37 @@ impl ChainDumper {
                 },
             })?;
             if canonical == Some(hash) {
-                return self.revert(number + 1);
+                let removed = self.revert(number + 1)?;
+                if removed > 0 {
+                    tracing::warn!(
+                        dir = %self.writer.dir().display(),
+                        dump_tip = last,
+                        node_tip,
+                        kept_through = number,
+                        removed,
+                        "cut the dump back to the last block the node has on its canonical chain"
+                    );
+                }
+                return Ok(removed);
             }
         }
         let oldest = self.recent.keys().next().copied().unwrap_or(last);
-        if oldest == self.manifest().first_block.unwrap_or(oldest) {
-            // Nothing in the dump is on the node's chain: start over.
-            return self.revert(0);
+        let dir = self.writer.dir().display().to_string();
+        if node_tip < oldest {
+            return Err(ExexError::NodeBehind {
+                dir,
+                dump_tip: last,
+                dump_tip_hash: last_hash,
+                oldest,
+                node_tip,
+            });
         }
-        Err(ExexError::Incompatible {
-            dir: self.writer.dir().display().to_string(),
-            reason: format!(
-                "none of its blocks {oldest}..={last} is on the node's canonical chain; \
-                 it cannot be cut back to a common block"
-            ),
+        Err(ExexError::OffChain {
+            dir,
+            dump_tip: last,
+            dump_tip_hash: last_hash,
+            oldest,
+            node_tip,
         })
     }
 

@@ -72,6 +72,46 @@ pub enum ExexError {
         /// What is wrong with it.
         reason: String,
     },
+    /// At start, the node has none of the dump's last blocks yet: its best block is below them.
+    /// The dump is left as it is; cutting it back would delete records the node is merely behind.
+    #[error(
+        "dump in {dir}: its tip is block {dump_tip} ({dump_tip_hash}) but the node's is block \
+         {node_tip}, below every block the dump could be cut back to ({oldest}..={dump_tip}); \
+         the dump was left as it is: let the node sync past block {oldest} (without \
+         --bal.dump-dir), or dump to another directory"
+    )]
+    NodeBehind {
+        /// The dump directory.
+        dir: String,
+        /// The dump's last block number.
+        dump_tip: u64,
+        /// The dump's last block hash.
+        dump_tip_hash: B256,
+        /// The oldest dumped block the dump could be cut back to.
+        oldest: u64,
+        /// The node's best block number.
+        node_tip: u64,
+    },
+    /// At start, none of the dump's last blocks is on the node's canonical chain although the node
+    /// has reached them: it follows another chain, or a branch that forked before them. The dump
+    /// is left as it is.
+    #[error(
+        "dump in {dir}: none of its blocks {oldest}..={dump_tip} (tip {dump_tip_hash}) is on the \
+         node's canonical chain, whose tip is block {node_tip}; the dump was left as it is: it \
+         belongs to another chain or branch, so move it away or dump to another directory"
+    )]
+    OffChain {
+        /// The dump directory.
+        dir: String,
+        /// The dump's last block number.
+        dump_tip: u64,
+        /// The dump's last block hash.
+        dump_tip_hash: B256,
+        /// The oldest dumped block the dump could have been cut back to.
+        oldest: u64,
+        /// The node's best block number.
+        node_tip: u64,
+    },
     /// A historical range is empty or reversed.
     #[error("invalid block range {from}..={to}")]
     BadRange {

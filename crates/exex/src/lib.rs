@@ -18,6 +18,13 @@
 //! - **Reverts cut back first.** On a revert or reorg the dump is truncated to the fork point
 //!   (durably) before any block of the new branch is appended, so there is never a gap or a
 //!   duplicate.
+//! - **Never emptied because the node is behind.** At start, [`ChainDumper::rewind_to_canonical`]
+//!   cuts the dump back only to a block the node has on its canonical chain; when the node has
+//!   none of the dump's last blocks it stops with an error naming both tips
+//!   ([`ExexError::NodeBehind`], [`ExexError::OffChain`]) and leaves the dump alone.
+//! - **One writer per dump.** The dump's writer holds an OS lock on the directory for its
+//!   lifetime, so a second node, or `reth-bal dump --out` on the ExEx's directory, fails at open
+//!   ([`bal_replay_dump::DumpError::Locked`]) instead of interleaving records.
 //! - **Durable before acknowledged.** [`ChainDumper::commit`] returns the height the node may
 //!   consider finished (reth's `FinishedHeight`) only after the records are fsynced and the
 //!   manifest covers them. After a crash, [`ChainDumper::open`] resumes from the last durable record

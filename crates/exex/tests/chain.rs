@@ -5,7 +5,7 @@
 
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Address, B256, Bytes};
-use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpReader};
+use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpError, DumpReader};
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_exex::{
     BlockRange, ChainBlock, ChainDumper, CommitOutcome, ExexError, RecordError, dump_range,
@@ -380,28 +380,149 @@ fn at_start_the_dump_is_cut_back_to_what_the_node_has() {
         )
     };
     assert_eq!(
-        dumper.rewind_to_canonical(canonical).unwrap() as usize,
+        dumper.rewind_to_canonical(known, canonical).unwrap() as usize,
         node.a.len() - 4
     );
     assert_eq!(dumper.last_dumped(), Some((known, node.a[3].hash())));
 
     // The node is on branch B: cut back to the fork point.
     let branch = node.branch_b();
+    let tip = branch.last().unwrap().number();
     let canonical =
         |n: u64| Ok::<_, Infallible>(branch.iter().find(|b| b.number() == n).map(|b| b.hash()));
-    assert_eq!(dumper.rewind_to_canonical(canonical).unwrap(), 1);
+    assert_eq!(dumper.rewind_to_canonical(tip, canonical).unwrap(), 1);
     assert_eq!(
         dumper.last_dumped(),
         Some((node.a[FORK].number(), node.a[FORK].hash()))
     );
     // Already on the node's chain: nothing to do.
-    assert_eq!(dumper.rewind_to_canonical(canonical).unwrap(), 0);
-    // A node that has none of the dump's blocks: the dump starts over.
-    assert_eq!(
-        dumper
-            .rewind_to_canonical(|_| Ok::<_, Infallible>(None))
-            .unwrap() as usize,
-        FORK + 1
+    assert_eq!(dumper.rewind_to_canonical(tip, canonical).unwrap(), 0);
+
+    // A node past the dump that has none of its blocks (another chain, or a fork below the dump):
+    // an error naming both tips, and the dump is kept whole.
+    let err = dumper
+        .rewind_to_canonical(tip, |_| Ok::<_, Infallible>(None))
+        .unwrap_err();
+    match &err {
+        ExexError::OffChain {
+            dump_tip,
+            dump_tip_hash,
+            oldest,
+            node_tip,
+            ..
+        } => {
+            assert_eq!(*dump_tip, node.a[FORK].number());
+            assert_eq!(*dump_tip_hash, node.a[FORK].hash());
+            assert_eq!(*oldest, node.a[0].number());
+            assert_eq!(*node_tip, tip);
+        }
+        other => panic!("expected OffChain, got {other}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&dir.path().display().to_string()),
+        "{message}"
     );
-    assert_eq!(dumper.last_dumped(), None);
+    assert!(
+        message.contains(&format!("node's canonical chain, whose tip is block {tip}")),
+        "{message}"
+    );
+    assert_eq!(
+        dumper.last_dumped(),
+        Some((node.a[FORK].number(), node.a[FORK].hash()))
+    );
+    assert_eq!(dumped(dir.path()), node.expected[..=FORK].to_vec());
+}
+
+#[test]
+fn a_node_behind_the_whole_dump_stops_the_dumper_and_the_dump_is_kept() {
+    let node = node();
+    let dir = tempfile::tempdir().unwrap();
+    let mut dumper = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+    commit(&mut dumper, &node.a, &node.a).unwrap();
+    drop(dumper);
+
+    // A node resynced from scratch (or restored from an older snapshot) knows only the blocks
+    // before the dump's first.
+    let first = node.a[0].number();
+    let node_tip = first - 1;
+    let before_the_dump = |n: u64| {
+        Ok::<_, Infallible>(
+            node.pre_hashes
+                .iter()
+                .find(|e| e.number == n && n <= node_tip)
+                .map(|e| e.hash),
+        )
+    };
+    let mut dumper = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+    let err = dumper
+        .rewind_to_canonical(node_tip, before_the_dump)
+        .unwrap_err();
+    let last = node.a.last().unwrap();
+    match &err {
+        ExexError::NodeBehind {
+            dir: in_dir,
+            dump_tip,
+            dump_tip_hash,
+            oldest,
+            node_tip: reported,
+        } => {
+            assert_eq!(in_dir, &dir.path().display().to_string());
+            assert_eq!((*dump_tip, *dump_tip_hash), (last.number(), last.hash()));
+            assert_eq!(*oldest, first);
+            assert_eq!(*reported, node_tip);
+        }
+        other => panic!("expected NodeBehind, got {other}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!(
+            "its tip is block {} ({}) but the node's is block {node_tip}",
+            last.number(),
+            last.hash()
+        )),
+        "{message}"
+    );
+    // Nothing was removed, on disk or in the dumper.
+    assert_eq!(dumper.last_dumped(), Some((last.number(), last.hash())));
+    assert_eq!(dumped(dir.path()), node.expected);
+    drop(dumper);
+
+    // Once the node has caught up to a block of the dump, the dump is cut back to that block
+    // and no further.
+    let caught_up = node.a[2].number();
+    let mut dumper = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+    let removed = dumper
+        .rewind_to_canonical(caught_up, |n: u64| {
+            Ok::<_, Infallible>(
+                node.a
+                    .iter()
+                    .find(|b| b.number() == n && n <= caught_up)
+                    .map(|b| b.hash()),
+            )
+        })
+        .unwrap();
+    assert_eq!(removed as usize, node.a.len() - 3);
+    assert_eq!(dumped(dir.path()), node.expected[..3].to_vec());
+}
+
+#[test]
+fn two_dumpers_on_one_directory_are_refused() {
+    // The ExEx and `reth-bal dump --out` on one directory, or two nodes.
+    let node = node();
+    let dir = tempfile::tempdir().unwrap();
+    let mut first = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+    commit(&mut first, &node.a, &node.a[..2]).unwrap();
+    match ChainDumper::open(dir.path(), 1, BlockRange::default()) {
+        Err(ExexError::Dump(DumpError::Locked { path, holder })) => {
+            assert_eq!(path, dir.path());
+            assert_eq!(holder, Some(std::process::id()));
+        }
+        Err(other) => panic!("expected a locked dump, got {other}"),
+        Ok(_) => panic!("a second dumper opened the dump"),
+    }
+    // The first goes on undisturbed.
+    commit(&mut first, &node.a, &node.a[2..]).unwrap();
+    drop(first);
+    assert_eq!(dumped(dir.path()), node.expected);
 }
