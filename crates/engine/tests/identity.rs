@@ -79,6 +79,8 @@ fn options(design: IoDesign) -> ReplayOptions {
     }
 }
 
+// The test hands replay's own result through, error type and all.
+#[allow(clippy::result_large_err)]
 fn run(
     dump: &DumpReader,
     store: &RocksStore,
