@@ -199,7 +199,8 @@ fn committed_blocks_are_dumped_exactly_and_a_restart_resumes_from_the_last_durab
     // Re-execution gives exactly what the generator recorded: block, senders, BAL, pre-state and
     // the 256 hashes.
     assert_eq!(dumped(dir.path()), node.expected);
-    // Opening for another chain is refused.
+    // Opening for another chain is refused (once this writer has let go of the dump's lock).
+    drop(dumper);
     let err = ChainDumper::open(dir.path(), 5, BlockRange::default()).unwrap_err();
     assert!(err.to_string().contains("chain 1"), "{err}");
 }
