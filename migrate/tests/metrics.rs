@@ -2,7 +2,7 @@
 //! stores must be the migration's, and every panel of the migration dashboard must find data.
 
 use bal_replay_fixtures::copy_reth_db;
-use bal_replay_promtest::{Prometheus, free_port, unix_now};
+use bal_replay_test_utils::prometheus::{Prometheus, free_port, unix_now};
 use std::{
     path::Path,
     process::{Command, Stdio},

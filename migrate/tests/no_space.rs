@@ -3,12 +3,12 @@
 //! `--resume` finishes it to the same content as an uninterrupted run.
 //!
 //! The full filesystem is a real one: a tmpfs of a few hundred KiB mounted by the test
-//! (`bal_replay_fixtures::tmpfs`). Where mounting is not permitted it skips, saying so, unless `CI`
+//! (`bal_replay_test_utils::tmpfs`). Where mounting is not permitted it skips, saying so, unless `CI`
 //! is set: CI runs as root, so there a failure to mount fails the test.
 
-use bal_replay_fixtures::tmpfs::mount_tmpfs_or_skip;
 use bal_replay_migrate::{CREATING_MARKER, GenerateOptions, Layout, generate_source, meta, verify};
 use bal_replay_state::{RocksStore, StateReader};
+use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
 use common::{bal_migrate, migrate_uninterrupted};
 
 mod common;

@@ -1,7 +1,7 @@
 //! A real Prometheus (Debian's package) scrapes a real `bal-replay run`; the values it stores must be
 //! the run's own totals, and every panel of the replay dashboard must find data.
 
-use bal_replay_promtest::{Prometheus, free_port, unix_now};
+use bal_replay_test_utils::prometheus::{Prometheus, free_port, unix_now};
 use std::{
     path::Path,
     process::{Command, Stdio},

@@ -3,57 +3,17 @@
 //! with the state an uninterrupted run leaves. The kills are real: the binary is killed at random
 //! points of the replay (after a random number of commits, plus a random part of a batch).
 
-use bal_replay_dump::DumpReader;
-use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
-use bal_replay_exec::ChainConfig;
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
-use bal_replay_synth::{GeneratorConfig, generate};
+mod common;
+
+use common::{assert_ok, boundary_digests, chain, copy_state, digest, run_command, small_config};
 use std::{
     path::Path,
-    process::{Command, Output},
     time::{Duration, Instant},
 };
 
 const BLOCKS: u64 = 12;
 const BATCH: usize = 2;
 const KILLS: usize = 5;
-
-fn copy_state(src: &Path, dst: &Path) {
-    RocksStore::open(src, &RocksOptions::default())
-        .unwrap()
-        .checkpoint(dst)
-        .unwrap();
-}
-
-fn digest(state: &Path) -> (String, Option<u64>) {
-    let store = RocksStore::open_read_only(state).unwrap();
-    (
-        store.content_digest().unwrap().to_string(),
-        store.applied_block().unwrap(),
-    )
-}
-
-fn run_command(dump: &Path, state: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_bal-replay"));
-    command
-        .args(["run", "--dump"])
-        .arg(dump)
-        .arg("--state")
-        .arg(state)
-        .args(["--batch", &BATCH.to_string(), "--threads", "2"]);
-    command
-}
-
-fn assert_ok(out: &Output, what: &str) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
 
 /// A small xorshift, seeded from the clock and printed, so a failing run can be repeated.
 struct Rng(u64);
@@ -69,40 +29,9 @@ impl Rng {
 #[test]
 fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
     let tmp = tempfile::tempdir().unwrap();
-    let config = GeneratorConfig {
-        blocks: BLOCKS,
-        accounts: 2_000,
-        holders_per_token: 200,
-        seed: 3,
-        gas_per_block: 6_000_000,
-        ..GeneratorConfig::default()
-    };
-    let (dump, pristine) = (tmp.path().join("dump"), tmp.path().join("pristine"));
-    generate(&config, &dump, &pristine, None).expect("generate");
-
+    let (dump, pristine) = chain(tmp.path(), &small_config(BLOCKS, 3));
     // The uninterrupted run, in process: the state's digest at every batch boundary.
-    let reference = tmp.path().join("reference");
-    copy_state(&pristine, &reference);
-    let mut boundaries = vec![digest(&pristine)];
-    {
-        let store = RocksStore::open(&reference, &RocksOptions::default()).unwrap();
-        let reader = DumpReader::open(&dump).unwrap();
-        let options = ReplayOptions {
-            mode: ExecMode::Parallel,
-            threads: 2,
-            batch: BATCH,
-            design: IoDesign::Parallel,
-            io_threads: 2,
-            ..ReplayOptions::default()
-        };
-        replay(&ChainConfig::mainnet(), &reader, &store, &options, |_| {
-            boundaries.push((
-                store.content_digest().unwrap().to_string(),
-                store.applied_block().unwrap(),
-            ));
-        })
-        .unwrap();
-    }
+    let boundaries = boundary_digests(&dump, &pristine, &tmp.path().join("reference"), BATCH);
     assert_eq!(boundaries.len(), 1 + BLOCKS as usize / BATCH);
     let last = boundaries.last().unwrap().clone();
 
@@ -124,7 +53,7 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
             .unwrap_or(0)
     };
     let start = Instant::now();
-    let mut child = run_command(&dump, &timed)
+    let mut child = run_command(&dump, &timed, BATCH)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -167,7 +96,7 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
         // execution or during a commit. Startup time varies too much for a plain delay.
         let writes = 1 + rng.next() % (boundaries.len() as u64 - 1);
         let extra = Duration::from_micros(rng.next() % per_batch.as_micros().max(1) as u64);
-        let mut child = run_command(&dump, &state)
+        let mut child = run_command(&dump, &state, BATCH)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -203,7 +132,7 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
             interrupted_between += 1;
         }
 
-        let out = run_command(&dump, &state).output().unwrap();
+        let out = run_command(&dump, &state, BATCH).output().unwrap();
         let stdout = assert_ok(&out, &format!("resume after kill {i}"));
         assert_eq!(digest(&state), last, "kill {i}: resumed to another state");
         if at == boundaries.len() - 1 {

@@ -2,12 +2,14 @@
 //! (however it is named: `.`, `..`, a relative path, `x.rewind`), the user's files inside and
 //! beside it, and each other's copies when two run at once. Each runs the real binary.
 
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
-use bal_replay_synth::{GeneratorConfig, generate};
+mod common;
+
+use bal_replay_synth::GeneratorConfig;
+use common::{assert_ok, bal_replay, copy_state, digest};
 use std::{
     collections::BTreeMap,
     path::{Path, PathBuf},
-    process::{Command, Output},
+    process::Output,
 };
 
 /// A small generated chain: the dump and a pristine state to copy.
@@ -20,25 +22,7 @@ fn chain(dir: &Path) -> (PathBuf, PathBuf) {
         gas_per_block: 2_000_000,
         ..GeneratorConfig::default()
     };
-    let (dump, state) = (dir.join("dump"), dir.join("pristine"));
-    generate(&config, &dump, &state, None).expect("generate");
-    (dump, state)
-}
-
-/// A copy of the state at `dst` (a RocksDB checkpoint; `dst` must not exist).
-fn copy_state(src: &Path, dst: &Path) {
-    RocksStore::open(src, &RocksOptions::default())
-        .unwrap()
-        .checkpoint(dst)
-        .unwrap();
-}
-
-fn digest(state: &Path) -> (String, Option<u64>) {
-    let store = RocksStore::open_read_only(state).unwrap();
-    (
-        store.dump_all().unwrap().digest().to_string(),
-        store.applied_block().unwrap(),
-    )
+    common::chain(dir, &config)
 }
 
 /// Every path under `dir` (recursively) with its contents, except inside RocksDB states (whose
@@ -60,7 +44,7 @@ fn tree(dir: &Path, skip: &[&Path]) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 fn run_rewind(cwd: &Path, dump: &Path, state: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+    bal_replay()
         .current_dir(cwd)
         .args(["run", "--dump"])
         .arg(dump)
@@ -75,17 +59,6 @@ fn run_rewind(cwd: &Path, dump: &Path, state: &str) -> Output {
         ])
         .output()
         .expect("run bal-replay")
-}
-
-fn assert_ok(out: &Output, what: &str) -> String {
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstdout: {stdout}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
 }
 
 /// `--state .`, `..` and a relative path, each from the directory that makes it name the state,
@@ -168,7 +141,7 @@ fn two_benches_over_sibling_states_run_at_once() {
     let children: Vec<_> = states
         .iter()
         .map(|state| {
-            Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+            bal_replay()
                 .args(["bench", "--dump"])
                 .arg(&dump)
                 .arg("--state")

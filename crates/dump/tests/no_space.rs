@@ -3,76 +3,19 @@
 //! were flushed (no partial frame visible), and once space is added a new writer continues right
 //! after them.
 //!
-//! The full filesystem is a real one: a tmpfs of 64 KiB mounted by the test, which needs root (as
-//! CI runs). With `CI=true` a failure to mount fails the test; elsewhere the test says SKIPPED on
-//! stderr and passes.
+//! The full filesystem is a real one: a tmpfs of 64 KiB mounted by the test
+//! (`bal_replay_test_utils::tmpfs`), which needs root, as CI runs. Under CI a failure to mount
+//! fails the test; elsewhere the test says SKIPPED on stderr and passes.
 
 mod common;
 
-use std::{
-    io,
-    path::{Path, PathBuf},
-    process::Command,
-};
+use std::{io, path::Path};
 
 use bal_replay_dump::{
     BlockRecord, DumpError, DumpReader, DumpWriter, MANIFEST_FILE, WriterOptions, encode_record,
 };
+use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
 use common::{meta, record};
-
-/// A tmpfs mounted for the test's lifetime.
-struct Tmpfs(PathBuf);
-
-impl Tmpfs {
-    fn mount(at: &Path, size: &str) -> Result<Self, String> {
-        std::fs::create_dir_all(at).map_err(|e| e.to_string())?;
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(at)
-            .output()
-            .map_err(|e| format!("running mount: {e}"))?;
-        if !out.status.success() {
-            return Err(String::from_utf8_lossy(&out.stderr).trim().to_owned());
-        }
-        Ok(Self(at.to_path_buf()))
-    }
-
-    /// Mounts one, or says why not: a failure in CI (`CI=true`), a skip elsewhere.
-    fn mount_or_skip(at: &Path, size: &str) -> Option<Self> {
-        match Self::mount(at, size) {
-            Ok(fs) => Some(fs),
-            Err(why) if std::env::var("CI").is_ok_and(|ci| ci == "true") => {
-                panic!("CI=true, so the no-space test must run, but mounting a tmpfs failed: {why}")
-            }
-            Err(why) => {
-                eprintln!(
-                    "SKIPPED: mounting a tmpfs failed ({why}); the no-space test needs root \
-                     (with CI=true this is a failure)"
-                );
-                None
-            }
-        }
-    }
-
-    fn resize(&self, size: &str) {
-        let status = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.0)
-            .status()
-            .unwrap();
-        assert!(
-            status.success(),
-            "remounting {} at {size}",
-            self.0.display()
-        );
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
-}
 
 fn read_all(dir: &Path) -> Vec<BlockRecord> {
     DumpReader::open(dir)
@@ -84,12 +27,10 @@ fn read_all(dir: &Path) -> Vec<BlockRecord> {
 
 #[test]
 fn a_full_disk_stops_the_writer_clearly_and_a_new_writer_resumes_after_the_flushed_records() {
-    let tmp = tempfile::tempdir().unwrap();
-    // Declared after `tmp`, so unmounted before the temporary directory is removed.
-    let Some(fs) = Tmpfs::mount_or_skip(&tmp.path().join("small"), "64k") else {
+    let Some(fs) = mount_tmpfs_or_skip(64 << 10) else {
         return;
     };
-    let dir = fs.0.join("dump");
+    let dir = fs.path().join("dump");
     // A few records a segment, so the disk also fills across segment rotations.
     let options = WriterOptions {
         segment_max_bytes: encode_record(&record(1)).len() as u64 * 6,
@@ -157,7 +98,7 @@ fn a_full_disk_stops_the_writer_clearly_and_a_new_writer_resumes_after_the_flush
     assert_eq!(read_all(&dir), expected);
 
     // Space added: a new writer cuts the partial tail off and continues after the flushed records.
-    fs.resize("4m");
+    fs.resize(4 << 20).unwrap();
     let mut writer = DumpWriter::resume_with_options(&dir, options).unwrap();
     let manifest = writer.manifest().clone();
     let last = manifest.segments.last().unwrap();

@@ -12,25 +12,12 @@ use bal_replay_dump::{
     AccountPre, BlockHashEntry, CodePre, DumpReader, DumpWriter, PreState, StoragePre,
     WriterOptions, decode_record, decode_segment_bytes, encode_record,
 };
+use bal_replay_test_utils::proptest_config as cases;
 use common::{
     edit_manifest, frame_from_raw, meta, record, segment_from_frames, segment_from_records,
 };
 use proptest::prelude::*;
 use std::path::Path;
-
-/// `PROPTEST_CASES` if set, else `default` (`ProptestConfig::with_cases` would ignore the
-/// variable). No failure files: a failing case is printed, and CI's tree stays clean.
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// A valid dump of blocks 1..=4, one segment each (so the manifest lists several), copied into
 /// `dir`. Written once and copied per case: the writer syncs every file, which would cost a case

@@ -16,21 +16,9 @@ use alloy_primitives::{Address, Signature, U256};
 use bal_replay_dump::BlockRecord;
 use bal_replay_engine::{BatchPlan, EngineError, IoDesign, merge_bals};
 use bal_replay_exec::{ExecError, tx_writes_from_bal};
+use bal_replay_test_utils::proptest_config as cases;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-
-/// `PROPTEST_CASES` if set, else `default`.
-fn cases(default: u32) -> ProptestConfig {
-    let cases = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default);
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
 
 /// Mostly indices near a small block's range, sometimes anything a u64 holds.
 fn index() -> impl Strategy<Value = u64> {

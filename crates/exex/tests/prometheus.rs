@@ -7,9 +7,9 @@
 
 use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_exex::{BlockRange, ChainBlock, ChainDumper, record_block, record_lag};
-use bal_replay_promtest::{Prometheus, free_port, unix_now};
 use bal_replay_state::{MemStore, StateDatabase, StateWriter};
 use bal_replay_synth::{GeneratorConfig, generate_in_memory};
+use bal_replay_test_utils::prometheus::{Prometheus, free_port, unix_now};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use metrics_util::layers::{Layer, PrefixLayer};
 use std::path::Path;

@@ -13,7 +13,9 @@ use std::{
 
 use alloy_primitives::KECCAK256_EMPTY as KECCAK_EMPTY;
 use alloy_primitives::hex;
-use bal_replay_state::{AccountFlat, KeyScheme, RocksOptions, RocksStore, StateError};
+use bal_replay_state::{
+    AccountFlat, AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateError,
+};
 use rocksdb::{WriteBatch, WriteOptions};
 
 use crate::{
@@ -586,8 +588,8 @@ impl Run<'_> {
     }
 }
 
-/// Copies everything, then marks the destination complete with the source height as its applied
-/// block, flushes and compacts.
+/// Copies everything, then marks the destination complete with the source height (and its hash,
+/// where the snapshot's `CanonicalHeaders` has it) as its applied block, flushes and compacts.
 pub(crate) fn migrate_into(
     src: &RethDb,
     snapshot: &Snapshot<'_>,
@@ -627,7 +629,11 @@ pub(crate) fn migrate_into(
         .flush()
         .map_err(|e| MigrateError::state(store.path(), e))?;
     store
-        .set_applied_block(height)
+        .set_applied_block(AppliedBlock {
+            number: height,
+            hash: snapshot.block_hash(),
+            chain_id: None,
+        })
         .map_err(|e| MigrateError::state(store.path(), e))?;
     store
         .put_meta(meta::STATUS, meta::COMPLETE)

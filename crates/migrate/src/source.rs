@@ -217,7 +217,13 @@ impl RethDb {
             });
         }
         let height = self.execution_height_in(&txn)?;
-        Ok(Snapshot { txn, id, height })
+        let block_hash = self.canonical_hash_in(&txn, height)?;
+        Ok(Snapshot {
+            txn,
+            id,
+            height,
+            block_hash,
+        })
     }
 
     /// A new read transaction: a consistent snapshot of its own. A migration shares one
@@ -292,6 +298,29 @@ impl RethDb {
             })
     }
 
+    /// The hash `CanonicalHeaders` holds for block `number` in `txn`'s snapshot. `None` where the
+    /// table or the entry is missing: reth v2 keeps headers in static files and may leave the table
+    /// empty, so a missing hash is not an error here.
+    pub fn canonical_hash_in(
+        &self,
+        txn: &Transaction<'_, RO, NoWriteMap>,
+        number: u64,
+    ) -> Result<Option<B256>, MigrateError> {
+        let raw = match self.get_in(txn, table::CANONICAL_HEADERS, &number.to_be_bytes()) {
+            Ok(raw) => raw,
+            Err(MigrateError::MissingTable { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        raw.map(|raw| {
+            B256::try_from(raw.as_slice()).map_err(|_| MigrateError::Decode {
+                table: table::CANONICAL_HEADERS,
+                key: number.to_string(),
+                reason: format!("a hash of {} bytes, expected 32", raw.len()),
+            })
+        })
+        .transpose()
+    }
+
     /// Reads `StorageSettings` from `Metadata`. reth v2.5.1 stores it as JSON
     /// (`{"storage_v2":bool}`) inside a SCALE-encoded byte vector (reth's codec for `Vec<u8>` values).
     fn detect_layout(&self) -> Result<Layout, MigrateError> {
@@ -344,6 +373,7 @@ pub struct Snapshot<'db> {
     txn: Transaction<'db, RO, NoWriteMap>,
     id: u64,
     height: u64,
+    block_hash: Option<B256>,
 }
 
 impl std::fmt::Debug for Snapshot<'_> {
@@ -351,6 +381,7 @@ impl std::fmt::Debug for Snapshot<'_> {
         f.debug_struct("Snapshot")
             .field("id", &self.id)
             .field("height", &self.height)
+            .field("block_hash", &self.block_hash)
             .finish_non_exhaustive()
     }
 }
@@ -364,6 +395,12 @@ impl<'db> Snapshot<'db> {
     /// The `Execution` checkpoint in this snapshot: the height of the state it holds.
     pub fn height(&self) -> u64 {
         self.height
+    }
+
+    /// The hash of block [`Snapshot::height`] in this snapshot's `CanonicalHeaders`, where the
+    /// table has it (see [`RethDb::canonical_hash_in`]).
+    pub fn block_hash(&self) -> Option<B256> {
+        self.block_hash
     }
 
     /// The read transaction.

@@ -200,3 +200,47 @@ fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
         verify(&src, tmp.path().join("flat"), 1.0).unwrap().digest
     );
 }
+
+/// The migrated state records the hash of its applied block where the source's
+/// `CanonicalHeaders` has it, so `bal-replay run` can check that a dump builds on it; without the
+/// entry (reth v2 keeps headers in static files) the hash is recorded as unknown.
+#[test]
+fn the_applied_blocks_hash_comes_from_canonical_headers() {
+    use alloy_primitives::{B256, Bytes, KECCAK256_EMPTY};
+    use bal_replay_state::{AccountFlat, FlatContents, KeyScheme};
+
+    let hash = B256::repeat_byte(0x7a);
+    for (name, block_hashes, expected) in [
+        (
+            "with-hash",
+            vec![(6, B256::repeat_byte(6)), (7, hash)],
+            Some(hash),
+        ),
+        ("without-hash", vec![(6, B256::repeat_byte(6))], None),
+    ] {
+        let tmp = tempfile::tempdir().unwrap();
+        let contents = FlatContents {
+            key_scheme: KeyScheme::Plain,
+            accounts: vec![(
+                generated_address(1).to_vec(),
+                AccountFlat {
+                    nonce: 1,
+                    balance: U256::from(5),
+                    code_hash: KECCAK256_EMPTY,
+                },
+            )],
+            storage: vec![],
+            codes: Vec::<(B256, Bytes)>::new(),
+            block_hashes,
+            applied_block: Some(7),
+        };
+        let src = tmp.path().join("reth");
+        bal_replay_migrate::write_source_from_flat(&src, &contents).unwrap();
+        let dst = tmp.path().join("flat");
+        let summary = migrate(&src, &dst, &MigrateOptions::default(), &NoProgress).unwrap();
+        assert_eq!(summary.height, 7, "{name}");
+        let store = open(&dst);
+        assert_eq!(store.applied_block().unwrap(), Some(7), "{name}");
+        assert_eq!(store.applied_block_hash().unwrap(), expected, "{name}");
+    }
+}

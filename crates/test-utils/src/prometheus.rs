@@ -1,10 +1,8 @@
-//! Test support for the metrics tests: starts a real Prometheus (Debian's `prometheus` package) on a
+//! A real Prometheus for the metrics tests: starts a real Prometheus (Debian's `prometheus` package) on a
 //! loopback port, scraping one target every second, and queries it over its HTTP API.
 //!
 //! Nothing here is mocked: the tests that use it check what a real Prometheus stored from a real
 //! run. The server is killed when the [`Prometheus`] value is dropped.
-
-#![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 use std::{
     io::{Read, Write},

@@ -1,0 +1,25 @@
+//! Test support shared by the workspace's tests, never linked into a binary: a real Prometheus on
+//! loopback ([`prometheus`]) and small real filesystems for disk-full tests ([`tmpfs`]).
+//!
+//! Nothing here is a mock: each helper starts or mounts the real thing and cleans up only what it
+//! created itself.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+pub mod prometheus;
+pub mod tmpfs;
+
+/// Property tests' configuration: `PROPTEST_CASES` if set, else `default` cases
+/// (`ProptestConfig::with_cases` would ignore the variable, so a long run could not raise it; see
+/// fuzz/README.md). No failure files: a failing case is printed, and CI's tree stays clean.
+pub fn proptest_config(default: u32) -> proptest::test_runner::Config {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default);
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}
