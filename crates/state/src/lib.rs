@@ -109,62 +109,43 @@ pub trait StateWriter {
     }
 }
 
-impl<T: StateReader + ?Sized> StateReader for std::sync::Arc<T> {
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
-        (**self).account(address)
-    }
-    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        (**self).storage(address, slot)
-    }
-    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
-        (**self).code(hash)
-    }
-    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
-        (**self).block_hash(number)
-    }
-    fn applied_block(&self) -> Result<Option<u64>, StateError> {
-        (**self).applied_block()
-    }
-    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
-        (**self).applied_block_hash()
-    }
-    fn chain_id(&self) -> Result<Option<u64>, StateError> {
-        (**self).chain_id()
-    }
-    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
-        (**self).accounts_many(addresses)
-    }
-    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
-        (**self).storage_many(slots)
-    }
+/// `StateReader` for a pointer to one: every method forwards, so the batched reads a store
+/// overrides (RocksDB's multi-gets) stay its own.
+macro_rules! forward_state_reader {
+    ($($pointer:ty),+) => {$(
+        impl<T: StateReader + ?Sized> StateReader for $pointer {
+            fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+                (**self).account(address)
+            }
+            fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+                (**self).storage(address, slot)
+            }
+            fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
+                (**self).code(hash)
+            }
+            fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+                (**self).block_hash(number)
+            }
+            fn applied_block(&self) -> Result<Option<u64>, StateError> {
+                (**self).applied_block()
+            }
+            fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+                (**self).applied_block_hash()
+            }
+            fn chain_id(&self) -> Result<Option<u64>, StateError> {
+                (**self).chain_id()
+            }
+            fn accounts_many(
+                &self,
+                addresses: &[Address],
+            ) -> Result<Vec<Option<AccountFlat>>, StateError> {
+                (**self).accounts_many(addresses)
+            }
+            fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+                (**self).storage_many(slots)
+            }
+        }
+    )+};
 }
 
-impl<T: StateReader + ?Sized> StateReader for &T {
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
-        (**self).account(address)
-    }
-    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        (**self).storage(address, slot)
-    }
-    fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
-        (**self).code(hash)
-    }
-    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
-        (**self).block_hash(number)
-    }
-    fn applied_block(&self) -> Result<Option<u64>, StateError> {
-        (**self).applied_block()
-    }
-    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
-        (**self).applied_block_hash()
-    }
-    fn chain_id(&self) -> Result<Option<u64>, StateError> {
-        (**self).chain_id()
-    }
-    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
-        (**self).accounts_many(addresses)
-    }
-    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
-        (**self).storage_many(slots)
-    }
-}
+forward_state_reader!(std::sync::Arc<T>, &T);

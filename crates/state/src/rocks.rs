@@ -475,22 +475,11 @@ impl RocksStore {
             .iter()
             .map(|a| self.key_scheme.account_key(*a))
             .collect();
-        let table = cf::ACCOUNTS;
-        self.db
-            .batched_multi_get_cf_opt(self.cf(table)?, &keys, false, &self.read_opts)
-            .into_iter()
-            .zip(&keys)
-            .map(|(value, key)| {
-                let value = value.map_err(|source| StateError::Read {
-                    table,
-                    key: key.to_hex(),
-                    source,
-                })?;
-                value
-                    .map(|v| codec::decode_account(table, key, &v))
-                    .transpose()
-            })
-            .collect()
+        self.multi_get(cf::ACCOUNTS, &keys, |key, value| {
+            value
+                .map(|v| codec::decode_account(cf::ACCOUNTS, key, v))
+                .transpose()
+        })
     }
 
     /// Values of `(address, slot)` pairs, in order (zero when absent), read in one batched lookup.
@@ -499,18 +488,30 @@ impl RocksStore {
             .iter()
             .map(|(a, s)| self.key_scheme.storage_key(*a, *s))
             .collect();
-        let table = cf::STORAGE;
+        self.multi_get(cf::STORAGE, &keys, |key, value| {
+            value.map_or(Ok(U256::ZERO), |v| decode_slot(key, v))
+        })
+    }
+
+    /// One batched lookup of `keys` in `table`, each value (or its absence) decoded by `decode`
+    /// with its key, in order.
+    fn multi_get<T>(
+        &self,
+        table: &'static str,
+        keys: &[StateKey],
+        decode: impl Fn(&StateKey, Option<&[u8]>) -> Result<T, StateError>,
+    ) -> Result<Vec<T>, StateError> {
         self.db
-            .batched_multi_get_cf_opt(self.cf(table)?, &keys, false, &self.read_opts)
+            .batched_multi_get_cf_opt(self.cf(table)?, keys, false, &self.read_opts)
             .into_iter()
-            .zip(&keys)
+            .zip(keys)
             .map(|(value, key)| {
                 let value = value.map_err(|source| StateError::Read {
                     table,
                     key: key.to_hex(),
                     source,
                 })?;
-                value.map_or(Ok(U256::ZERO), |v| decode_slot(key, &v))
+                decode(key, value.as_deref())
             })
             .collect()
     }
