@@ -1,8 +1,13 @@
-//! A synthetic reth database: the same table names, flags, key encodings and `Compact` values as
-//! reth v2.5.1 writes, at any size, for benchmarks and for what the small fixtures lack.
+//! Test data: reth-layout databases written with the same table names, flags, key encodings and
+//! `Compact` values as reth v2.5.1 writes, for benchmarks and for what the small fixtures lack.
 //!
-//! The content is a pure function of the options (no randomness beyond keccak of counters), so two
-//! generated sources with the same options are identical.
+//! - [`generate_source`]: a synthetic state of any size. Its content is a pure function of the
+//!   options (no randomness beyond keccak of counters), so two generated sources with the same
+//!   options are identical.
+//! - [`write_source_from_flat`] / [`write_source_from_store`]: a flat state's contents in reth's
+//!   layout (the inverse of a migration), to replay over reth's layout in place.
+//! - [`churn_source`]: a node writing to a database, one height per round, for tests of reading
+//!   a live source.
 
 use std::{
     path::{Path, PathBuf},
