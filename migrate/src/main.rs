@@ -1,16 +1,13 @@
 //! `bal-migrate`: copies a reth v2.5.1 node's state (MDBX, v1 or v2 layout) into the RocksDB flat
 //! state that `bal-replay` replays over. Everything but argument parsing and progress display lives
-//! in `bal-replay-migrate`.
+//! in `bal-replay-migrate` (the migration) and `bal-replay-reth-db` (reth's database; `gen-source`
+//! and `churn-source` write test data with it).
 
-use std::{
-    path::PathBuf,
-    sync::Mutex,
-    time::{Duration, Instant},
-};
+use std::{path::PathBuf, sync::Mutex, time::Duration};
 
-use bal_replay_migrate::{
-    GenerateOptions, Layout, MigrateOptions, Progress, TableKind, churn_source, generate_source,
-    migrate,
+use bal_replay_migrate::{CopyArgs, MigrateOptions, Progress, migrate};
+use bal_replay_reth_db::{
+    GenerateOptions, TableKind, churn_source, generate_source, write_source_from_store,
 };
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};
@@ -37,31 +34,8 @@ struct MigrateArgs {
     /// Destination directory (must be empty unless --resume).
     #[arg(long)]
     dst: Option<PathBuf>,
-    /// Worker threads (all reading one MDBX snapshot).
-    #[arg(
-        long,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
-        default_value_t = std::thread::available_parallelism().map_or(2, |n| n.get())
-    )]
-    threads: usize,
-    /// Finish a migration that an earlier run left incomplete in --dst.
-    #[arg(long)]
-    resume: bool,
-    /// Afterwards, compare source and destination (counts and entries) in the snapshot the
-    /// migration read, and print the digest.
-    #[arg(long)]
-    verify: bool,
-    /// Entries a worker copies between durable progress checkpoints (each one a flush): what a
-    /// crash can lose and --resume re-copies.
-    #[arg(
-        long,
-        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
-        default_value_t = MigrateOptions::default().checkpoint_entries
-    )]
-    checkpoint_entries: usize,
-    /// With --verify, the fraction of entries compared value by value (counts are always full).
-    #[arg(long, default_value_t = 1.0)]
-    sample: f64,
+    #[command(flatten)]
+    copy: CopyArgs,
     /// Serve Prometheus metrics (bal_migrate_*) on this address, e.g. 127.0.0.1:9465.
     #[arg(long)]
     metrics: Option<std::net::SocketAddr>,
@@ -77,15 +51,8 @@ enum Command {
         /// Datadir to create (the database goes into its `db/`).
         #[arg(long)]
         out: PathBuf,
-        /// State entries (accounts + slots + codes).
-        #[arg(long, default_value_t = 1_000_000)]
-        entries: u64,
-        /// Layout: v1 (plain) or v2 (hashed).
-        #[arg(long, default_value = "v2")]
-        layout: String,
-        /// Execution stage checkpoint to record.
-        #[arg(long, default_value_t = 1)]
-        height: u64,
+        #[command(flatten)]
+        generate: GenerateOptions,
         /// Instead of random entries, write this RocksDB flat state's contents (all of them, its
         /// key scheme choosing the layout and its height the checkpoint), e.g. a synthetic chain's
         /// genesis, to replay it over reth's layout with `bal-replay run --state mdbx:<out>`.
@@ -168,55 +135,19 @@ fn main() -> eyre::Result<()> {
             from_state: Some(state),
             ..
         }) => {
-            use bal_replay_state::{RocksOptions, RocksStore};
-            let store = RocksStore::open(&state, &RocksOptions::default())
-                .wrap_err_with(|| format!("opening state {}", state.display()))?;
-            let contents = store.dump_all()?;
-            drop(store);
-            let db = bal_replay_migrate::write_source_from_flat(&out, &contents)
-                .wrap_err_with(|| format!("writing {}", out.display()))?;
-            println!(
-                "wrote {}: {} accounts, {} slots, {} codes, {} block hashes at height {:?}",
-                db.display(),
-                contents.accounts.len(),
-                contents.storage.len(),
-                contents.codes.len(),
-                contents.block_hashes.len(),
-                contents.applied_block
-            );
+            let written = write_source_from_store(&out, &state)
+                .wrap_err_with(|| format!("writing {} as {}", state.display(), out.display()))?;
+            println!("{written}");
             Ok(())
         }
         Some(Command::GenSource {
             out,
-            entries,
-            layout,
-            height,
+            generate,
             from_state: None,
         }) => {
-            let layout = match layout.as_str() {
-                "v1" => Layout::V1,
-                "v2" => Layout::V2,
-                other => bail!("--layout must be v1 or v2, not {other}"),
-            };
-            let started = Instant::now();
-            let s = generate_source(
-                &out,
-                &GenerateOptions {
-                    layout,
-                    entries,
-                    height,
-                },
-            )
-            .wrap_err_with(|| format!("generating {}", out.display()))?;
-            println!(
-                "generated {} ({}): {} accounts, {} slots, {} codes in {:.1} s",
-                s.db.display(),
-                layout.name(),
-                s.accounts,
-                s.slots,
-                s.codes,
-                started.elapsed().as_secs_f64()
-            );
+            let summary = generate_source(&out, &generate)
+                .wrap_err_with(|| format!("generating {}", out.display()))?;
+            println!("{summary}");
             Ok(())
         }
         Some(Command::ChurnSource {
@@ -237,18 +168,7 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
     let (Some(src), Some(dst)) = (args.src, args.dst) else {
         bail!("--src and --dst are required (or a subcommand; see --help)");
     };
-    if !(args.sample > 0.0 && args.sample <= 1.0) {
-        bail!("--sample must be in (0, 1], not {}", args.sample);
-    }
-    let opts = MigrateOptions {
-        threads: args.threads,
-        resume: args.resume,
-        checkpoint_entries: args.checkpoint_entries.max(1),
-        // Verified within the migration's own snapshot: a source being written would otherwise
-        // show its new writes as mismatches.
-        verify: args.verify.then_some(args.sample),
-        ..MigrateOptions::default()
-    };
+    let opts = MigrateOptions::from(&args.copy);
     if let Some(addr) = args.metrics {
         bal_replay_metrics::install_exporter(addr)?;
     }
@@ -258,53 +178,9 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
     };
     let summary = migrate(&src, &dst, &opts, &bars)
         .wrap_err_with(|| format!("migrating {} into {}", src.display(), dst.display()))?;
-    if summary.already_complete {
-        println!(
-            "{} is already a complete migration (block {}, source snapshot {})",
-            dst.display(),
-            summary.height,
-            summary.snapshot_id
-        );
-    } else {
-        let secs = summary.elapsed.as_secs_f64().max(1e-9);
-        println!(
-            "migrated {} entries ({:.1} MiB) from a {} source at block {} (MDBX snapshot {}) in \
-             {:.2} s: {:.0} entries/s",
-            summary.entries(),
-            summary.bytes() as f64 / (1 << 20) as f64,
-            summary.layout.name(),
-            summary.height,
-            summary.snapshot_id,
-            secs,
-            summary.entries() as f64 / secs
-        );
-    }
-    if let Some(report) = &summary.verify {
-        for c in &report.counts {
-            println!(
-                "{:>9}: source {} destination {}",
-                c.table.name(),
-                c.source,
-                c.destination
-            );
-        }
-        for m in &report.mismatches {
-            println!("mismatch: {m}");
-        }
-        if let Some((found, expected)) = report.height_mismatch {
-            println!("mismatch: applied block {found:?}, source height {expected}");
-        }
-        println!(
-            "verified {} entries ({} sampled) at block {}: {} mismatches; content digest {}",
-            report.counts.iter().map(|c| c.source).sum::<u64>(),
-            report.compared,
-            summary.height,
-            report.mismatch_count,
-            report.digest
-        );
-        if !report.is_ok() {
-            bail!("verification found {} mismatches", report.mismatch_count);
-        }
+    println!("{}", summary.describe(&dst));
+    if let Some(report) = summary.verify.as_ref().filter(|r| !r.is_ok()) {
+        bail!("verification found {} mismatches", report.mismatch_count);
     }
     if args.metrics.is_some() && args.metrics_linger > 0 {
         std::thread::sleep(Duration::from_secs(args.metrics_linger));

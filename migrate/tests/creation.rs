@@ -5,9 +5,8 @@
 
 use std::path::Path;
 
-use bal_replay_migrate::{
-    CREATING_MARKER, GenerateOptions, Layout, TEST_ABORT_ENV, generate_source, meta, verify,
-};
+use bal_replay_migrate::{CREATING_MARKER, TEST_ABORT_ENV, meta, verify};
+use bal_replay_reth_db::{GenerateOptions, Layout, generate_source};
 use bal_replay_state::{RocksStore, StateReader};
 use common::{bal_migrate, migrate_uninterrupted};
 

@@ -3,7 +3,8 @@
 
 use std::time::{Duration, Instant};
 
-use bal_replay_migrate::{GenerateOptions, Layout, generate_source, meta, verify};
+use bal_replay_migrate::{meta, verify};
+use bal_replay_reth_db::{GenerateOptions, Layout, generate_source};
 use common::{bal_migrate, migrate_uninterrupted};
 
 mod common;

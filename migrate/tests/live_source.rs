@@ -10,9 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use bal_replay_migrate::{
-    GenerateOptions, Layout, MigrateError, RethDb, churn_source, generate_source, meta, verify,
-};
+use bal_replay_migrate::{MigrateError, meta, verify};
+use bal_replay_reth_db::{GenerateOptions, Layout, RethDb, churn_source, generate_source};
 use bal_replay_state::{RocksStore, StateReader};
 use common::{bal_migrate, migrate_uninterrupted};
 

@@ -6,7 +6,8 @@
 //! (`bal_replay_test_utils::tmpfs`). Where mounting is not permitted it skips, saying so, unless `CI`
 //! is set: CI runs as root, so there a failure to mount fails the test.
 
-use bal_replay_migrate::{CREATING_MARKER, GenerateOptions, Layout, generate_source, meta, verify};
+use bal_replay_migrate::{CREATING_MARKER, meta, verify};
+use bal_replay_reth_db::{GenerateOptions, Layout, generate_source};
 use bal_replay_state::{RocksStore, StateReader};
 use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
 use common::{bal_migrate, migrate_uninterrupted};

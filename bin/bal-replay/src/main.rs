@@ -1,6 +1,10 @@
 //! `bal-replay`: replay dumps over a RocksDB flat state, and benchmark the BAL designs.
 
-use bal_replay_bench::{BenchMatrix, render_tables, run_bench};
+use bal_replay_bench::{
+    BenchMatrix,
+    point_reads::{BenchDbOptions, bench_db, render_bench_db},
+    render_tables, run_bench,
+};
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
@@ -8,10 +12,7 @@ use bal_replay_engine::{
     warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
-use bal_replay_mdbx_state::{
-    MdbxStore, RethDb, StateSpec,
-    bench::{BenchDbOptions, bench_db, render_bench_db},
-};
+use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
 use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader, StateWriter};
 use clap::{Args, Parser, Subcommand};
 use eyre::{WrapErr, eyre};
@@ -658,7 +659,7 @@ fn bench_db_cmd(
     }
     println!("{}", render_bench_db(&reports));
     if let Some(path) = json {
-        bal_replay_mdbx_state::bench::write_json(&reports, &path)
+        bal_replay_bench::point_reads::write_json(&reports, &path)
             .wrap_err_with(|| format!("writing {}", path.display()))?;
         println!("wrote {}", path.display());
     }

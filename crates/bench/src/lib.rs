@@ -8,12 +8,16 @@
 //! under a fresh [`MemOverlay`] that keeps the run's commits in memory. Figures are reported as
 //! measured in one process, so their ratios are meaningful even on a noisy machine; absolute numbers
 //! are not.
+//!
+//! [`point_reads`] is the other bench, `bal-replay bench-db`: random point reads of existing keys,
+//! reth's MDBX vs the RocksDB flat state, per reader-thread count.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 // Errors carry the block, index, account, slot and both values of a mismatch: they are built once,
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+pub mod point_reads;
 mod tables;
 
 pub use tables::render_tables;
@@ -25,7 +29,7 @@ use bal_replay_engine::{
     ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
-use bal_replay_mdbx_state::{MdbxStore, MigrateError, RethDb, StateSpec};
+use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{
     AppliedBlock, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges, StateError,
     StateReader, StateWriter,
@@ -71,7 +75,7 @@ pub enum BenchError {
         /// The directory given.
         path: PathBuf,
         /// The cause.
-        source: MigrateError,
+        source: RethDbError,
     },
     /// The matrix asks for something a bench over MDBX cannot do.
     #[error("{option} is not available over MDBX: {why}")]

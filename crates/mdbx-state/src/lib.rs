@@ -5,8 +5,9 @@
 //! `HashedStorages`) by keccak256(address) and keccak256(slot), exactly as a RocksDB flat state with
 //! the matching [`KeyScheme`] does; code from `Bytecodes`, block hashes from `CanonicalHeaders`, the
 //! applied height from the `Execution` stage checkpoint. Table names, layout detection and the
-//! decoding of reth's `Compact` values are `bal-replay-migrate`'s ([`RethDb`], [`source`]), so a
-//! migrated RocksDB state and this reader agree by construction; the tests check that they do.
+//! decoding of reth's `Compact` values are `bal-replay-reth-db`'s ([`RethDb`]), as are those of
+//! `bal-replay-migrate`, so a migrated RocksDB state and this reader agree by construction; the
+//! tests check that they do.
 //!
 //! Invariant: every read of one [`MdbxStore`] sees one MDBX snapshot. Each reading thread has its
 //! own long-lived read transaction (see [`MdbxStore`] for why); each is checked, when it starts, to
@@ -14,31 +15,28 @@
 //! it) is an error, never a mix of two states.
 //!
 //! The store is read-only: wrap it in [`bal_replay_state::MemOverlay`] to replay over it (commits
-//! stay in memory). [`bench`] is `bal-replay bench-db`: random point reads of existing keys, MDBX vs
-//! RocksDB, per thread count.
+//! stay in memory).
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-pub mod bench;
 mod spec;
 
 use std::borrow::Cow;
 
-use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, hex};
-use bal_replay_migrate::{
-    Layout, TableKind, key_scheme,
-    source::{decode_account, decode_bytecode, decode_storage},
+use alloy_primitives::{Address, B256, Bytes, U256, hex};
+use bal_replay_reth_db::{
+    Layout, TableKind, decode_account_flat, decode_bytecode, decode_storage,
+    table::CANONICAL_HEADERS,
 };
 use bal_replay_state::{AccountFlat, KeyScheme, StateError, StateReader};
 use libmdbx::{NoWriteMap, RO, Table, Transaction};
 use thread_local::ThreadLocal;
 
-pub use bal_replay_migrate::{MigrateError, RethDb};
+/// The database an [`MdbxStore`] reads, and why opening one fails (`bal-replay-reth-db`'s).
+pub use bal_replay_reth_db::{RethDb, RethDbError};
 pub use spec::StateSpec;
 
 /// A key and value as MDBX hands them out (borrowed from the map in a read transaction).
 type Entry<'txn> = (Cow<'txn, [u8]>, Cow<'txn, [u8]>);
-
-pub use bal_replay_migrate::source::table::CANONICAL_HEADERS;
 
 /// A reth database's state, read in place. Implements [`StateReader`]; shared by `&` across threads.
 ///
@@ -94,11 +92,11 @@ fn mdbx_error(table: &'static str, key: &[u8], source: libmdbx::Error) -> StateE
     }
 }
 
-/// A decoding (or other) error of the migrate crate's reader, as the flat state's error.
-fn from_migrate(table: &'static str, key: &[u8], e: MigrateError) -> StateError {
+/// A decoding (or other) error of the reader, as the flat state's error.
+fn from_reader(table: &'static str, key: &[u8], e: RethDbError) -> StateError {
     match e {
-        MigrateError::Decode { table, key, reason } => StateError::Corrupt { table, key, reason },
-        MigrateError::Mdbx { table, source } => mdbx_error(table, key, source),
+        RethDbError::Decode { table, key, reason } => StateError::Corrupt { table, key, reason },
+        RethDbError::Mdbx { table, source } => mdbx_error(table, key, source),
         e => StateError::Backend {
             table,
             key: hex::encode_prefixed(key),
@@ -110,7 +108,7 @@ fn from_migrate(table: &'static str, key: &[u8], e: MigrateError) -> StateError 
 impl<'db> MdbxStore<'db> {
     /// Reads `db`'s state in place: checks that its layout's tables exist, and takes the snapshot
     /// every read will see.
-    pub fn new(db: &'db RethDb) -> Result<Self, MigrateError> {
+    pub fn new(db: &'db RethDb) -> Result<Self, RethDbError> {
         let layout = db.layout();
         let txn = db.begin_read()?;
         // The height from the same snapshot as the state: on a node that is writing, a second
@@ -123,18 +121,16 @@ impl<'db> MdbxStore<'db> {
         }
         let canonical = match txn.open_table(Some(CANONICAL_HEADERS)) {
             Ok(table) => {
-                let stat = txn
-                    .table_stat(&table)
-                    .map_err(|source| MigrateError::Mdbx {
-                        table: CANONICAL_HEADERS,
-                        source,
-                    })?;
+                let stat = txn.table_stat(&table).map_err(|source| RethDbError::Mdbx {
+                    table: CANONICAL_HEADERS,
+                    source,
+                })?;
                 txn.prime_for_permaopen(table);
                 Some(stat.entries() > 0)
             }
             Err(libmdbx::Error::NotFound) => None,
             Err(source) => {
-                return Err(MigrateError::Mdbx {
+                return Err(RethDbError::Mdbx {
                     table: CANONICAL_HEADERS,
                     source,
                 });
@@ -144,10 +140,10 @@ impl<'db> MdbxStore<'db> {
         // environment's life, in the order they were primed.
         let (_, tables) = txn
             .commit_and_rebind_open_dbs()
-            .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+            .map_err(|source| RethDbError::Mdbx { table: "-", source })?;
         let mut tables = tables.into_iter();
         let mut next = |name: &'static str| {
-            tables.next().ok_or(MigrateError::MissingTable {
+            tables.next().ok_or(RethDbError::MissingTable {
                 table: name,
                 path: db.path().to_path_buf(),
             })
@@ -162,7 +158,7 @@ impl<'db> MdbxStore<'db> {
         Ok(Self {
             db,
             layout,
-            scheme: key_scheme(layout),
+            scheme: layout.key_scheme(),
             accounts,
             storage,
             bytecodes,
@@ -197,10 +193,7 @@ impl<'db> MdbxStore<'db> {
     /// This thread's read transaction, begun on first use and checked to be at the store's snapshot.
     fn txn(&self) -> Result<&Transaction<'db, RO, NoWriteMap>, StateError> {
         self.txns.get_or_try(|| {
-            let txn = self
-                .db
-                .begin_read()
-                .map_err(|e| from_migrate("-", &[], e))?;
+            let txn = self.db.begin_read().map_err(|e| from_reader("-", &[], e))?;
             let id = txn.id();
             if id != self.snapshot {
                 return Err(StateError::Unavailable {
@@ -224,15 +217,7 @@ impl<'db> MdbxStore<'db> {
             .get(&self.accounts, key)
             .map_err(|e| mdbx_error(table, key, e))?;
         value
-            .map(|v| {
-                decode_account(table, key, &v)
-                    .map(|a| AccountFlat {
-                        nonce: a.nonce,
-                        balance: a.balance,
-                        code_hash: a.bytecode_hash.unwrap_or(KECCAK256_EMPTY),
-                    })
-                    .map_err(|e| from_migrate(table, key, e))
-            })
+            .map(|v| decode_account_flat(table, key, &v).map_err(|e| from_reader(table, key, e)))
             .transpose()
     }
 
@@ -264,7 +249,7 @@ impl<'db> MdbxStore<'db> {
                 let key = [account_key, slot_key].concat();
                 decode_storage(table, &key, &v)
                     .map(|entry| entry.value)
-                    .map_err(|e| from_migrate(table, &key, e))
+                    .map_err(|e| from_reader(table, &key, e))
             }
             _ => Ok(U256::ZERO),
         }
@@ -342,7 +327,7 @@ impl StateReader for MdbxStore<'_> {
             .map(|v| {
                 decode_bytecode(table, hash.as_slice(), &v)
                     .map(|code| Bytes::copy_from_slice(code.original_bytes().as_ref()))
-                    .map_err(|e| from_migrate(table, hash.as_slice(), e))
+                    .map_err(|e| from_reader(table, hash.as_slice(), e))
             })
             .transpose()
     }

@@ -1,22 +1,17 @@
 //! The two databases reth v2.5.1 wrote (`../shared/fixtures/reth-db`, see its README), read in place
-//! through `MdbxStore`: the values reth's `db get` reports, the same reads as the migrated RocksDB
-//! state, from several threads, under a `MemOverlay`, and bench-db's counts.
-
-use std::path::Path;
+//! through `MdbxStore`: the values reth's `db get` reports, by stored key, from several threads and
+//! under a `MemOverlay`. (That they read as the migrated RocksDB state does, and bench-db's counts
+//! over them, are tested in `bal-replay-bench`'s `tests/point_reads_fixtures.rs`.)
 
 use alloy_primitives::{Address, B256, U256, b256, keccak256};
 use bal_replay_fixtures::{
     copy_reth_db,
     reth_db::{DEV, RethDbFixture, V1_CONTRACT, V2_CONTRACT, assert_fixture_values, recipient},
 };
-use bal_replay_mdbx_state::{
-    MdbxStore, StateSpec,
-    bench::{BenchDbOptions, PointReads, RocksPoints, SampledKey, bench_db, sample_mdbx},
-};
-use bal_replay_migrate::{Layout, MigrateOptions, NoProgress, RethDb, migrate};
+use bal_replay_mdbx_state::MdbxStore;
+use bal_replay_reth_db::{Layout, RethDb};
 use bal_replay_state::{
-    AccountFlat, KeyScheme, MemOverlay, RocksStore, StateChanges, StateError, StateReader,
-    StateWriter,
+    AccountFlat, KeyScheme, MemOverlay, StateChanges, StateError, StateReader, StateWriter,
 };
 
 /// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
@@ -29,71 +24,20 @@ fn fixture(layout: &str) -> tempfile::TempDir {
     datadir
 }
 
-fn migrated(src: &Path, dst: &Path) -> RocksStore {
-    let opts = MigrateOptions {
-        threads: 2,
-        ..MigrateOptions::default()
-    };
-    migrate(src, dst, &opts, &NoProgress).unwrap();
-    RocksStore::open_read_only(dst).unwrap()
-}
-
-/// Every key of the MDBX state, and a few absent ones, read the same through the MDBX store and the
-/// migrated RocksDB state.
-fn check_same_reads(mdbx: &MdbxStore<'_>, rocks: &RocksStore) -> usize {
-    let sample = sample_mdbx(mdbx, usize::MAX, 1).unwrap();
-    let points = RocksPoints::new(rocks).unwrap();
-    for key in &sample.keys {
-        match key {
-            SampledKey::Account(k) => {
-                let value = mdbx.read_account(k).unwrap();
-                assert!(value.is_some());
-                assert_eq!(value, points.read_account(k).unwrap(), "account {k:02x?}");
-            }
-            SampledKey::Slot(a, s) => {
-                let value = mdbx.read_slot(a, s.as_slice()).unwrap();
-                assert!(!value.is_zero());
-                assert_eq!(
-                    value,
-                    points.read_slot(a, s.as_slice()).unwrap(),
-                    "slot {s}"
-                );
-            }
-        }
-    }
-    let len = mdbx.key_scheme().account_key_len();
-    assert_eq!(mdbx.read_account(&vec![0xee; len]).unwrap(), None);
-    assert_eq!(points.read_account(&vec![0xee; len]).unwrap(), None);
-    sample.keys.len()
-}
-
 #[test]
-fn v1_fixture_reads_in_place_like_reth_and_like_the_migrated_state() {
+fn v1_fixture_reads_in_place_like_reth() {
     let src = fixture("v1");
-    // Migrated first: MDBX lets a process open a database once at a time.
-    let tmp = tempfile::tempdir().unwrap();
-    let rocks = migrated(src.path(), &tmp.path().join("flat"));
     let db = RethDb::open(src.path()).unwrap();
     let store = MdbxStore::new(&db).unwrap();
     assert_eq!(store.layout(), Layout::V1);
     assert_eq!(store.key_scheme(), KeyScheme::Plain);
     assert_eq!(store.applied_block().unwrap(), Some(19));
     assert_fixture_values(&store, RethDbFixture::V1);
-    assert_eq!(check_same_reads(&store, &rocks), 64 + 40);
-    assert_fixture_values(&rocks, RethDbFixture::V1);
-    for address in [DEV, V1_CONTRACT, recipient(3), Address::ZERO] {
-        assert_eq!(
-            store.account(address).unwrap(),
-            rocks.account(address).unwrap()
-        );
-    }
 }
 
 #[test]
 fn v2_fixture_reads_in_place_by_hashed_keys() {
     let src = fixture("v2");
-    let tmp = tempfile::tempdir().unwrap();
-    let rocks = migrated(src.path(), &tmp.path().join("flat"));
     let db = RethDb::open(src.path().join("db")).unwrap();
     let store = MdbxStore::new(&db).unwrap();
     assert_eq!(store.layout(), Layout::V2);
@@ -117,8 +61,6 @@ fn v2_fixture_reads_in_place_by_hashed_keys() {
             .unwrap(),
         U256::from(0xf)
     );
-    assert_eq!(check_same_reads(&store, &rocks), 66 + 40);
-    assert_fixture_values(&rocks, RethDbFixture::V2);
 }
 
 #[test]
@@ -211,53 +153,4 @@ fn an_overlay_makes_the_mdbx_state_committable_without_writing_it() {
     let store = MdbxStore::new(&db).unwrap();
     assert_eq!(store.applied_block().unwrap(), Some(19));
     assert_fixture_values(&store, RethDbFixture::V1);
-}
-
-#[test]
-fn bench_db_smoke_counts_every_read_on_both_backends() {
-    for layout in ["v1", "v2"] {
-        let src = fixture(layout);
-        let tmp = tempfile::tempdir().unwrap();
-        let flat = tmp.path().join("flat");
-        drop(migrated(src.path(), &flat));
-        let opts = BenchDbOptions {
-            threads: vec![1, 2, 3],
-            reads: 301,
-            sample: 1000,
-            seed: 5,
-            drop_caches: false,
-        };
-        let no_drop = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-            panic!("caches are not dropped in this test")
-        };
-        let accounts = if layout == "v1" { 64 } else { 66 };
-        for spec in [
-            StateSpec::Mdbx(src.path().to_path_buf()),
-            StateSpec::RocksDb(flat.clone()),
-        ] {
-            let report = bench_db(&spec, &opts, &no_drop).unwrap();
-            assert_eq!(report.backend, spec.backend());
-            assert_eq!(
-                (report.sampled_accounts, report.sampled_slots),
-                (accounts, 40)
-            );
-            assert_eq!(
-                (report.total_accounts, report.total_slots),
-                (accounts as u64, 40)
-            );
-            assert_eq!(
-                report.rows.iter().map(|r| r.threads).collect::<Vec<_>>(),
-                vec![1, 2, 3]
-            );
-            for row in &report.rows {
-                assert_eq!(row.reads, 301, "{spec}");
-                assert_eq!(row.found, 301, "{spec}");
-                assert_eq!(row.account_reads + row.slot_reads, 301);
-                assert!(row.account_reads > 0 && row.slot_reads > 0, "{row:?}");
-                assert!(row.iops > 0.0 && row.avg_latency_us > 0.0, "{row:?}");
-            }
-            let table = bal_replay_mdbx_state::bench::render_bench_db(&[report]);
-            assert!(table.contains("| 3 |"), "{table}");
-        }
-    }
 }

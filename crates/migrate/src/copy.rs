@@ -11,20 +11,18 @@ use std::{
     time::{Duration, Instant},
 };
 
-use alloy_primitives::KECCAK256_EMPTY as KECCAK_EMPTY;
 use alloy_primitives::hex;
+use bal_replay_reth_db::{
+    Layout, RethDb, RethDbError, Snapshot, TableKind, decode_account_flat, decode_bytecode,
+    decode_storage,
+};
 use bal_replay_state::{
-    AccountFlat, AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateError,
+    AppliedBlock, EncodedBatch, RocksOptions, RocksStore, StateError, cf, encode_storage_value,
 };
-use rocksdb::{WriteBatch, WriteOptions};
 
-use crate::{
-    MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary,
-    source::{
-        Layout, RethDb, Snapshot, TableKind, decode_account, decode_bytecode, decode_storage,
-        trimmed_value,
-    },
-};
+use libmdbx::{Cursor, RO};
+
+use crate::{MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary};
 
 /// Key space partitions per table, by the key's first byte. Fixed (not derived from the thread
 /// count) so that a resumed run finds the same partitions whatever `--threads` it is given.
@@ -65,11 +63,12 @@ fn partition_bounds(p: usize) -> (u8, Option<u8>) {
     (lo, hi)
 }
 
-/// The scheme the destination uses for a source layout.
-pub fn key_scheme(layout: Layout) -> KeyScheme {
-    match layout {
-        Layout::V1 => KeyScheme::Plain,
-        Layout::V2 => KeyScheme::Hashed,
+/// The destination column family of a kind of state.
+pub(crate) const fn destination_table(kind: TableKind) -> &'static str {
+    match kind {
+        TableKind::Accounts => cf::ACCOUNTS,
+        TableKind::Storage => cf::STORAGE,
+        TableKind::Bytecodes => cf::CODE,
     }
 }
 
@@ -86,9 +85,9 @@ pub(crate) fn convert(
     kind: TableKind,
     key: &[u8],
     value: &[u8],
-) -> Result<Option<FlatEntry>, MigrateError> {
+) -> Result<Option<FlatEntry>, RethDbError> {
     let table = layout.table(kind);
-    let bad_key = |expected: usize| MigrateError::Decode {
+    let bad_key = |expected: usize| RethDbError::Decode {
         table,
         key: hex::encode_prefixed(key),
         reason: format!("key of {} bytes, expected {expected}", key.len()),
@@ -98,24 +97,20 @@ pub(crate) fn convert(
             if key.len() != layout.account_key_len() {
                 return Err(bad_key(layout.account_key_len()));
             }
-            let account = decode_account(table, key, value)?;
-            let flat = AccountFlat {
-                nonce: account.nonce,
-                balance: account.balance,
-                code_hash: account.bytecode_hash.unwrap_or(KECCAK_EMPTY),
-            };
-            Ok(Some((key.to_vec(), flat.to_bytes().to_vec())))
+            let account = decode_account_flat(table, key, value)?;
+            Ok(Some((key.to_vec(), account.to_bytes().to_vec())))
         }
         TableKind::Storage => {
             if key.len() != layout.account_key_len() {
                 return Err(bad_key(layout.account_key_len()));
             }
             let entry = decode_storage(table, key, value)?;
-            Ok(trimmed_value(entry.value).map(|v| {
+            // Zero slots are not stored: reth drops them too, but the flat state relies on it.
+            Ok((!entry.value.is_zero()).then(|| {
                 let mut k = Vec::with_capacity(key.len() + 32);
                 k.extend_from_slice(key);
                 k.extend_from_slice(entry.key.as_slice());
-                (k, v)
+                (k, encode_storage_value(entry.value).as_ref().to_vec())
             }))
         }
         TableKind::Bytecodes => {
@@ -258,7 +253,7 @@ fn open_to_resume(
         )));
     }
     store
-        .ensure_key_scheme(key_scheme(layout))
+        .ensure_key_scheme(layout.key_scheme())
         .map_err(|e| MigrateError::state(dst, e))?;
     match recorded_snapshot(&store)? {
         Some((id, height)) if id == snapshot.id() && height == snapshot.height() => {}
@@ -322,9 +317,9 @@ fn create_destination(
         },
     )
     .map_err(|e| MigrateError::state(dst, e))?;
-    if store.key_scheme() != key_scheme(layout) {
+    if store.key_scheme() != layout.key_scheme() {
         store
-            .set_key_scheme(key_scheme(layout))
+            .set_key_scheme(layout.key_scheme())
             .map_err(|e| MigrateError::state(dst, e))?;
     }
     test_abort_at("after-open");
@@ -386,7 +381,7 @@ fn kind_index(kind: TableKind) -> usize {
     }
 }
 
-impl Run<'_> {
+impl<'a> Run<'a> {
     fn dst_err(&self, e: StateError) -> MigrateError {
         MigrateError::state(self.store.path(), e)
     }
@@ -407,16 +402,11 @@ impl Run<'_> {
             .map_err(|e| self.dst_err(e))
     }
 
-    fn write(&self, kind: TableKind, batch: WriteBatch) -> Result<(), MigrateError> {
-        let mut wo = WriteOptions::default();
-        wo.disable_wal(true);
+    /// An empty batch for `kind`'s destination table.
+    fn batch(&self, kind: TableKind) -> Result<EncodedBatch<'a>, MigrateError> {
         self.store
-            .raw_db()
-            .write_opt(batch, &wo)
-            .map_err(|source| MigrateError::Write {
-                table: kind.dst_cf(),
-                source,
-            })
+            .encoded_batch(destination_table(kind))
+            .map_err(|e| self.dst_err(e))
     }
 
     /// Runs the work items (table x partition) on `threads` workers.
@@ -460,15 +450,7 @@ impl Run<'_> {
             Some(v) if v == meta::DONE => return Ok(()),
             other => other,
         };
-        let layout = self.src.layout();
-        let table_name = layout.table(kind);
-        let dup = kind == TableKind::Storage;
-        let key_len = if kind == TableKind::Bytecodes {
-            32
-        } else {
-            layout.account_key_len()
-        };
-        let (lo, hi) = partition_bounds(p);
+        let table_name = self.src.layout().table(kind);
         // A transaction of the worker's own reads the same state, without sharing the snapshot's
         // mutex, when the source has not committed since the snapshot: the same transaction id is
         // the same MVCC snapshot. Once it has (a live node), the worker reads through the shared
@@ -493,81 +475,102 @@ impl Run<'_> {
             });
         }
         let table = self.src.open_table(txn, table_name)?;
-        let mut cursor = txn.cursor(&table).map_err(|source| MigrateError::Mdbx {
-            table: table_name,
-            source,
-        })?;
-        let mdbx = |source| MigrateError::Mdbx {
-            table: table_name,
-            source,
-        };
+        let mut cursor = txn.cursor(&table).map_err(mdbx_error(table_name))?;
+        let first = self.seek_partition(&mut cursor, kind, p, resume_from.as_deref())?;
+        self.copy_entries(&mut cursor, first, kind, p)
+    }
 
-        // Position: after the last entry a previous run made durable, or at the partition start.
-        let mut current: Option<SourceEntry<'_>> = match &resume_from {
-            None => cursor.set_range(&[lo]).map_err(mdbx)?,
-            Some(last) => {
-                let (k, sub) = last.split_at(key_len.min(last.len()));
-                let mut cur: Option<SourceEntry<'_>> = cursor.set_range(k).map_err(mdbx)?;
-                // Skip every entry at or before the recorded one (for storage: same key, sub-key <=).
-                while let Some((ck, cv)) = &cur {
-                    let at_or_before = if dup {
-                        ck.as_ref() == k && cv.get(..32).is_some_and(|s| s <= sub)
-                    } else {
-                        ck.as_ref() == k
-                    };
-                    if !at_or_before {
-                        break;
-                    }
-                    cur = cursor.next().map_err(mdbx)?;
-                }
-                cur
+    /// Positions `cursor` after the last entry of partition `p` a previous run made durable
+    /// (`resume_from`), or at the partition's start; returns the entry there.
+    fn seek_partition<'txn>(
+        &self,
+        cursor: &mut Cursor<'txn, RO>,
+        kind: TableKind,
+        p: usize,
+        resume_from: Option<&[u8]>,
+    ) -> Result<Option<SourceEntry<'txn>>, MigrateError> {
+        let layout = self.src.layout();
+        let mdbx = mdbx_error(layout.table(kind));
+        let Some(last) = resume_from else {
+            return cursor.set_range(&[partition_bounds(p).0]).map_err(mdbx);
+        };
+        let key_len = if kind == TableKind::Bytecodes {
+            32
+        } else {
+            layout.account_key_len()
+        };
+        let (k, sub) = last.split_at(key_len.min(last.len()));
+        let mut cur: Option<SourceEntry<'_>> = cursor.set_range(k).map_err(mdbx)?;
+        // Skip every entry at or before the recorded one (for storage: same key, sub-key <=).
+        while let Some((ck, cv)) = &cur {
+            let at_or_before = if kind == TableKind::Storage {
+                ck.as_ref() == k && cv.get(..32).is_some_and(|s| s <= sub)
+            } else {
+                ck.as_ref() == k
+            };
+            if !at_or_before {
+                break;
             }
-        };
+            cur = cursor.next().map_err(mdbx)?;
+        }
+        Ok(cur)
+    }
 
-        let cf_handle =
-            self.store
-                .raw_db()
-                .cf_handle(kind.dst_cf())
-                .ok_or(MigrateError::State {
-                    path: self.store.path().to_path_buf(),
-                    source: StateError::MissingColumnFamily {
-                        name: kind.dst_cf(),
-                    },
-                })?;
-        let mut batch = WriteBatch::default();
+    /// Writes one batch of `n` source entries (`bytes` of key and value) and counts it; stops the
+    /// run at [`MigrateOptions::stop_after`].
+    fn write_batch(
+        &self,
+        kind: TableKind,
+        batch: EncodedBatch<'_>,
+        n: usize,
+        bytes: u64,
+    ) -> Result<(), MigrateError> {
+        self.store
+            .write_encoded(batch)
+            .map_err(|e| self.dst_err(e))?;
+        let k_idx = kind_index(kind);
+        self.counts[k_idx].fetch_add(n as u64, Ordering::Relaxed);
+        self.bytes[k_idx].fetch_add(bytes, Ordering::Relaxed);
+        self.progress.entries(kind, n as u64, bytes);
+        let total = self.written.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+        if self.opts.stop_after.is_some_and(|limit| total >= limit) {
+            self.stop.store(true, Ordering::Relaxed);
+            return Err(MigrateError::Interrupted);
+        }
+        Ok(())
+    }
+
+    /// Copies partition `p` from `current` on, in batches, checkpointing progress as it goes.
+    fn copy_entries<'txn>(
+        &self,
+        cursor: &mut Cursor<'txn, RO>,
+        mut current: Option<SourceEntry<'txn>>,
+        kind: TableKind,
+        p: usize,
+    ) -> Result<(), MigrateError> {
+        let layout = self.src.layout();
+        let mdbx = mdbx_error(layout.table(kind));
+        let hi = partition_bounds(p).1;
+        let mut batch = self.batch(kind)?;
         let (mut in_batch, mut since_checkpoint, mut batch_bytes) = (0usize, 0usize, 0u64);
         let mut last_key: Vec<u8> = Vec::new();
-        let k_idx = kind_index(kind);
-        let flush_batch =
-            |batch: &mut WriteBatch, n: usize, bytes: u64| -> Result<(), MigrateError> {
-                self.write(kind, std::mem::take(batch))?;
-                self.counts[k_idx].fetch_add(n as u64, Ordering::Relaxed);
-                self.bytes[k_idx].fetch_add(bytes, Ordering::Relaxed);
-                self.progress.entries(kind, n as u64, bytes);
-                let total = self.written.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
-                if self.opts.stop_after.is_some_and(|limit| total >= limit) {
-                    self.stop.store(true, Ordering::Relaxed);
-                    return Err(MigrateError::Interrupted);
-                }
-                Ok(())
-            };
-
         while let Some((k, v)) = current {
             if hi.is_some_and(|hi| k.first().is_some_and(|b| *b >= hi)) {
                 break;
             }
             if let Some((dk, dv)) = convert(layout, kind, &k, &v)? {
                 batch_bytes += (dk.len() + dv.len()) as u64;
-                batch.put_cf(cf_handle, dk, dv);
+                batch.put(dk, dv);
             }
             last_key.clear();
             last_key.extend_from_slice(&k);
-            if dup {
+            if kind == TableKind::Storage {
                 last_key.extend_from_slice(&v[..32.min(v.len())]);
             }
             in_batch += 1;
             if in_batch >= self.opts.batch_entries {
-                flush_batch(&mut batch, in_batch, batch_bytes)?;
+                let full = std::mem::replace(&mut batch, self.batch(kind)?);
+                self.write_batch(kind, full, in_batch, batch_bytes)?;
                 since_checkpoint += in_batch;
                 in_batch = 0;
                 batch_bytes = 0;
@@ -582,10 +585,15 @@ impl Run<'_> {
             current = cursor.next().map_err(mdbx)?;
         }
         if in_batch > 0 {
-            flush_batch(&mut batch, in_batch, batch_bytes)?;
+            self.write_batch(kind, batch, in_batch, batch_bytes)?;
         }
         self.checkpoint(kind, p, meta::DONE)
     }
+}
+
+/// An MDBX error while reading `table`, as the migration's error.
+fn mdbx_error(table: &'static str) -> impl Fn(libmdbx::Error) -> MigrateError + Copy {
+    move |source| RethDbError::Mdbx { table, source }.into()
 }
 
 /// Copies everything, then marks the destination complete with the source height (and its hash,
@@ -677,5 +685,31 @@ pub(crate) fn already_complete(src: &RethDb, snapshot: &Snapshot<'_>) -> Migrate
         already_complete: true,
         snapshot_id: snapshot.id(),
         verify: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_convert_to_trimmed_values_and_zero_slots_are_skipped() {
+        let (account, slot) = ([1u8; 20], [2u8; 32]);
+        let entry = |value: &[u8]| [&slot[..], value].concat();
+        assert_eq!(
+            convert(Layout::V1, TableKind::Storage, &account, &entry(&[])).unwrap(),
+            None
+        );
+        assert_eq!(
+            convert(
+                Layout::V1,
+                TableKind::Storage,
+                &account,
+                &entry(&[0x0f, 0x01])
+            )
+            .unwrap(),
+            Some(([&account[..], &slot[..]].concat(), vec![0x0f, 0x01]))
+        );
+        assert!(convert(Layout::V2, TableKind::Storage, &account, &entry(&[1])).is_err());
     }
 }

@@ -1,18 +1,11 @@
 //! reth's MDBX state, copied into the RocksDB flat state (`bal-replay-state`).
 //!
-//! A synced reth v2.5.1 node keeps its latest state in MDBX tables, in one of two layouts, recorded
-//! as `StorageSettings` (`{"storage_v2": bool}`) in its `Metadata` table:
-//!
-//! | layout | accounts | storage (DupSort) | flat state scheme |
-//! |---|---|---|---|
-//! | v1 (legacy) | `PlainAccountState`: address -> `Account` | `PlainStorageState`: address -> slot ++ value | [`KeyScheme::Plain`] |
-//! | v2 (default) | `HashedAccounts`: keccak(address) -> `Account` | `HashedStorages`: keccak(address) -> keccak(slot) ++ value | [`KeyScheme::Hashed`] |
-//!
-//! `Bytecodes` (code hash -> `Bytecode`) exists in both. Values are reth's `Compact` encodings,
-//! decoded by reth's own implementations (`reth-primitives-traits`), never by ours. The state's
-//! height is the `Execution` stage checkpoint (`StageCheckpoints`); it becomes the flat state's
-//! applied block. A v2 source gives a hashed flat state: its keys are copied as they are, since the
-//! addresses and slots behind them are not in the source at all.
+//! The source is read through `bal-replay-reth-db` ([`RethDb`]), which knows reth's two layouts
+//! (v1 plain, v2 hashed) and decodes reth's `Compact` values with reth's own code. Each source table
+//! becomes a column family of the flat state: accounts and storage under the layout's key scheme
+//! ([`Layout::key_scheme`]: a v2 source gives a hashed flat state, its keys copied as they are),
+//! bytecodes by code hash. The source's height (its `Execution` stage checkpoint) becomes the flat
+//! state's applied block.
 //!
 //! # What a migration guarantees
 //!
@@ -24,7 +17,7 @@
 //!   key copied) is written only after a flush has made that data durable. After `kill -9`, a run
 //!   with [`MigrateOptions::resume`] re-copies from each partition's last durable key; copying is
 //!   idempotent (puts of the same values), so the result is identical to an uninterrupted run.
-//! - **One snapshot.** Every worker reads through one MDBX read transaction ([`Snapshot`]), and
+//! - **One snapshot.** Every worker reads through one MDBX read transaction (a `bal_replay_reth_db::Snapshot`), and
 //!   the height recorded is the one in that same transaction, so a node that keeps writing during
 //!   the copy cannot leave a mix of heights marked complete. Its transaction id is recorded in the
 //!   destination; a resume refuses a source whose snapshot is no longer that one
@@ -50,9 +43,9 @@
 //! ```
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+#[cfg(feature = "clap")]
+mod cli;
 mod copy;
-mod generate;
-pub mod source;
 mod verify;
 
 use std::{
@@ -60,14 +53,12 @@ use std::{
     time::Duration,
 };
 
+use bal_replay_reth_db::{Layout, RethDb, RethDbError, TableKind};
 use bal_replay_state::{RocksStore, StateError};
 
-pub use copy::{CREATING_MARKER, PARTITIONS, TEST_ABORT_ENV, key_scheme, meta};
-pub use generate::{
-    GenerateOptions, GenerateSummary, churn_source, generate_source, generated_address,
-    write_source_from_flat,
-};
-pub use source::{Layout, RethDb, Snapshot, TableKind};
+#[cfg(feature = "clap")]
+pub use cli::CopyArgs;
+pub use copy::{CREATING_MARKER, PARTITIONS, TEST_ABORT_ENV, meta};
 pub use verify::{Mismatch, TableCounts, VerifyReport};
 
 /// Why a migration failed. Each names the table (and key) it was at where there is one. An
@@ -75,74 +66,9 @@ pub use verify::{Mismatch, TableCounts, VerifyReport};
 /// reporters that walk the chain (`eyre`) print it once.
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
-    /// The source path does not exist or is not a directory.
-    #[error("source {} does not exist or is not a directory", path.display())]
-    SourceMissing {
-        /// The path given.
-        path: PathBuf,
-    },
-    /// The source is not an MDBX database MDBX can open.
-    #[error("source {} is not a readable MDBX database: {reason}", path.display())]
-    NotMdbx {
-        /// The path tried.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
-    /// MDBX refused to open the source (busy, permissions, ...).
-    #[error(
-        "cannot open the MDBX database at {} read-only (where its mdbx.lck is not writable, MDBX \
-         allows one opener at a time)",
-        path.display()
-    )]
-    Open {
-        /// The database directory.
-        path: PathBuf,
-        /// MDBX's error.
-        #[source]
-        source: libmdbx::Error,
-    },
-    /// The source's `Metadata` does not name a layout this tool knows.
-    #[error("source {} has a state layout this tool does not know: {reason}", path.display())]
-    UnknownLayout {
-        /// The database directory.
-        path: PathBuf,
-        /// What was found.
-        reason: String,
-    },
-    /// A table the layout needs does not exist.
-    #[error("source {} has no table {table}", path.display())]
-    MissingTable {
-        /// The table.
-        table: &'static str,
-        /// The database directory.
-        path: PathBuf,
-    },
-    /// The stage checkpoint that gives the state's height is missing.
-    #[error("source has no {stage} stage checkpoint, so the state's height is unknown")]
-    MissingCheckpoint {
-        /// The stage.
-        stage: &'static str,
-    },
-    /// MDBX failed while reading a table.
-    #[error("failed to read table {table} from MDBX")]
-    Mdbx {
-        /// The table.
-        table: &'static str,
-        /// MDBX's error.
-        #[source]
-        source: libmdbx::Error,
-    },
-    /// A value does not decode as the table's type.
-    #[error("table {table}, key {key}: value does not decode: {reason}")]
-    Decode {
-        /// The table.
-        table: &'static str,
-        /// The key, hex.
-        key: String,
-        /// Why.
-        reason: String,
-    },
+    /// Reading the source failed (it is missing, not reth's, or a value does not decode).
+    #[error(transparent)]
+    Source(#[from] RethDbError),
     /// The destination already holds files and `resume` was not asked for.
     #[error(
         "destination {} is not empty; pass --resume to finish an interrupted migration into it",
@@ -168,26 +94,6 @@ pub enum MigrateError {
         /// The store's error.
         #[source]
         source: StateError,
-    },
-    /// Writing a batch into a destination column family failed (e.g. no space left).
-    #[error("failed to write to destination column family {table}")]
-    Write {
-        /// The column family.
-        table: &'static str,
-        /// RocksDB's error.
-        #[source]
-        source: rocksdb::Error,
-    },
-    /// Reading the destination failed while verifying.
-    #[error("failed to read destination column family {table} at key {key}")]
-    Read {
-        /// The column family.
-        table: &'static str,
-        /// The key, hex.
-        key: String,
-        /// RocksDB's error.
-        #[source]
-        source: rocksdb::Error,
     },
     /// `resume` was asked for, but the source is no longer the snapshot the migration began with:
     /// finishing would mix two states.
@@ -350,6 +256,50 @@ impl MigrateSummary {
     }
 }
 
+impl MigrateSummary {
+    /// What the run did, for people: one line (a rate, or that `dst` was already complete), then
+    /// the verification's lines where one was asked for.
+    pub fn describe(&self, dst: &Path) -> String {
+        let mut out = if self.already_complete {
+            format!(
+                "{} is already a complete migration (block {}, source snapshot {})",
+                dst.display(),
+                self.height,
+                self.snapshot_id
+            )
+        } else {
+            let secs = self.elapsed.as_secs_f64().max(1e-9);
+            format!(
+                "migrated {} entries ({:.1} MiB) from a {} source at block {} (MDBX snapshot {}) \
+                 in {:.2} s: {:.0} entries/s",
+                self.entries(),
+                self.bytes() as f64 / (1 << 20) as f64,
+                self.layout.name(),
+                self.height,
+                self.snapshot_id,
+                secs,
+                self.entries() as f64 / secs
+            )
+        };
+        if let Some(report) = &self.verify {
+            out.push('\n');
+            out.push_str(&report.describe(self.height));
+        }
+        out
+    }
+}
+
+/// Whether `s` is a fraction in (0, 1]: the share of entries [`verify`] compares value by value.
+/// A `clap` value parser.
+pub fn parse_sample_fraction(s: &str) -> Result<f64, String> {
+    let fraction: f64 = s.parse().map_err(|e| format!("{s} is not a number: {e}"))?;
+    if fraction > 0.0 && fraction <= 1.0 {
+        Ok(fraction)
+    } else {
+        Err(format!("must be in (0, 1], not {s}"))
+    }
+}
+
 /// Migrates the reth database at `src` (datadir or its `db/`) into a RocksDB flat state at `dst`.
 pub fn migrate(
     src: impl AsRef<Path>,
@@ -391,7 +341,7 @@ pub fn verify(
     let dst = dst.as_ref();
     let store = RocksStore::open_read_only(dst).map_err(|e| MigrateError::state(dst, e))?;
     store
-        .ensure_key_scheme(key_scheme(src.layout()))
+        .ensure_key_scheme(src.layout().key_scheme())
         .map_err(|e| MigrateError::state(dst, e))?;
     if let Some((recorded_id, recorded_height)) = copy::recorded_snapshot(&store)?
         && recorded_id != snapshot.id()

@@ -2,13 +2,13 @@
 
 use std::borrow::Cow;
 
-use alloy_primitives::{B256, Keccak256, hex};
-use bal_replay_state::{ACCOUNT_VALUE_LEN, RocksStore, StateError, cf};
+use alloy_primitives::{B256, hex};
+use bal_replay_reth_db::{RethDb, RethDbError, Snapshot, TableKind};
+use bal_replay_state::{EncodedCursor, EncodedSnapshot, RocksStore};
 
 use crate::{
     MigrateError,
-    copy::convert,
-    source::{RethDb, Snapshot, TableKind},
+    copy::{convert, destination_table},
 };
 
 /// How many mismatches a report keeps (all are counted).
@@ -77,6 +77,37 @@ impl VerifyReport {
     pub fn is_ok(&self) -> bool {
         self.mismatch_count == 0 && self.height_mismatch.is_none()
     }
+
+    /// The report for people, of a comparison at source height `height`: counts per table, the
+    /// mismatches kept, and a last line with the totals and the content digest.
+    pub fn describe(&self, height: u64) -> String {
+        let mut lines: Vec<String> = self
+            .counts
+            .iter()
+            .map(|c| {
+                format!(
+                    "{:>9}: source {} destination {}",
+                    c.table.name(),
+                    c.source,
+                    c.destination
+                )
+            })
+            .collect();
+        lines.extend(self.mismatches.iter().map(|m| format!("mismatch: {m}")));
+        if let Some((found, expected)) = self.height_mismatch {
+            lines.push(format!(
+                "mismatch: applied block {found:?}, source height {expected}"
+            ));
+        }
+        lines.push(format!(
+            "verified {} entries ({} sampled) at block {height}: {} mismatches; content digest {}",
+            self.counts.iter().map(|c| c.source).sum::<u64>(),
+            self.compared,
+            self.mismatch_count,
+            self.digest
+        ));
+        lines.join("\n")
+    }
 }
 
 /// Whether an entry is in the sample: a fixed hash of its key, so two runs compare the same entries.
@@ -105,8 +136,7 @@ pub(crate) fn verify_store(
     store: &RocksStore,
     sample: f64,
 ) -> Result<VerifyReport, MigrateError> {
-    let layout = src.layout();
-    let dst_path = store.path().to_path_buf();
+    let dst_err = |e| MigrateError::state(store.path(), e);
     let mut report = VerifyReport {
         counts: Vec::new(),
         compared: 0,
@@ -115,132 +145,126 @@ pub(crate) fn verify_store(
         height_mismatch: None,
         digest: B256::ZERO,
     };
-    let record = |report: &mut VerifyReport, m: Mismatch| {
-        report.mismatch_count += 1;
-        if report.mismatches.len() < KEPT_MISMATCHES {
-            report.mismatches.push(m);
-        }
-    };
-    let db = store.raw_db();
     // One snapshot for the comparison and the digest, so both describe the same contents.
-    let dst_snapshot = db.snapshot();
-    let read_err = |table: &'static str| {
-        move |source| MigrateError::Read {
-            table,
-            key: String::new(),
-            source,
-        }
-    };
+    let dst = store.encoded_snapshot();
     for kind in TableKind::ALL {
-        let table_name = layout.table(kind);
-        let cf = dst_cf(store, kind.dst_cf())?;
-        let txn = snapshot.txn();
-        let table = src.open_table(txn, table_name)?;
-        let mdbx = |source| MigrateError::Mdbx {
-            table: table_name,
-            source,
-        };
-        let mut cursor = txn.cursor(&table).map_err(mdbx)?;
-        let mut source_count = 0u64;
-        // A full comparison walks source and destination side by side: both are sorted by the same
-        // key bytes (a storage key is the account key ++ the sub-key MDBX sorts duplicates by), so
-        // it needs no point reads and also finds destination keys the source lacks.
-        let merge = sample >= 1.0;
-        let mut it = dst_snapshot.raw_iterator_cf(cf);
-        it.seek_to_first();
-        let mut destination = 0u64;
-        let mut current = cursor
-            .first::<Cow<'_, [u8]>, Cow<'_, [u8]>>()
-            .map_err(mdbx)?;
-        while let Some((k, v)) = current {
-            if let Some((dk, dv)) = convert(layout, kind, &k, &v)? {
-                source_count += 1;
-                if merge {
-                    report.compared += 1;
-                    while let Some(extra) = it.key().filter(|key| *key < &dk[..]) {
-                        record(&mut report, extra_entry(table_name, extra, it.value()));
-                        destination += 1;
-                        it.next();
-                    }
-                    let found = it.key().filter(|key| *key == &dk[..]).map(|_| it.value());
-                    let found = found.flatten();
-                    if found != Some(&dv[..]) {
-                        record(&mut report, mismatch(table_name, &dk, &dv, found));
-                    }
-                    if found.is_some() {
-                        destination += 1;
-                        it.next();
-                    }
-                } else if sampled(&dk, sample) {
-                    report.compared += 1;
-                    let found = dst_snapshot.get_pinned_cf(cf, &dk).map_err(|source| {
-                        MigrateError::Read {
-                            table: kind.dst_cf(),
-                            key: hex::encode_prefixed(&dk),
-                            source,
-                        }
-                    })?;
-                    if found.as_deref() != Some(&dv[..]) {
-                        record(
-                            &mut report,
-                            mismatch(table_name, &dk, &dv, found.as_deref()),
-                        );
-                    }
-                }
-            }
-            current = cursor.next().map_err(mdbx)?;
-        }
-        // Destination keys after the source's last (merge), or all of them (sampled): counted.
-        while let Some(extra) = it.key() {
-            if merge {
-                record(&mut report, extra_entry(table_name, extra, it.value()));
-            }
-            destination += 1;
-            it.next();
-        }
-        it.status().map_err(read_err(kind.dst_cf()))?;
-        if destination != source_count {
-            record(
-                &mut report,
-                Mismatch {
-                    table: table_name,
-                    key: "(entry count)".into(),
-                    expected: source_count.to_string(),
-                    found: Some(destination.to_string()),
-                },
-            );
-        }
-        report.counts.push(TableCounts {
-            table: kind,
-            source: source_count,
-            destination,
-        });
+        let counts = compare_table(src, snapshot, &dst, kind, sample, &mut report)?;
+        report.counts.push(counts);
     }
     let height = snapshot.height();
-    let applied = dst_snapshot
-        .get_pinned_cf(dst_cf(store, cf::META)?, cf::META_APPLIED_BLOCK)
-        .map_err(read_err(cf::META))?
-        .and_then(|v| <[u8; 8]>::try_from(&*v).ok())
-        .map(u64::from_be_bytes);
+    let applied = dst.applied_block().map_err(dst_err)?;
     if applied != Some(height) {
         report.height_mismatch = Some((applied, height));
     }
-    report.digest = streaming_digest(store, &dst_snapshot, applied)
-        .map_err(|e| MigrateError::state(&dst_path, e))?;
+    report.digest = dst.content_digest(applied).map_err(dst_err)?;
     Ok(report)
 }
 
-fn dst_cf<'a>(
-    store: &'a RocksStore,
-    name: &'static str,
-) -> Result<&'a rocksdb::ColumnFamily, MigrateError> {
-    store
-        .raw_db()
-        .cf_handle(name)
-        .ok_or_else(|| MigrateError::State {
-            path: store.path().to_path_buf(),
-            source: StateError::MissingColumnFamily { name },
+impl VerifyReport {
+    fn record(&mut self, m: Mismatch) {
+        self.mismatch_count += 1;
+        if self.mismatches.len() < KEPT_MISMATCHES {
+            self.mismatches.push(m);
+        }
+    }
+}
+
+/// Compares one table: a full comparison (`sample` >= 1) walks source and destination side by
+/// side, a sampled one reads the sampled keys from the destination; both count every entry.
+fn compare_table(
+    src: &RethDb,
+    snapshot: &Snapshot<'_>,
+    dst: &EncodedSnapshot<'_>,
+    kind: TableKind,
+    sample: f64,
+    report: &mut VerifyReport,
+) -> Result<TableCounts, MigrateError> {
+    let dst_err = |e| MigrateError::state(dst.store().path(), e);
+    let layout = src.layout();
+    let table_name = layout.table(kind);
+    let txn = snapshot.txn();
+    let table = src.open_table(txn, table_name)?;
+    let mdbx = |source| {
+        MigrateError::from(RethDbError::Mdbx {
+            table: table_name,
+            source,
         })
+    };
+    let mut cursor = txn.cursor(&table).map_err(mdbx)?;
+    let mut source_count = 0u64;
+    // A full comparison walks source and destination side by side: both are sorted by the same
+    // key bytes (a storage key is the account key ++ the sub-key MDBX sorts duplicates by), so
+    // it needs no point reads and also finds destination keys the source lacks.
+    let merge = sample >= 1.0;
+    let mut it = dst.cursor(destination_table(kind)).map_err(dst_err)?;
+    let mut destination = 0u64;
+    let mut current = cursor
+        .first::<Cow<'_, [u8]>, Cow<'_, [u8]>>()
+        .map_err(mdbx)?;
+    while let Some((k, v)) = current {
+        if let Some((dk, dv)) = convert(layout, kind, &k, &v)? {
+            source_count += 1;
+            if merge {
+                report.compared += 1;
+                destination += merge_step(&mut it, table_name, &dk, &dv, report);
+            } else if sampled(&dk, sample) {
+                report.compared += 1;
+                let found = dst.get(destination_table(kind), &dk).map_err(dst_err)?;
+                if found.as_deref() != Some(&dv[..]) {
+                    report.record(mismatch(table_name, &dk, &dv, found.as_deref()));
+                }
+            }
+        }
+        current = cursor.next().map_err(mdbx)?;
+    }
+    // Destination keys after the source's last (merge), or all of them (sampled): counted.
+    while let Some(extra) = it.key() {
+        if merge {
+            report.record(extra_entry(table_name, extra, it.value()));
+        }
+        destination += 1;
+        it.advance();
+    }
+    it.finish().map_err(dst_err)?;
+    if destination != source_count {
+        report.record(Mismatch {
+            table: table_name,
+            key: "(entry count)".into(),
+            expected: source_count.to_string(),
+            found: Some(destination.to_string()),
+        });
+    }
+    Ok(TableCounts {
+        table: kind,
+        source: source_count,
+        destination,
+    })
+}
+
+/// One step of the side-by-side walk: records the destination entries before `dk` (not in the
+/// source) and whether `dk` holds `dv`; returns the destination entries passed.
+fn merge_step(
+    it: &mut EncodedCursor<'_>,
+    table: &'static str,
+    dk: &[u8],
+    dv: &[u8],
+    report: &mut VerifyReport,
+) -> u64 {
+    let mut passed = 0;
+    while let Some(extra) = it.key().filter(|key| *key < dk) {
+        report.record(extra_entry(table, extra, it.value()));
+        passed += 1;
+        it.advance();
+    }
+    let found = it.key().filter(|key| *key == dk).and_then(|_| it.value());
+    if found != Some(dv) {
+        report.record(mismatch(table, dk, dv, found));
+    }
+    if found.is_some() {
+        passed += 1;
+        it.advance();
+    }
+    passed
 }
 
 fn mismatch(table: &'static str, key: &[u8], expected: &[u8], found: Option<&[u8]>) -> Mismatch {
@@ -259,96 +283,6 @@ fn extra_entry(table: &'static str, key: &[u8], value: Option<&[u8]>) -> Mismatc
         expected: "nothing (not in the source)".into(),
         found: Some(value.map(hex::encode_prefixed).unwrap_or_default()),
     }
-}
-
-/// [`bal_replay_state::FlatContents::digest`] computed while streaming the store, so verifying a
-/// mainnet-sized state does not load it into memory (`RocksStore::content_digest` does). Equal to
-/// it by construction of the same serialization; the tests check both agree.
-fn streaming_digest(
-    store: &RocksStore,
-    snapshot: &rocksdb::Snapshot<'_>,
-    applied: Option<u64>,
-) -> Result<B256, StateError> {
-    let read = |table: &'static str| {
-        move |source| StateError::Read {
-            table,
-            key: String::new(),
-            source,
-        }
-    };
-    let cf_of = |name: &'static str| {
-        store
-            .raw_db()
-            .cf_handle(name)
-            .ok_or(StateError::MissingColumnFamily { name })
-    };
-    // The serialization puts each table's count before its entries: count first, then hash.
-    let count = |name: &'static str| -> Result<u64, StateError> {
-        let mut it = snapshot.raw_iterator_cf(cf_of(name)?);
-        it.seek_to_first();
-        let mut n = 0u64;
-        while it.valid() {
-            n += 1;
-            it.next();
-        }
-        it.status().map_err(read(name))?;
-        Ok(n)
-    };
-    let corrupt = |table: &'static str, key: &[u8], reason: &str| StateError::Corrupt {
-        table,
-        key: hex::encode_prefixed(key),
-        reason: reason.to_string(),
-    };
-    let mut h = Keccak256::new();
-    let name = store.key_scheme().name().as_bytes();
-    h.update([name.len() as u8]);
-    h.update(name);
-    for table in [cf::ACCOUNTS, cf::STORAGE, cf::CODE, cf::BLOCK_HASHES] {
-        h.update(count(table)?.to_be_bytes());
-        let mut it = snapshot.raw_iterator_cf(cf_of(table)?);
-        it.seek_to_first();
-        while let (Some(k), Some(v)) = (it.key(), it.value()) {
-            match table {
-                cf::ACCOUNTS => {
-                    if v.len() != ACCOUNT_VALUE_LEN {
-                        return Err(corrupt(table, k, "account value is not 72 bytes"));
-                    }
-                    h.update((k.len() as u32).to_be_bytes());
-                    h.update(k);
-                    h.update(v);
-                }
-                cf::STORAGE => {
-                    if v.is_empty() || v.len() > 32 || v[0] == 0 {
-                        return Err(corrupt(table, k, "slot value is not trimmed big-endian"));
-                    }
-                    let mut word = [0u8; 32];
-                    word[32 - v.len()..].copy_from_slice(v);
-                    h.update((k.len() as u32).to_be_bytes());
-                    h.update(k);
-                    h.update(word);
-                }
-                cf::CODE => {
-                    h.update(k);
-                    h.update((v.len() as u64).to_be_bytes());
-                    h.update(v);
-                }
-                _ => {
-                    h.update(k);
-                    h.update(v);
-                }
-            }
-            it.next();
-        }
-        it.status().map_err(read(table))?;
-    }
-    match applied {
-        None => h.update([0u8]),
-        Some(n) => {
-            h.update([1u8]);
-            h.update(n.to_be_bytes());
-        }
-    }
-    Ok(h.finalize())
 }
 
 #[cfg(test)]

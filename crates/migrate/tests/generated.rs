@@ -2,10 +2,8 @@
 //! thread count, and a resumed run ends at the same digest.
 
 use alloy_primitives::U256;
-use bal_replay_migrate::{
-    GenerateOptions, Layout, MigrateError, MigrateOptions, NoProgress, generate_source,
-    generated_address, migrate, verify,
-};
+use bal_replay_migrate::{MigrateError, MigrateOptions, NoProgress, migrate, verify};
+use bal_replay_reth_db::{GenerateOptions, Layout, generate_source, generated_address};
 use bal_replay_state::{RocksStore, StateReader};
 
 fn open(dst: &std::path::Path) -> RocksStore {
@@ -124,7 +122,7 @@ fn resume_refuses_a_source_that_moved_since_the_first_run() {
 
     // The node commits one more block.
     assert_eq!(
-        bal_replay_migrate::churn_source(&src, Some(1), std::time::Duration::ZERO, &|| false)
+        bal_replay_reth_db::churn_source(&src, Some(1), std::time::Duration::ZERO, &|| false)
             .unwrap(),
         51
     );
@@ -175,7 +173,7 @@ fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
         },
     )
     .unwrap();
-    let id = bal_replay_migrate::RethDb::open(&src)
+    let id = bal_replay_reth_db::RethDb::open(&src)
         .unwrap()
         .snapshot()
         .unwrap()
@@ -235,7 +233,7 @@ fn the_applied_blocks_hash_comes_from_canonical_headers() {
             applied_block: Some(7),
         };
         let src = tmp.path().join("reth");
-        bal_replay_migrate::write_source_from_flat(&src, &contents).unwrap();
+        bal_replay_reth_db::write_source_from_flat(&src, &contents).unwrap();
         let dst = tmp.path().join("flat");
         let summary = migrate(&src, &dst, &MigrateOptions::default(), &NoProgress).unwrap();
         assert_eq!(summary.height, 7, "{name}");

@@ -8,9 +8,8 @@ use bal_replay_fixtures::{
     copy_reth_db,
     reth_db::{DEV, RethDbFixture, V1_CONTRACT, assert_fixture_values},
 };
-use bal_replay_migrate::{
-    Layout, MigrateError, MigrateOptions, NoProgress, TableKind, meta, migrate, verify,
-};
+use bal_replay_migrate::{MigrateError, MigrateOptions, NoProgress, meta, migrate, verify};
+use bal_replay_reth_db::{Layout, RethDbError, TableKind};
 use bal_replay_state::{KeyScheme, RocksOptions, RocksStore, StateReader, cf};
 
 /// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
@@ -43,10 +42,10 @@ fn options() -> MigrateOptions {
     }
 }
 
-fn cf_count(store: &RocksStore, name: &str) -> usize {
-    let db = store.raw_db();
-    db.iterator_cf(db.cf_handle(name).unwrap(), rocksdb::IteratorMode::Start)
-        .count()
+fn cf_count(store: &RocksStore, name: &'static str) -> usize {
+    let mut n = 0;
+    store.for_each_key(name, |_| n += 1).unwrap();
+    n
 }
 
 #[test]
@@ -295,18 +294,27 @@ fn bad_sources_are_clear_errors() {
     let dst = tmp.path().join("flat");
     let missing = tmp.path().join("nope");
     let err = migrate(&missing, &dst, &options(), &NoProgress).unwrap_err();
-    assert!(matches!(err, MigrateError::SourceMissing { .. }), "{err}");
+    assert!(
+        matches!(err, MigrateError::Source(RethDbError::SourceMissing { .. })),
+        "{err}"
+    );
 
     let empty = tmp.path().join("empty");
     std::fs::create_dir(&empty).unwrap();
     let err = migrate(&empty, &dst, &options(), &NoProgress).unwrap_err();
-    assert!(matches!(err, MigrateError::NotMdbx { .. }), "{err}");
+    assert!(
+        matches!(err, MigrateError::Source(RethDbError::NotMdbx { .. })),
+        "{err}"
+    );
 
     let junk = tmp.path().join("junk");
     std::fs::create_dir(&junk).unwrap();
     std::fs::write(junk.join("mdbx.dat"), vec![0x42u8; 64 * 1024]).unwrap();
     let err = migrate(&junk, &dst, &options(), &NoProgress).unwrap_err();
-    assert!(matches!(err, MigrateError::NotMdbx { .. }), "{err}");
+    assert!(
+        matches!(err, MigrateError::Source(RethDbError::NotMdbx { .. })),
+        "{err}"
+    );
     assert!(
         err.to_string().contains("not a readable MDBX database"),
         "{err}"

@@ -128,7 +128,7 @@ impl AccountFlat {
 
 /// A non-zero slot value, big-endian with its leading zero bytes trimmed (1..=32 bytes). Trimming
 /// keeps the common small values (counters, flags, addresses) short on disk.
-pub(crate) struct StorageValueBytes {
+pub struct StorageValueBytes {
     buf: [u8; 32],
     start: usize,
 }
@@ -141,7 +141,7 @@ impl AsRef<[u8]> for StorageValueBytes {
 
 /// Encodes a slot value; zero values are never stored (a zero write deletes the slot), so callers
 /// only pass non-zero values. A zero still encodes (as one 0x00 byte) rather than panicking.
-pub(crate) fn encode_storage_value(value: U256) -> StorageValueBytes {
+pub fn encode_storage_value(value: U256) -> StorageValueBytes {
     let buf = value.to_be_bytes::<32>();
     let start = (value.leading_zeros() / 8).min(31);
     StorageValueBytes { buf, start }

@@ -93,6 +93,17 @@ pub enum StateError {
         #[source]
         source: rocksdb::Error,
     },
+    /// A batch of encoded entries ([`crate::EncodedBatch`]) could not be written; none of it was.
+    #[error("writing a batch of {entries} entries to table `{table}` failed")]
+    WriteBatch {
+        /// Column family name.
+        table: &'static str,
+        /// Entries in the batch.
+        entries: usize,
+        /// RocksDB's error.
+        #[source]
+        source: rocksdb::Error,
+    },
     /// The atomic write of a commit failed; none of it was applied.
     #[error(
         "committing the changes up to block {applied_block} to {} failed; none of them were applied",

@@ -33,6 +33,11 @@
 //! codes, block hashes and `applied_block` with its hash (and the chain id when the commit names it),
 //! in that order, so the recorded height and hash never disagree.
 //!
+//! Tools that move whole tables (the migration's bulk copy and its verification, the point-read
+//! bench) do it through [`RocksStore::encoded_batch`], [`RocksStore::encoded_snapshot`] and reads by
+//! stored key ([`RocksStore::account_by_key`]), never through RocksDB itself, so the encodings above
+//! live in this crate alone.
+//!
 //! [`MemStore`] has the same semantics; [`MemStore::dump_all`] and [`RocksStore::dump_all`] return
 //! the same [`FlatContents`] (keys encoded as above) for the same history, and
 //! [`FlatContents::digest`] fingerprints it.
@@ -42,15 +47,17 @@
 mod codec;
 mod contents;
 mod database;
+mod encoded;
 mod error;
 mod mem;
 mod overlay;
 mod rocks;
 mod types;
 
-pub use codec::{ACCOUNT_VALUE_LEN, StateKey};
+pub use codec::{ACCOUNT_VALUE_LEN, StateKey, StorageValueBytes, encode_storage_value};
 pub use contents::FlatContents;
 pub use database::StateDatabase;
+pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;

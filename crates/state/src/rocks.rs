@@ -181,7 +181,7 @@ fn open_db(path: &Path, opts: &RocksOptions, create: bool) -> Result<DB, StateEr
     })
 }
 
-fn hex_key(key: &[u8]) -> String {
+pub(crate) fn hex_key(key: &[u8]) -> String {
     hex::encode_prefixed(key)
 }
 
@@ -340,13 +340,13 @@ impl RocksStore {
         Ok(true)
     }
 
-    fn cf(&self, name: &'static str) -> Result<&ColumnFamily, StateError> {
+    pub(crate) fn cf(&self, name: &'static str) -> Result<&ColumnFamily, StateError> {
         self.db
             .cf_handle(name)
             .ok_or(StateError::MissingColumnFamily { name })
     }
 
-    fn get<T>(
+    pub(crate) fn get<T>(
         &self,
         table: &'static str,
         key: &[u8],
@@ -386,10 +386,25 @@ impl RocksStore {
         &self.path
     }
 
-    /// The underlying database, for tools and tests that read or write column families directly
-    /// (see [`cf`] for their encodings). Writes through it bypass every invariant of this type.
+    /// The underlying database, for tests that read or write column families directly (see [`cf`]
+    /// for their encodings). Writes through it bypass every invariant of this type; tools use the
+    /// encoded access of [`RocksStore::encoded_batch`] and [`RocksStore::encoded_snapshot`].
+    #[doc(hidden)]
     pub fn raw_db(&self) -> &DB {
         &self.db
+    }
+
+    /// The database, for the encoded access (`encoded.rs`).
+    pub(crate) fn db(&self) -> &DB {
+        &self.db
+    }
+
+    /// Write options of a write outside a commit: those of commits (no WAL when bulk loading).
+    pub(crate) fn write_options(&self) -> WriteOptions {
+        let mut wo = WriteOptions::default();
+        wo.set_sync(self.sync_commits && !self.write_without_wal);
+        wo.disable_wal(self.write_without_wal);
+        wo
     }
 
     /// A `meta` entry by raw key.
@@ -641,7 +656,7 @@ impl RocksStore {
 /// Called with each (key, value) of a table by [`RocksStore::dump_all`].
 type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<(), StateError> + 'a;
 
-fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
+pub(crate) fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
     codec::decode_storage_value(value).map_err(|reason| StateError::Corrupt {
         table: cf::STORAGE,
         key: hex_key(key),
@@ -759,9 +774,7 @@ impl StateWriter for RocksStore {
             batch.put_cf(meta, cf::META_CHAIN_ID, chain_id.to_be_bytes());
         }
 
-        let mut wo = WriteOptions::default();
-        wo.set_sync(self.sync_commits && !self.write_without_wal);
-        wo.disable_wal(self.write_without_wal);
+        let wo = self.write_options();
         let ops = batch.len();
         self.db
             .write_opt(batch, &wo)

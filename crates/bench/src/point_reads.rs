@@ -1,4 +1,4 @@
-//! `bench-db`: random point reads of existing keys, per reader-thread count, MDBX vs RocksDB (the
+//! `bal-replay bench-db`: random point reads of existing keys, per reader-thread count, MDBX vs RocksDB (the
 //! research's "MDBX vs. RocksDB random read benchmark").
 //!
 //! Method. Keys are sampled first from the store itself: a full scan of its accounts and storage
@@ -16,16 +16,14 @@
 //! is reopened.
 
 use std::{
+    path::Path,
     sync::atomic::{AtomicBool, Ordering},
     time::{Duration, Instant},
 };
 
 use alloy_primitives::{B256, U256};
-use bal_replay_migrate::{MigrateError, RethDb};
+use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{AccountFlat, KeyScheme, RocksStore, StateError, cf};
-use rocksdb::{ColumnFamily, DB, IteratorMode, ReadOptions};
-
-use crate::{MdbxStore, StateSpec};
 
 /// Why a bench-db run failed.
 #[derive(Debug, thiserror::Error)]
@@ -37,7 +35,7 @@ pub enum BenchDbError {
         spec: StateSpec,
         /// Why.
         #[source]
-        source: Box<MigrateError>,
+        source: Box<RethDbError>,
     },
     /// A read or opening the RocksDB state failed.
     #[error("reading {spec}")]
@@ -166,75 +164,14 @@ impl PointReads for MdbxStore<'_> {
     }
 }
 
-/// RocksDB point reads by raw key, as [`RocksStore`]'s own reads do them (pinned gets, one reused
+/// RocksDB point reads by the store's own keys: [`RocksStore`]'s reads (pinned gets, one reused
 /// `ReadOptions`), so the bench measures the store, not key hashing.
-pub struct RocksPoints<'a> {
-    db: &'a DB,
-    accounts: &'a ColumnFamily,
-    storage: &'a ColumnFamily,
-    read_opts: ReadOptions,
-}
-
-impl<'a> RocksPoints<'a> {
-    /// Reads of `store`.
-    pub fn new(store: &'a RocksStore) -> Result<Self, StateError> {
-        let db = store.raw_db();
-        let handle = |name: &'static str| {
-            db.cf_handle(name)
-                .ok_or(StateError::MissingColumnFamily { name })
-        };
-        Ok(Self {
-            db,
-            accounts: handle(cf::ACCOUNTS)?,
-            storage: handle(cf::STORAGE)?,
-            read_opts: ReadOptions::default(),
-        })
-    }
-}
-
-fn rocks_read_error(table: &'static str, key: &[u8], source: rocksdb::Error) -> StateError {
-    StateError::Read {
-        table,
-        key: alloy_primitives::hex::encode_prefixed(key),
-        source,
-    }
-}
-
-impl PointReads for RocksPoints<'_> {
+impl PointReads for RocksStore {
     fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
-        let value = self
-            .db
-            .get_pinned_cf_opt(self.accounts, key, &self.read_opts)
-            .map_err(|e| rocks_read_error(cf::ACCOUNTS, key, e))?;
-        value
-            .map(|v| {
-                AccountFlat::from_bytes(&v).ok_or_else(|| StateError::Corrupt {
-                    table: cf::ACCOUNTS,
-                    key: alloy_primitives::hex::encode_prefixed(key),
-                    reason: format!("account value of {} bytes", v.len()),
-                })
-            })
-            .transpose()
+        self.account_by_key(key)
     }
-
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {
-        let mut key = [0u8; 64];
-        let len = account_key.len() + slot_key.len();
-        key[..account_key.len()].copy_from_slice(account_key);
-        key[account_key.len()..len].copy_from_slice(slot_key);
-        let key = &key[..len];
-        let value = self
-            .db
-            .get_pinned_cf_opt(self.storage, key, &self.read_opts)
-            .map_err(|e| rocks_read_error(cf::STORAGE, key, e))?;
-        match value {
-            None => Ok(U256::ZERO),
-            Some(v) => U256::try_from_be_slice(&v).ok_or_else(|| StateError::Corrupt {
-                table: cf::STORAGE,
-                key: alloy_primitives::hex::encode_prefixed(key),
-                reason: format!("slot value of {} bytes", v.len()),
-            }),
-        }
+        self.storage_by_key(account_key, slot_key)
     }
 }
 
@@ -321,25 +258,16 @@ pub fn sample_mdbx(store: &MdbxStore<'_>, cap: usize, seed: u64) -> Result<Sampl
 
 /// Samples up to `cap` account keys and `cap` slot keys of the RocksDB state.
 pub fn sample_rocks(store: &RocksStore, cap: usize, seed: u64) -> Result<Sample, StateError> {
-    let db = store.raw_db();
-    let handle = |name: &'static str| {
-        db.cf_handle(name)
-            .ok_or(StateError::MissingColumnFamily { name })
-    };
     let account_len = store.key_scheme().account_key_len();
     let mut accounts = Reservoir::new(cap, seed);
-    for item in db.iterator_cf(handle(cf::ACCOUNTS)?, IteratorMode::Start) {
-        let (k, _) = item.map_err(|e| rocks_read_error(cf::ACCOUNTS, &[], e))?;
-        accounts.offer(|| k.to_vec());
-    }
+    store.for_each_key(cf::ACCOUNTS, |k| accounts.offer(|| k.to_vec()))?;
     let mut slots = Reservoir::new(cap, seed ^ 0x5a5a);
-    for item in db.iterator_cf(handle(cf::STORAGE)?, IteratorMode::Start) {
-        let (k, _) = item.map_err(|e| rocks_read_error(cf::STORAGE, &[], e))?;
+    store.for_each_key(cf::STORAGE, |k| {
         if k.len() == account_len + 32 {
             let (a, s) = k.split_at(account_len);
             slots.offer(|| (a.to_vec(), B256::from_slice(s)));
         }
-    }
+    })?;
     Ok(finish_sample(accounts, slots))
 }
 
@@ -381,6 +309,59 @@ pub fn process_cpu_time() -> Option<Duration> {
     Some(Duration::from_millis((utime + stime) * 10))
 }
 
+/// What one reader thread of a timed run did.
+#[derive(Debug, Clone, Copy, Default)]
+struct Tally {
+    /// Reads done.
+    reads: u64,
+    /// Of which account reads.
+    accounts: u64,
+    /// Reads that found their key.
+    found: u64,
+    /// Time spent inside reads.
+    busy: Duration,
+}
+
+impl std::ops::AddAssign for Tally {
+    fn add_assign(&mut self, other: Self) {
+        self.reads += other.reads;
+        self.accounts += other.accounts;
+        self.found += other.found;
+        self.busy += other.busy;
+    }
+}
+
+/// One reader thread: `share` reads of keys drawn from `keys` with its own generator (seeded from
+/// `seed` and its index `t`), each timed; the first error stops every thread.
+fn read_share(
+    reader: &dyn PointReads,
+    keys: &[SampledKey],
+    share: u64,
+    seed: u64,
+    t: u64,
+    stop: &AtomicBool,
+) -> Result<Tally, StateError> {
+    let mut rng = Rng(seed ^ t.wrapping_mul(0x2545_f491_4f6c_dd1d));
+    let n = keys.len() as u64;
+    let mut tally = Tally::default();
+    for _ in 0..share {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let key = &keys[rng.below(n) as usize];
+        let t0 = Instant::now();
+        let outcome = read_one(reader, key);
+        tally.busy += t0.elapsed();
+        let (hit, is_account) = outcome.inspect_err(|_| {
+            stop.store(true, Ordering::Relaxed);
+        })?;
+        tally.reads += 1;
+        tally.accounts += u64::from(is_account);
+        tally.found += u64::from(hit);
+    }
+    Ok(tally)
+}
+
 /// One timed run: `threads` threads reading `reads` keys drawn from `keys`.
 pub fn run_reads(
     reader: &dyn PointReads,
@@ -390,37 +371,15 @@ pub fn run_reads(
     seed: u64,
 ) -> Result<BenchDbRow, StateError> {
     let threads = threads.max(1);
-    let n = keys.len() as u64;
     let stop = AtomicBool::new(false);
     let cpu_before = process_cpu_time();
     let start = Instant::now();
-    type Tally = (u64, u64, u64, Duration);
     let results: Vec<Result<Tally, StateError>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads as u64)
             .map(|t| {
                 let share = reads / threads as u64 + u64::from(t < reads % threads as u64);
                 let stop = &stop;
-                s.spawn(move || -> Result<Tally, StateError> {
-                    let mut rng = Rng(seed ^ t.wrapping_mul(0x2545_f491_4f6c_dd1d));
-                    let (mut accounts, mut found, mut done) = (0u64, 0u64, 0u64);
-                    let mut busy = Duration::ZERO;
-                    for _ in 0..share {
-                        if stop.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let key = &keys[rng.below(n) as usize];
-                        let t0 = Instant::now();
-                        let outcome = read_one(reader, key);
-                        busy += t0.elapsed();
-                        let (hit, is_account) = outcome.inspect_err(|_| {
-                            stop.store(true, Ordering::Relaxed);
-                        })?;
-                        done += 1;
-                        accounts += u64::from(is_account);
-                        found += u64::from(hit);
-                    }
-                    Ok((done, accounts, found, busy))
-                })
+                s.spawn(move || read_share(reader, keys, share, seed, t, stop))
             })
             .collect();
         handles
@@ -439,27 +398,24 @@ pub fn run_reads(
         (Some(before), Some(after)) => after.saturating_sub(before),
         _ => Duration::ZERO,
     };
-    let (mut done, mut accounts, mut found, mut busy) = (0, 0, 0, Duration::ZERO);
+    let mut total = Tally::default();
     for r in results {
-        let (d, a, f, b) = r?;
-        done += d;
-        accounts += a;
-        found += f;
-        busy += b;
+        total += r?;
     }
+    let done = total.reads;
     let wall_s = wall.as_secs_f64().max(1e-9);
     Ok(BenchDbRow {
         threads,
         reads: done,
-        account_reads: accounts,
-        slot_reads: done - accounts,
-        found,
+        account_reads: total.accounts,
+        slot_reads: done - total.accounts,
+        found: total.found,
         wall_s,
         iops: done as f64 / wall_s,
         avg_latency_us: if done == 0 {
             0.0
         } else {
-            busy.as_secs_f64() * 1e6 / done as f64
+            total.busy.as_secs_f64() * 1e6 / done as f64
         },
         cpu_s: cpu.as_secs_f64(),
         cpu_pct: cpu.as_secs_f64() / wall_s * 100.0,
@@ -476,64 +432,14 @@ pub fn bench_db(
     opts: &BenchDbOptions,
     drop_caches: DropCaches<'_>,
 ) -> Result<BenchDbReport, BenchDbError> {
-    let state_err = |source| BenchDbError::State {
-        spec: spec.clone(),
-        source,
-    };
-    let mut rows = Vec::new();
-    // Warm: the store the sample came from, one warm-up pass, then every thread count. Cold: for
-    // each thread count, the page cache dropped and the store opened afresh.
-    let (sample, scheme) = match spec {
-        StateSpec::Mdbx(path) => {
-            let open_error = |source| BenchDbError::OpenMdbx {
-                spec: spec.clone(),
-                source: Box::new(source),
-            };
-            let (sample, scheme) = {
-                let db = RethDb::open(path).map_err(open_error)?;
-                let store = MdbxStore::new(&db).map_err(open_error)?;
-                let sample = sample_mdbx(&store, opts.sample, opts.seed).map_err(state_err)?;
-                check_sample(spec, &sample)?;
-                if !opts.drop_caches {
-                    rows = warm_rows(spec, opts, &store, &sample.keys)?;
-                }
-                (sample, store.key_scheme())
-            };
-            if opts.drop_caches {
-                for &threads in &opts.threads {
-                    drop_caches().map_err(BenchDbError::DropCaches)?;
-                    let db = RethDb::open(path).map_err(open_error)?;
-                    let store = MdbxStore::new(&db).map_err(open_error)?;
-                    rows.push(timed_row(spec, opts, &store, &sample.keys, threads)?);
-                }
-            }
-            (sample, scheme)
-        }
-        StateSpec::RocksDb(path) => {
-            let open = || RocksStore::open_read_only(path).map_err(state_err);
-            let store = open()?;
-            let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(state_err)?;
-            check_sample(spec, &sample)?;
-            let scheme = store.key_scheme();
-            if opts.drop_caches {
-                drop(store);
-                for &threads in &opts.threads {
-                    drop_caches().map_err(BenchDbError::DropCaches)?;
-                    let store = open()?;
-                    let reader = RocksPoints::new(&store).map_err(state_err)?;
-                    rows.push(timed_row(spec, opts, &reader, &sample.keys, threads)?);
-                }
-            } else {
-                let reader = RocksPoints::new(&store).map_err(state_err)?;
-                rows = warm_rows(spec, opts, &reader, &sample.keys)?;
-            }
-            (sample, scheme)
-        }
+    let (sample, scheme, rows) = match spec {
+        StateSpec::Mdbx(path) => bench_mdbx(spec, path, opts, drop_caches)?,
+        StateSpec::RocksDb(path) => bench_rocks(spec, path, opts, drop_caches)?,
     };
     Ok(BenchDbReport {
         backend: spec.backend().to_string(),
         path: spec.path().display().to_string(),
-        key_scheme: scheme_name(scheme).to_string(),
+        key_scheme: scheme.name().to_string(),
         sampled_accounts: sample.accounts,
         sampled_slots: sample.keys.len() - sample.accounts,
         total_accounts: sample.total_accounts,
@@ -542,6 +448,79 @@ pub fn bench_db(
         cpus: std::thread::available_parallelism().map_or(1, |n| n.get()),
         rows,
     })
+}
+
+/// The sample a store's runs read, the store's key scheme, and one row per run.
+type StoreRuns = (Sample, KeyScheme, Vec<BenchDbRow>);
+
+/// bench-db over reth's MDBX at `path`. Warm: the store the sample came from, one warm-up pass,
+/// then every thread count. Cold: for each thread count, the page cache dropped and the database
+/// opened afresh.
+fn bench_mdbx(
+    spec: &StateSpec,
+    path: &Path,
+    opts: &BenchDbOptions,
+    drop_caches: DropCaches<'_>,
+) -> Result<StoreRuns, BenchDbError> {
+    let open_error = |source| BenchDbError::OpenMdbx {
+        spec: spec.clone(),
+        source: Box::new(source),
+    };
+    let mut rows = Vec::new();
+    let (sample, scheme) = {
+        let db = RethDb::open(path).map_err(open_error)?;
+        let store = MdbxStore::new(&db).map_err(open_error)?;
+        let sample =
+            sample_mdbx(&store, opts.sample, opts.seed).map_err(|e| state_error(spec, e))?;
+        check_sample(spec, &sample)?;
+        if !opts.drop_caches {
+            rows = warm_rows(spec, opts, &store, &sample.keys)?;
+        }
+        (sample, store.key_scheme())
+    };
+    if opts.drop_caches {
+        for &threads in &opts.threads {
+            drop_caches().map_err(BenchDbError::DropCaches)?;
+            let db = RethDb::open(path).map_err(open_error)?;
+            let store = MdbxStore::new(&db).map_err(open_error)?;
+            rows.push(timed_row(spec, opts, &store, &sample.keys, threads)?);
+        }
+    }
+    Ok((sample, scheme, rows))
+}
+
+/// bench-db over the RocksDB flat state at `path`, warm or cold as [`bench_mdbx`].
+fn bench_rocks(
+    spec: &StateSpec,
+    path: &Path,
+    opts: &BenchDbOptions,
+    drop_caches: DropCaches<'_>,
+) -> Result<StoreRuns, BenchDbError> {
+    let open = || RocksStore::open_read_only(path).map_err(|e| state_error(spec, e));
+    let store = open()?;
+    let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(|e| state_error(spec, e))?;
+    check_sample(spec, &sample)?;
+    let scheme = store.key_scheme();
+    let rows = if opts.drop_caches {
+        drop(store);
+        let mut rows = Vec::new();
+        for &threads in &opts.threads {
+            drop_caches().map_err(BenchDbError::DropCaches)?;
+            let store = open()?;
+            rows.push(timed_row(spec, opts, &store, &sample.keys, threads)?);
+        }
+        rows
+    } else {
+        warm_rows(spec, opts, &store, &sample.keys)?
+    };
+    Ok((sample, scheme, rows))
+}
+
+fn state_error(spec: &StateSpec, source: StateError) -> BenchDbError {
+    BenchDbError::State {
+        spec: spec.clone(),
+        source,
+    }
 }
 
 /// One warm-up pass over `keys`, then a timed run per thread count.
@@ -576,10 +555,6 @@ fn timed_row(
         }
     })?;
     checked(spec, row)
-}
-
-fn scheme_name(scheme: KeyScheme) -> &'static str {
-    scheme.name()
 }
 
 fn check_sample(spec: &StateSpec, sample: &Sample) -> Result<(), BenchDbError> {

@@ -1,16 +1,21 @@
-//! A synthetic reth database: the same table names, flags, key encodings and `Compact` values as
-//! reth v2.5.1 writes, at any size, for benchmarks and for what the small fixtures lack.
+//! Test data: reth-layout databases written with the same table names, flags, key encodings and
+//! `Compact` values as reth v2.5.1 writes, for benchmarks and for what the small fixtures lack.
 //!
-//! The content is a pure function of the options (no randomness beyond keccak of counters), so two
-//! generated sources with the same options are identical.
+//! - [`generate_source`]: a synthetic state of any size. Its content is a pure function of the
+//!   options (no randomness beyond keccak of counters), so two generated sources with the same
+//!   options are identical.
+//! - [`write_source_from_flat`] / [`write_source_from_store`]: a flat state's contents in reth's
+//!   layout (the inverse of a migration), to replay over reth's layout in place.
+//! - [`churn_source`]: a node writing to a database, one height per round, for tests of reading
+//!   a live source.
 
 use std::{
     path::{Path, PathBuf},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
-use bal_replay_state::{FlatContents, KeyScheme};
+use bal_replay_state::{FlatContents, RocksOptions, RocksStore};
 use libmdbx::{
     Database, DatabaseOptions, Mode, NoWriteMap, RW, ReadWriteOptions, SyncMode, Table, TableFlags,
     Transaction, WriteFlags,
@@ -18,20 +23,23 @@ use libmdbx::{
 use reth_codecs::Compact;
 use reth_primitives_traits::{Account, Bytecode, StorageEntry};
 
-use crate::{
-    MigrateError, RethDb,
-    source::{Layout, table},
-};
+use crate::{Layout, RethDb, RethDbError, TableKind, table};
 
-/// What to generate.
+/// What to generate (with the `clap` feature, `bal-migrate gen-source`'s options).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct GenerateOptions {
-    /// Layout (and so table set and key hashing).
+    /// Layout: v1 (plain) or v2 (hashed).
+    #[cfg_attr(feature = "clap", arg(long, value_enum, default_value_t = Layout::V2))]
     pub layout: Layout,
-    /// Total state entries (accounts + slots + codes), approximately: a quarter are accounts, one
-    /// in sixteen of them a contract, the rest slots spread evenly over the contracts.
+    /// State entries (accounts + slots + codes).
+    ///
+    /// Approximately: a quarter are accounts, one in sixteen of them a contract, the rest slots
+    /// spread evenly over the contracts.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1_000_000))]
     pub entries: u64,
-    /// The Execution stage checkpoint to record.
+    /// Execution stage checkpoint to record.
+    #[cfg_attr(feature = "clap", arg(long, default_value_t = 1))]
     pub height: u64,
 }
 
@@ -40,12 +48,31 @@ pub struct GenerateOptions {
 pub struct GenerateSummary {
     /// The `db` directory written.
     pub db: PathBuf,
+    /// Its layout.
+    pub layout: Layout,
     /// Accounts written.
     pub accounts: u64,
     /// Slots written.
     pub slots: u64,
     /// Codes written.
     pub codes: u64,
+    /// Time taken.
+    pub elapsed: Duration,
+}
+
+impl std::fmt::Display for GenerateSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "generated {} ({}): {} accounts, {} slots, {} codes in {:.1} s",
+            self.db.display(),
+            self.layout.name(),
+            self.accounts,
+            self.slots,
+            self.codes,
+            self.elapsed.as_secs_f64()
+        )
+    }
 }
 
 /// Distinct contract codes (contracts share them, as on mainnet).
@@ -86,8 +113,8 @@ struct Writer<'db> {
 }
 
 impl<'db> Writer<'db> {
-    fn put(&mut self, name: &'static str, key: &[u8], value: &[u8]) -> Result<(), MigrateError> {
-        let mdbx = |source| MigrateError::Mdbx {
+    fn put(&mut self, name: &'static str, key: &[u8], value: &[u8]) -> Result<(), RethDbError> {
+        let mdbx = |source| RethDbError::Mdbx {
             table: name,
             source,
         };
@@ -105,10 +132,10 @@ impl<'db> Writer<'db> {
         Ok(())
     }
 
-    fn commit(&mut self) -> Result<(), MigrateError> {
+    fn commit(&mut self) -> Result<(), RethDbError> {
         if let Some(txn) = self.txn.take() {
             txn.commit()
-                .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+                .map_err(|source| RethDbError::Mdbx { table: "-", source })?;
         }
         self.in_txn = 0;
         Ok(())
@@ -158,7 +185,7 @@ pub fn churn_source(
     rounds: Option<u64>,
     pause: Duration,
     stop: &dyn Fn() -> bool,
-) -> Result<u64, MigrateError> {
+) -> Result<u64, RethDbError> {
     let (db_dir, layout, mut height) = {
         let src = RethDb::open(datadir)?;
         (
@@ -169,7 +196,7 @@ pub fn churn_source(
     };
     let db =
         Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
-            MigrateError::Open {
+            RethDbError::Open {
                 path: db_dir.clone(),
                 source,
             }
@@ -182,8 +209,8 @@ pub fn churn_source(
     };
     let contract = key(generated_address(0));
     let (acc_table, st_table) = (
-        layout.table(crate::TableKind::Accounts),
-        layout.table(crate::TableKind::Storage),
+        layout.table(TableKind::Accounts),
+        layout.table(TableKind::Storage),
     );
     let mut done = 0u64;
     let mut buf = Vec::with_capacity(128);
@@ -236,18 +263,18 @@ fn create_source(
     datadir: &Path,
     layout: Layout,
     height: u64,
-) -> Result<(Database<NoWriteMap>, PathBuf), MigrateError> {
+) -> Result<(Database<NoWriteMap>, PathBuf), RethDbError> {
     let db_dir = datadir.join("db");
     if db_dir.exists() {
-        return Err(MigrateError::DestinationNotEmpty { path: db_dir });
+        return Err(RethDbError::AlreadyExists { path: db_dir });
     }
-    std::fs::create_dir_all(&db_dir).map_err(|e| MigrateError::NotMdbx {
+    std::fs::create_dir_all(&db_dir).map_err(|source| RethDbError::Create {
         path: db_dir.clone(),
-        reason: e.to_string(),
+        source,
     })?;
     let db =
         Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
-            MigrateError::Open {
+            RethDbError::Open {
                 path: db_dir.clone(),
                 source,
             }
@@ -255,7 +282,7 @@ fn create_source(
     {
         let txn = db
             .begin_rw_txn()
-            .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+            .map_err(|source| RethDbError::Mdbx { table: "-", source })?;
         for (name, flags) in [
             (table::PLAIN_ACCOUNT_STATE, TableFlags::empty()),
             (table::PLAIN_STORAGE_STATE, TableFlags::DUP_SORT),
@@ -267,13 +294,13 @@ fn create_source(
             (table::CANONICAL_HEADERS, TableFlags::empty()),
         ] {
             txn.create_table(Some(name), flags)
-                .map_err(|source| MigrateError::Mdbx {
+                .map_err(|source| RethDbError::Mdbx {
                     table: name,
                     source,
                 })?;
         }
         txn.commit()
-            .map_err(|source| MigrateError::Mdbx { table: "-", source })?;
+            .map_err(|source| RethDbError::Mdbx { table: "-", source })?;
     }
     let mut w = Writer {
         db: &db,
@@ -305,11 +332,8 @@ fn create_source(
 pub fn write_source_from_flat(
     datadir: &Path,
     contents: &FlatContents,
-) -> Result<PathBuf, MigrateError> {
-    let layout = match contents.key_scheme {
-        KeyScheme::Plain => Layout::V1,
-        KeyScheme::Hashed => Layout::V2,
-    };
+) -> Result<PathBuf, RethDbError> {
+    let layout = Layout::of_key_scheme(contents.key_scheme);
     let (db, db_dir) = create_source(datadir, layout, contents.applied_block.unwrap_or(0))?;
     let mut w = Writer {
         db: &db,
@@ -330,14 +354,14 @@ pub fn write_source_from_flat(
         };
         buf.clear();
         account.to_compact(&mut buf);
-        w.put(layout.table(crate::TableKind::Accounts), key, &buf)?;
+        w.put(layout.table(TableKind::Accounts), key, &buf)?;
     }
     let account_len = layout.account_key_len();
     for (key, value) in &contents.storage {
         let (account, slot) = key.split_at(account_len.min(key.len()));
         let entry = StorageEntry {
-            key: B256::try_from(slot).map_err(|_| MigrateError::Decode {
-                table: layout.table(crate::TableKind::Storage),
+            key: B256::try_from(slot).map_err(|_| RethDbError::Decode {
+                table: layout.table(TableKind::Storage),
                 key: alloy_primitives::hex::encode_prefixed(key),
                 reason: format!("storage key of {} bytes", key.len()),
             })?,
@@ -345,7 +369,7 @@ pub fn write_source_from_flat(
         };
         buf.clear();
         entry.to_compact(&mut buf);
-        w.put(layout.table(crate::TableKind::Storage), account, &buf)?;
+        w.put(layout.table(TableKind::Storage), account, &buf)?;
     }
     for (number, hash) in &contents.block_hashes {
         w.put(
@@ -358,11 +382,66 @@ pub fn write_source_from_flat(
     Ok(db_dir)
 }
 
+/// What [`write_source_from_store`] wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenSource {
+    /// The `db` directory written.
+    pub db: PathBuf,
+    /// Accounts written.
+    pub accounts: usize,
+    /// Slots written.
+    pub slots: usize,
+    /// Codes written.
+    pub codes: usize,
+    /// Block hashes written (`CanonicalHeaders`).
+    pub block_hashes: usize,
+    /// The Execution checkpoint recorded (the state's applied block).
+    pub height: Option<u64>,
+}
+
+impl std::fmt::Display for WrittenSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "wrote {}: {} accounts, {} slots, {} codes, {} block hashes at height {:?}",
+            self.db.display(),
+            self.accounts,
+            self.slots,
+            self.codes,
+            self.block_hashes,
+            self.height
+        )
+    }
+}
+
+/// Writes the contents of the RocksDB flat state at `state` (all of it: its key scheme chooses the
+/// layout, its applied block the checkpoint) as a reth database in `datadir/db`, which must not
+/// exist: [`write_source_from_flat`] of the store's contents.
+pub fn write_source_from_store(datadir: &Path, state: &Path) -> Result<WrittenSource, RethDbError> {
+    let flat_state = |source| RethDbError::FlatState {
+        path: state.to_path_buf(),
+        source,
+    };
+    let contents = RocksStore::open(state, &RocksOptions::default())
+        .and_then(|store| store.dump_all())
+        .map_err(flat_state)?;
+    let db = write_source_from_flat(datadir, &contents)?;
+    Ok(WrittenSource {
+        db,
+        accounts: contents.accounts.len(),
+        slots: contents.storage.len(),
+        codes: contents.codes.len(),
+        block_hashes: contents.block_hashes.len(),
+        height: contents.applied_block,
+    })
+}
+
 /// Writes a reth-layout database into `datadir/db`, which must not exist yet.
 pub fn generate_source(
     datadir: &Path,
     opts: &GenerateOptions,
-) -> Result<GenerateSummary, MigrateError> {
+) -> Result<GenerateSummary, RethDbError> {
+    let started = Instant::now();
     let (db, db_dir) = create_source(datadir, opts.layout, opts.height)?;
     let mut w = Writer {
         db: &db,
@@ -375,8 +454,8 @@ pub fn generate_source(
     let codes = contracts.min(MAX_CODES);
     let slots = opts.entries.saturating_sub(accounts + codes);
     let (acc_table, st_table) = (
-        opts.layout.table(crate::TableKind::Accounts),
-        opts.layout.table(crate::TableKind::Storage),
+        opts.layout.table(TableKind::Accounts),
+        opts.layout.table(TableKind::Storage),
     );
     let account_key = |a: Address| -> Vec<u8> {
         if v2 {
@@ -427,8 +506,10 @@ pub fn generate_source(
     w.commit()?;
     Ok(GenerateSummary {
         db: db_dir,
+        layout: opts.layout,
         accounts,
         slots,
         codes,
+        elapsed: started.elapsed(),
     })
 }

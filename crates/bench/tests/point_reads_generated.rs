@@ -1,15 +1,13 @@
 //! Generated reth-layout sources (both layouts, `bal-migrate gen-source`): the MDBX store read in
-//! place and the RocksDB state migrated from it give identical reads for sampled keys and by address;
-//! block hashes come from `CanonicalHeaders` when it holds them.
+//! place and the RocksDB state migrated from it give identical reads for keys bench-db samples (from
+//! either store) and by address; block hashes come from `CanonicalHeaders` when it holds them.
 
 use alloy_primitives::{B256, U256, keccak256};
-use bal_replay_mdbx_state::{
-    CANONICAL_HEADERS, MdbxStore,
-    bench::{PointReads, RocksPoints, SampledKey, sample_mdbx, sample_rocks},
-};
-use bal_replay_migrate::{
-    GenerateOptions, Layout, MigrateOptions, NoProgress, RethDb, generate_source,
-    generated_address, migrate,
+use bal_replay_bench::point_reads::{PointReads, SampledKey, sample_mdbx, sample_rocks};
+use bal_replay_mdbx_state::MdbxStore;
+use bal_replay_migrate::{MigrateOptions, NoProgress, migrate};
+use bal_replay_reth_db::{
+    GenerateOptions, Layout, RethDb, generate_source, generated_address, table::CANONICAL_HEADERS,
 };
 use bal_replay_state::{RocksStore, StateReader};
 use libmdbx::{
@@ -78,7 +76,7 @@ fn mdbx_in_place_and_migrated_rocksdb_read_the_same() {
         assert_eq!(rocks.applied_block().unwrap(), Some(777));
 
         // Sampled keys, from each store, read through both.
-        let points = RocksPoints::new(&rocks).unwrap();
+        let points = &rocks;
         let from_mdbx = sample_mdbx(&mdbx, 1000, 3).unwrap();
         let from_rocks = sample_rocks(&rocks, 1000, 3).unwrap();
         assert_eq!(from_mdbx.total_accounts, generated.accounts);

@@ -1,8 +1,5 @@
-//! The read side: reth's MDBX environment, its layout, and the decoding of its Compact values.
-//!
-//! Values are decoded by reth's own `Compact` implementations (`reth-primitives-traits` with its
-//! `reth-codec` feature), never by a decoder of ours, so a change in reth's encoding shows up as a
-//! dependency bump rather than as silently wrong state.
+//! The read side: reth's MDBX environment, its layout, and the decoding of its Compact values
+//! (reth's own `Compact` implementations: `reth-primitives-traits` with its `reth-codec` feature).
 
 use std::{
     borrow::Cow,
@@ -10,12 +7,14 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use alloy_primitives::{B256, U256, hex};
+use alloy_primitives::{B256, KECCAK256_EMPTY, hex};
 use libmdbx::{Database, DatabaseOptions, Mode, NoWriteMap, RO, Table, Transaction};
 use reth_codecs::Compact;
 use reth_primitives_traits::{Account, Bytecode, StorageEntry};
 
-use crate::MigrateError;
+use bal_replay_state::{AccountFlat, KeyScheme};
+
+use crate::RethDbError;
 
 /// reth's table names (`crates/storage/db-api/src/tables/mod.rs`).
 pub mod table {
@@ -45,11 +44,14 @@ const EXECUTION_STAGE: &[u8] = b"Execution";
 
 /// Which of reth v2.5.1's two state layouts a database uses (`StorageSettings::storage_v2`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 pub enum Layout {
     /// Legacy: canonical state keyed by address and slot (`PlainAccountState`, `PlainStorageState`).
+    #[cfg_attr(feature = "clap", value(name = "v1"))]
     V1,
     /// Default for new nodes: state keyed by keccak(address) and keccak(slot) (`HashedAccounts`,
     /// `HashedStorages`).
+    #[cfg_attr(feature = "clap", value(name = "v2"))]
     V2,
 }
 
@@ -73,6 +75,23 @@ impl Layout {
         }
     }
 
+    /// The key scheme of a flat state holding this layout's keys as they are (a v2 source's keys
+    /// are hashes: the addresses and slots behind them are not in the source at all).
+    pub const fn key_scheme(self) -> KeyScheme {
+        match self {
+            Self::V1 => KeyScheme::Plain,
+            Self::V2 => KeyScheme::Hashed,
+        }
+    }
+
+    /// The layout whose keys a flat state of `scheme` holds.
+    pub const fn of_key_scheme(scheme: KeyScheme) -> Self {
+        match scheme {
+            KeyScheme::Plain => Self::V1,
+            KeyScheme::Hashed => Self::V2,
+        }
+    }
+
     /// Length of an account key in this layout (an address, or its hash).
     pub const fn account_key_len(self) -> usize {
         match self {
@@ -82,7 +101,7 @@ impl Layout {
     }
 }
 
-/// The three kinds of state the migration copies, in the order it copies them.
+/// The three kinds of state a layout has a table for, in the order a migration copies them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TableKind {
     /// Accounts.
@@ -103,15 +122,6 @@ impl TableKind {
             Self::Accounts => "accounts",
             Self::Storage => "storage",
             Self::Bytecodes => "bytecodes",
-        }
-    }
-
-    /// The destination column family.
-    pub const fn dst_cf(self) -> &'static str {
-        match self {
-            Self::Accounts => bal_replay_state::cf::ACCOUNTS,
-            Self::Storage => bal_replay_state::cf::STORAGE,
-            Self::Bytecodes => bal_replay_state::cf::CODE,
         }
     }
 }
@@ -138,10 +148,10 @@ impl RethDb {
     ///
     /// Read-only mode never writes the data file, so a live node's database or a read-only copy can
     /// be read; MDBX still registers this process as a reader in `mdbx.lck` when it can.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, MigrateError> {
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, RethDbError> {
         let given = path.as_ref();
         if !given.is_dir() {
-            return Err(MigrateError::SourceMissing {
+            return Err(RethDbError::SourceMissing {
                 path: given.to_path_buf(),
             });
         }
@@ -150,7 +160,7 @@ impl RethDb {
         } else if given.join("db").join("mdbx.dat").is_file() {
             given.join("db")
         } else {
-            return Err(MigrateError::NotMdbx {
+            return Err(RethDbError::NotMdbx {
                 path: given.to_path_buf(),
                 reason: "neither it nor its db/ holds an mdbx.dat".into(),
             });
@@ -170,12 +180,12 @@ impl RethDb {
             | libmdbx::Error::Access
             | libmdbx::Error::ReadersFull
             | libmdbx::Error::DuplicatedLck
-            | libmdbx::Error::OutOfMemory => MigrateError::Open {
+            | libmdbx::Error::OutOfMemory => RethDbError::Open {
                 path: path.clone(),
                 source: e,
             },
             // Everything else (bad magic, short file, wrong version, corruption): not a database.
-            e => MigrateError::NotMdbx {
+            e => RethDbError::NotMdbx {
                 path: path.clone(),
                 reason: e.to_string(),
             },
@@ -202,12 +212,12 @@ impl RethDb {
     /// The source as of one moment: a read transaction, with the height and layout read in it.
     /// Everything a migration (or a verification) reads, it reads in this snapshot, so a node that
     /// keeps writing cannot make it see two heights.
-    pub fn snapshot(&self) -> Result<Snapshot<'_>, MigrateError> {
+    pub fn snapshot(&self) -> Result<Snapshot<'_>, RethDbError> {
         let txn = self.begin_read()?;
         let id = txn.id();
         let layout = self.layout_in(&txn)?;
         if layout != self.layout {
-            return Err(MigrateError::UnknownLayout {
+            return Err(RethDbError::UnknownLayout {
                 path: self.path.clone(),
                 reason: format!(
                     "the layout changed from {} to {} while opening",
@@ -229,25 +239,25 @@ impl RethDb {
     /// A new read transaction: a consistent snapshot of its own. A migration shares one
     /// ([`RethDb::snapshot`]) across its workers instead: two transactions begun one after the
     /// other see two states of a database that is being written.
-    pub fn begin_read(&self) -> Result<Transaction<'_, RO, NoWriteMap>, MigrateError> {
-        self.db.begin_ro_txn().map_err(|e| MigrateError::Mdbx {
+    pub fn begin_read(&self) -> Result<Transaction<'_, RO, NoWriteMap>, RethDbError> {
+        self.db.begin_ro_txn().map_err(|e| RethDbError::Mdbx {
             table: "-",
             source: e,
         })
     }
 
-    /// Opens `name` in `txn`, failing with [`MigrateError::MissingTable`] if it does not exist.
+    /// Opens `name` in `txn`, failing with [`RethDbError::MissingTable`] if it does not exist.
     pub fn open_table<'txn>(
         &self,
         txn: &'txn Transaction<'_, RO, NoWriteMap>,
         name: &'static str,
-    ) -> Result<Table<'txn>, MigrateError> {
+    ) -> Result<Table<'txn>, RethDbError> {
         txn.open_table(Some(name)).map_err(|e| match e {
-            libmdbx::Error::NotFound => MigrateError::MissingTable {
+            libmdbx::Error::NotFound => RethDbError::MissingTable {
                 table: name,
                 path: self.path.clone(),
             },
-            source => MigrateError::Mdbx {
+            source => RethDbError::Mdbx {
                 table: name,
                 source,
             },
@@ -255,15 +265,13 @@ impl RethDb {
     }
 
     /// Number of entries (for DupSort tables: of key/value pairs) of `name`.
-    pub fn entries(&self, name: &'static str) -> Result<u64, MigrateError> {
+    pub fn entries(&self, name: &'static str) -> Result<u64, RethDbError> {
         let txn = self.begin_read()?;
         let table = self.open_table(&txn, name)?;
-        let stat = txn
-            .table_stat(&table)
-            .map_err(|source| MigrateError::Mdbx {
-                table: name,
-                source,
-            })?;
+        let stat = txn.table_stat(&table).map_err(|source| RethDbError::Mdbx {
+            table: name,
+            source,
+        })?;
         Ok(stat.entries() as u64)
     }
 
@@ -272,14 +280,12 @@ impl RethDb {
         &self,
         txn: &Transaction<'_, RO, NoWriteMap>,
         name: &'static str,
-    ) -> Result<u64, MigrateError> {
+    ) -> Result<u64, RethDbError> {
         let table = self.open_table(txn, name)?;
-        let stat = txn
-            .table_stat(&table)
-            .map_err(|source| MigrateError::Mdbx {
-                table: name,
-                source,
-            })?;
+        let stat = txn.table_stat(&table).map_err(|source| RethDbError::Mdbx {
+            table: name,
+            source,
+        })?;
         Ok(stat.entries() as u64)
     }
 
@@ -288,11 +294,11 @@ impl RethDb {
         txn: &Transaction<'_, RO, NoWriteMap>,
         name: &'static str,
         key: &[u8],
-    ) -> Result<Option<Vec<u8>>, MigrateError> {
+    ) -> Result<Option<Vec<u8>>, RethDbError> {
         let table = self.open_table(txn, name)?;
         txn.get::<Cow<'_, [u8]>>(&table, key)
             .map(|v| v.map(Cow::into_owned))
-            .map_err(|source| MigrateError::Mdbx {
+            .map_err(|source| RethDbError::Mdbx {
                 table: name,
                 source,
             })
@@ -305,14 +311,14 @@ impl RethDb {
         &self,
         txn: &Transaction<'_, RO, NoWriteMap>,
         number: u64,
-    ) -> Result<Option<B256>, MigrateError> {
+    ) -> Result<Option<B256>, RethDbError> {
         let raw = match self.get_in(txn, table::CANONICAL_HEADERS, &number.to_be_bytes()) {
             Ok(raw) => raw,
-            Err(MigrateError::MissingTable { .. }) => return Ok(None),
+            Err(RethDbError::MissingTable { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
         raw.map(|raw| {
-            B256::try_from(raw.as_slice()).map_err(|_| MigrateError::Decode {
+            B256::try_from(raw.as_slice()).map_err(|_| RethDbError::Decode {
                 table: table::CANONICAL_HEADERS,
                 key: number.to_string(),
                 reason: format!("a hash of {} bytes, expected 32", raw.len()),
@@ -323,19 +329,19 @@ impl RethDb {
 
     /// Reads `StorageSettings` from `Metadata`. reth v2.5.1 stores it as JSON
     /// (`{"storage_v2":bool}`) inside a SCALE-encoded byte vector (reth's codec for `Vec<u8>` values).
-    fn detect_layout(&self) -> Result<Layout, MigrateError> {
+    fn detect_layout(&self) -> Result<Layout, RethDbError> {
         self.layout_in(&self.begin_read()?)
     }
 
-    fn layout_in(&self, txn: &Transaction<'_, RO, NoWriteMap>) -> Result<Layout, MigrateError> {
-        let unknown = |reason: String| MigrateError::UnknownLayout {
+    fn layout_in(&self, txn: &Transaction<'_, RO, NoWriteMap>) -> Result<Layout, RethDbError> {
+        let unknown = |reason: String| RethDbError::UnknownLayout {
             path: self.path.clone(),
             reason,
         };
         let raw = match self.get_in(txn, table::METADATA, STORAGE_SETTINGS_KEY) {
             Ok(Some(raw)) => raw,
             Ok(None) => return Err(unknown("Metadata has no storage_settings entry".into())),
-            Err(MigrateError::MissingTable { .. }) => {
+            Err(RethDbError::MissingTable { .. }) => {
                 return Err(unknown("no Metadata table (reth older than v2?)".into()));
             }
             Err(e) => return Err(e),
@@ -345,7 +351,7 @@ impl RethDb {
 
     /// The block the state tables are at: the `Execution` stage's checkpoint, in a snapshot of its
     /// own (see [`RethDb::snapshot`] for the height of the state one reads).
-    pub fn execution_height(&self) -> Result<u64, MigrateError> {
+    pub fn execution_height(&self) -> Result<u64, RethDbError> {
         self.execution_height_in(&self.begin_read()?)
     }
 
@@ -353,11 +359,11 @@ impl RethDb {
     pub fn execution_height_in(
         &self,
         txn: &Transaction<'_, RO, NoWriteMap>,
-    ) -> Result<u64, MigrateError> {
+    ) -> Result<u64, RethDbError> {
         let raw = self
             .get_in(txn, table::STAGE_CHECKPOINTS, EXECUTION_STAGE)?
-            .ok_or(MigrateError::MissingCheckpoint { stage: "Execution" })?;
-        decode_stage_block_number(&raw).ok_or_else(|| MigrateError::Decode {
+            .ok_or(RethDbError::MissingCheckpoint { stage: "Execution" })?;
+        decode_stage_block_number(&raw).ok_or_else(|| RethDbError::Decode {
             table: table::STAGE_CHECKPOINTS,
             key: "Execution".into(),
             reason: format!("not a StageCheckpoint: {}", hex::encode(&raw)),
@@ -472,14 +478,14 @@ fn decode_with<T>(
     table: &'static str,
     key: &[u8],
     f: impl FnOnce() -> T,
-) -> Result<T, MigrateError> {
+) -> Result<T, RethDbError> {
     catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
             .map(|s| (*s).to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "malformed Compact value".into());
-        MigrateError::Decode {
+        RethDbError::Decode {
             table,
             key: hex::encode_prefixed(key),
             reason,
@@ -492,7 +498,7 @@ pub fn decode_account(
     table: &'static str,
     key: &[u8],
     value: &[u8],
-) -> Result<Account, MigrateError> {
+) -> Result<Account, RethDbError> {
     decode_with(table, key, || Account::from_compact(value, value.len()).0)
 }
 
@@ -501,9 +507,9 @@ pub fn decode_storage(
     table: &'static str,
     key: &[u8],
     value: &[u8],
-) -> Result<StorageEntry, MigrateError> {
+) -> Result<StorageEntry, RethDbError> {
     if value.len() < 32 || value.len() > 64 {
-        return Err(MigrateError::Decode {
+        return Err(RethDbError::Decode {
             table,
             key: hex::encode_prefixed(key),
             reason: format!("StorageEntry of {} bytes (expected 32..=64)", value.len()),
@@ -519,21 +525,21 @@ pub fn decode_bytecode(
     table: &'static str,
     key: &[u8],
     value: &[u8],
-) -> Result<Bytecode, MigrateError> {
+) -> Result<Bytecode, RethDbError> {
     decode_with(table, key, || Bytecode::from_compact(value, value.len()).0)
 }
 
-/// Trims a slot value to the flat state's encoding (big-endian without leading zero bytes);
-/// `None` for zero, which the flat state does not store.
-pub fn trimmed_value(value: U256) -> Option<Vec<u8>> {
-    let bytes = value.to_be_bytes::<32>();
-    let first = bytes.iter().position(|b| *b != 0)?;
-    Some(bytes[first..].to_vec())
-}
-
-/// A storage sub-key as a slot, for messages.
-pub fn slot_hex(slot: &B256) -> String {
-    hex::encode_prefixed(slot)
+/// Decodes an account value as the flat state's account (no code hash: the empty code's).
+pub fn decode_account_flat(
+    table: &'static str,
+    key: &[u8],
+    value: &[u8],
+) -> Result<AccountFlat, RethDbError> {
+    decode_account(table, key, value).map(|account| AccountFlat {
+        nonce: account.nonce,
+        balance: account.balance,
+        code_hash: account.bytecode_hash.unwrap_or(KECCAK256_EMPTY),
+    })
 }
 
 #[cfg(test)]
@@ -585,7 +591,5 @@ mod tests {
         assert!(err.to_string().contains("Bytecodes"), "{err}");
         assert!(err.to_string().contains("0xabab"), "{err}");
         assert!(decode_storage(table::PLAIN_STORAGE_STATE, &[1; 20], &[0; 10]).is_err());
-        assert_eq!(trimmed_value(U256::ZERO), None);
-        assert_eq!(trimmed_value(U256::from(0x0f01)), Some(vec![0x0f, 0x01]));
     }
 }

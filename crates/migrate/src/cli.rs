@@ -1,0 +1,48 @@
+//! [`CopyArgs`]: a migration's options as `bal-migrate`'s command line gives them (`clap` feature).
+
+use crate::{MigrateOptions, parse_sample_fraction};
+
+/// The command-line form of [`MigrateOptions`]: counts of at least 1, and the verification as a
+/// flag and a sample fraction.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct CopyArgs {
+    /// Worker threads (all reading one MDBX snapshot).
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        default_value_t = MigrateOptions::default().threads
+    )]
+    pub threads: usize,
+    /// Finish a migration that an earlier run left incomplete in --dst.
+    #[arg(long)]
+    pub resume: bool,
+    /// Afterwards, compare source and destination (counts and entries) in the snapshot the
+    /// migration read, and print the digest.
+    #[arg(long)]
+    pub verify: bool,
+    /// Entries a worker copies between durable progress checkpoints (each one a flush): what a
+    /// crash can lose and --resume re-copies.
+    #[arg(
+        long,
+        value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..),
+        default_value_t = MigrateOptions::default().checkpoint_entries
+    )]
+    pub checkpoint_entries: usize,
+    /// With --verify, the fraction of entries compared value by value (counts are always full).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_sample_fraction)]
+    pub sample: f64,
+}
+
+impl From<&CopyArgs> for MigrateOptions {
+    fn from(args: &CopyArgs) -> Self {
+        Self {
+            threads: args.threads,
+            resume: args.resume,
+            checkpoint_entries: args.checkpoint_entries.max(1),
+            // Verified within the migration's own snapshot: a source being written would
+            // otherwise show its new writes as mismatches.
+            verify: args.verify.then_some(args.sample),
+            ..Self::default()
+        }
+    }
+}
