@@ -25,7 +25,7 @@ pub use tables::render_tables;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BalSizes, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
+    BalSizeTotals, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
     ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_exec::ChainConfig;
@@ -432,19 +432,11 @@ impl BenchResult {
 
 /// Mean BAL sizes of a dump's records.
 pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
-    let (mut n, mut sum) = (0u64, MeanBalSizes::default());
-    for record in dump.records() {
-        let s = BalSizes::of(&record?);
-        n += 1;
-        sum.full += s.full as f64;
-        sum.batched += s.batched as f64;
-        sum.parallel += s.parallel as f64;
-    }
-    let n = n.max(1) as f64;
+    let totals = BalSizeTotals::of_records(dump.records())?;
     Ok(MeanBalSizes {
-        full: sum.full / n,
-        batched: sum.batched / n,
-        parallel: sum.parallel / n,
+        full: totals.mean(totals.sum.full),
+        batched: totals.mean(totals.sum.batched),
+        parallel: totals.mean(totals.sum.parallel),
     })
 }
 
@@ -743,12 +735,12 @@ pub fn reference_throughput(
         if a.gas_used != record.gas_used() || b.gas_used != record.gas_used() {
             return Err(BenchError::Run {
                 run: format!("block {}", record.number()),
-                source: EngineError::HeaderMismatch {
+                source: EngineError::HeaderMismatch(bal_replay_exec::HeaderMismatch {
                     block: record.number(),
                     field: "gasUsed",
                     expected: record.gas_used().to_string(),
                     got: format!("{} (memory), {} (rocksdb)", a.gas_used, b.gas_used),
-                },
+                }),
             });
         }
         out.blocks += 1;

@@ -70,14 +70,17 @@
 // access-list types inside `BlockRecord`; nothing here names it.
 use alloy_eips as _;
 
+mod chain;
 mod error;
 mod frame;
 mod lock;
 mod manifest;
 mod reader;
 mod record;
+mod summary;
 mod writer;
 
+pub use chain::{BrokenLink, ChainLinks, FirstPreValues, PreChainState, pre_chain_state};
 pub use error::{DumpError, FramePart, LengthField};
 pub use frame::{
     DEFAULT_ZSTD_LEVEL, FORMAT_VERSION, FRAME_HEADER_LEN, FrameHeader, MAGIC, MAX_FRAME_BYTES,
@@ -90,4 +93,5 @@ pub use record::{
     AccountPre, BlockHashEntry, BlockRecord, CodePre, PreState, StoragePre, decode_record,
     encode_record,
 };
+pub use summary::RecordSummary;
 pub use writer::{DumpWriter, WriterOptions};

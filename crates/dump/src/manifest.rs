@@ -163,62 +163,8 @@ impl Manifest {
         let mut total_records: u64 = 0;
         let mut previous: Option<&SegmentInfo> = None;
         for (index, segment) in self.segments.iter().enumerate() {
-            let expected_name = segment_file_name(index);
-            if segment.file != expected_name {
-                return Err(invalid(format!(
-                    "segment {index} is named {:?}, expected {expected_name:?}",
-                    segment.file
-                )));
-            }
-            let name = &segment.file;
-            if segment.records == 0 {
-                return Err(invalid(format!("{name} holds no records")));
-            }
-            if segment.first_block > segment.last_block {
-                return Err(invalid(format!(
-                    "{name}: first block {} is after last block {}",
-                    segment.first_block, segment.last_block
-                )));
-            }
-            // Numbers strictly ascend, so a range of n numbers holds at most n records; a chained
-            // range holds exactly n. (Computed as `last - first` to stay clear of overflow.)
-            let span_minus_one = segment.last_block - segment.first_block;
-            let records_minus_one = segment.records - 1;
-            if records_minus_one > span_minus_one
-                || (self.chained && records_minus_one != span_minus_one)
-            {
-                return Err(invalid(format!(
-                    "{name}: {} records cannot span blocks {}..={} in a {} dump",
-                    segment.records,
-                    segment.first_block,
-                    segment.last_block,
-                    if self.chained {
-                        "chained"
-                    } else {
-                        "non-chained"
-                    }
-                )));
-            }
-            let min_bytes = segment
-                .records
-                .saturating_mul(FRAME_HEADER_LEN)
-                .saturating_add(SEGMENT_HEADER_LEN);
-            if segment.bytes < min_bytes {
-                return Err(invalid(format!(
-                    "{name}: {} bytes cannot hold {} records (at least {min_bytes} needed)",
-                    segment.bytes, segment.records
-                )));
-            }
-            if let Some(previous) = previous {
-                let ascending = segment.first_block > previous.last_block;
-                let contiguous = previous.last_block.checked_add(1) == Some(segment.first_block);
-                if !ascending || (self.chained && !contiguous) {
-                    return Err(invalid(format!(
-                        "{name} starts at block {} but {} ends at block {}",
-                        segment.first_block, previous.file, previous.last_block
-                    )));
-                }
-            }
+            self.check_segment(index, segment, previous)
+                .map_err(invalid)?;
             total_records = total_records.saturating_add(segment.records);
             previous = Some(segment);
         }
@@ -236,6 +182,73 @@ impl Manifest {
                 "block range {:?}..={:?} disagrees with the segments' {first:?}..={last:?}",
                 self.first_block, self.last_block
             )));
+        }
+        Ok(())
+    }
+
+    /// Checks one segment's entry on its own and against the one before it; the reason it is
+    /// invalid, if it is.
+    fn check_segment(
+        &self,
+        index: usize,
+        segment: &SegmentInfo,
+        previous: Option<&SegmentInfo>,
+    ) -> Result<(), String> {
+        let expected_name = segment_file_name(index);
+        if segment.file != expected_name {
+            return Err(format!(
+                "segment {index} is named {:?}, expected {expected_name:?}",
+                segment.file
+            ));
+        }
+        let name = &segment.file;
+        if segment.records == 0 {
+            return Err(format!("{name} holds no records"));
+        }
+        if segment.first_block > segment.last_block {
+            return Err(format!(
+                "{name}: first block {} is after last block {}",
+                segment.first_block, segment.last_block
+            ));
+        }
+        // Numbers strictly ascend, so a range of n numbers holds at most n records; a chained
+        // range holds exactly n. (Computed as `last - first` to stay clear of overflow.)
+        let span_minus_one = segment.last_block - segment.first_block;
+        let records_minus_one = segment.records - 1;
+        if records_minus_one > span_minus_one
+            || (self.chained && records_minus_one != span_minus_one)
+        {
+            return Err(format!(
+                "{name}: {} records cannot span blocks {}..={} in a {} dump",
+                segment.records,
+                segment.first_block,
+                segment.last_block,
+                if self.chained {
+                    "chained"
+                } else {
+                    "non-chained"
+                }
+            ));
+        }
+        let min_bytes = segment
+            .records
+            .saturating_mul(FRAME_HEADER_LEN)
+            .saturating_add(SEGMENT_HEADER_LEN);
+        if segment.bytes < min_bytes {
+            return Err(format!(
+                "{name}: {} bytes cannot hold {} records (at least {min_bytes} needed)",
+                segment.bytes, segment.records
+            ));
+        }
+        if let Some(previous) = previous {
+            let ascending = segment.first_block > previous.last_block;
+            let contiguous = previous.last_block.checked_add(1) == Some(segment.first_block);
+            if !ascending || (self.chained && !contiguous) {
+                return Err(format!(
+                    "{name} starts at block {} but {} ends at block {}",
+                    segment.first_block, previous.file, previous.last_block
+                ));
+            }
         }
         Ok(())
     }

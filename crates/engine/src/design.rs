@@ -105,6 +105,83 @@ impl BalSizes {
     }
 }
 
+impl std::ops::AddAssign for BalSizes {
+    fn add_assign(&mut self, other: Self) {
+        self.full += other.full;
+        self.batched += other.batched;
+        self.parallel += other.parallel;
+    }
+}
+
+/// The BAL sizes of a run of records, summed, and how many records there were.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BalSizeTotals {
+    /// Records summed.
+    pub blocks: u64,
+    /// Their sizes, summed.
+    pub sum: BalSizes,
+}
+
+impl BalSizeTotals {
+    /// Adds one record's sizes.
+    pub fn add(&mut self, sizes: BalSizes) {
+        self.blocks += 1;
+        self.sum += sizes;
+    }
+
+    /// The totals of `records` (a dump's, for instance).
+    pub fn of_records<E>(
+        records: impl IntoIterator<Item = Result<BlockRecord, E>>,
+    ) -> Result<Self, E> {
+        let mut totals = Self::default();
+        for record in records {
+            totals.add(BalSizes::of(&record?));
+        }
+        Ok(totals)
+    }
+
+    /// `bytes` (one of the sums) per record; 0 over no record.
+    pub fn mean(&self, bytes: usize) -> f64 {
+        bytes as f64 / self.blocks.max(1) as f64
+    }
+}
+
+/// The summary `bal-dump size` prints: mean and total per design, and their ratios.
+impl std::fmt::Display for BalSizeTotals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let BalSizes {
+            full,
+            batched,
+            parallel,
+        } = self.sum;
+        let kb = |v: usize| self.mean(v) / 1000.0;
+        let percent = |v: usize, of: usize| 100.0 * v as f64 / of.max(1) as f64;
+        writeln!(
+            f,
+            "{} blocks; RLP-encoded BAL size per design (KB = 1000 bytes):",
+            self.blocks
+        )?;
+        writeln!(
+            f,
+            "  full BAL     (diffs + read keys + read values): mean {:>9.1} KB, total {full:>12} B, 100%",
+            kb(full)
+        )?;
+        writeln!(
+            f,
+            "  batched I/O  (diffs + read keys):               mean {:>9.1} KB, total {batched:>12} B, {:.0}% of full",
+            kb(batched),
+            percent(batched, full)
+        )?;
+        write!(
+            f,
+            "  parallel I/O (diffs only):                      mean {:>9.1} KB, total {parallel:>12} B, {:.0}% of full, {:.0}% of batched",
+            kb(parallel),
+            percent(parallel, full),
+            percent(parallel, batched)
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

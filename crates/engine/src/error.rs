@@ -2,7 +2,7 @@
 
 use alloy_primitives::B256;
 use bal_replay_dump::DumpError;
-use bal_replay_exec::ExecError;
+use bal_replay_exec::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
 
 /// Why a replay stopped.
@@ -34,17 +34,8 @@ pub enum EngineError {
         what: String,
     },
     /// The executed block disagrees with its header.
-    #[error("block {block}: {field} mismatch: header has {expected}, execution gives {got}")]
-    HeaderMismatch {
-        /// Block number.
-        block: u64,
-        /// Which field.
-        field: &'static str,
-        /// The header's value.
-        expected: String,
-        /// The executed value.
-        got: String,
-    },
+    #[error(transparent)]
+    HeaderMismatch(#[from] HeaderMismatch),
     /// The state is not at a height the dump can start or resume from: behind the block before
     /// its first, past its last, or of unknown height.
     #[error(
@@ -118,9 +109,7 @@ impl EngineError {
     pub fn is_verification_failure(&self) -> bool {
         match self {
             Self::Exec(e) => e.is_verification_failure(),
-            Self::HeaderMismatch { .. } | Self::InvalidBal { .. } | Self::InvalidRecord { .. } => {
-                true
-            }
+            Self::HeaderMismatch(_) | Self::InvalidBal { .. } | Self::InvalidRecord { .. } => true,
             _ => false,
         }
     }
@@ -129,16 +118,5 @@ impl EngineError {
     /// committing: what `bal_replay_store_errors_total` counts.
     pub fn is_store_error(&self) -> bool {
         matches!(self, Self::State(_) | Self::Exec(ExecError::Store { .. }))
-    }
-}
-
-impl From<bal_replay_exec::HeaderMismatch> for EngineError {
-    fn from(m: bal_replay_exec::HeaderMismatch) -> Self {
-        Self::HeaderMismatch {
-            block: m.block,
-            field: m.field,
-            expected: m.expected,
-            got: m.got,
-        }
     }
 }

@@ -33,7 +33,7 @@ mod validate;
 mod verify;
 
 pub use batch::{BatchPlan, IndexOverflow, Task, TaskKind, TaskOrder, merge_bals};
-pub use design::{BalSizes, IoDesign, diffs_only_bal};
+pub use design::{BalSizeTotals, BalSizes, IoDesign, diffs_only_bal};
 pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOutcome, execute_parallel};

@@ -312,53 +312,8 @@ pub fn check_writes(
                 ));
             }
             (Some(e), Some(g)) => {
-                if e != g {
-                    let address = e.address;
-                    if e.balance_changes != g.balance_changes {
-                        return Err(mismatch(
-                            address,
-                            None,
-                            format!("balance {:?}", e.balance_changes),
-                            format!("balance {:?}", g.balance_changes),
-                        ));
-                    }
-                    if e.nonce_changes != g.nonce_changes {
-                        return Err(mismatch(
-                            address,
-                            None,
-                            format!("nonce {:?}", e.nonce_changes),
-                            format!("nonce {:?}", g.nonce_changes),
-                        ));
-                    }
-                    if e.code_changes != g.code_changes {
-                        return Err(mismatch(
-                            address,
-                            None,
-                            "code change".into(),
-                            "other code change".into(),
-                        ));
-                    }
-                    for slot in e.storage_changes.iter() {
-                        let other = g.storage_changes.iter().find(|s| s.slot == slot.slot);
-                        if other != Some(slot) {
-                            return Err(mismatch(
-                                address,
-                                Some(slot.slot),
-                                format!("{:?}", slot.changes),
-                                format!("{:?}", other.map(|o| &o.changes)),
-                            ));
-                        }
-                    }
-                    for slot in g.storage_changes.iter() {
-                        if !e.storage_changes.iter().any(|s| s.slot == slot.slot) {
-                            return Err(mismatch(
-                                address,
-                                Some(slot.slot),
-                                "no write".into(),
-                                format!("{:?}", slot.changes),
-                            ));
-                        }
-                    }
+                if let Some((slot, expected, got)) = account_difference(e, g) {
+                    return Err(mismatch(e.address, slot, expected, got));
                 }
                 e_iter.next();
                 g_iter.next();
@@ -367,6 +322,54 @@ pub fn check_writes(
         }
     }
     Ok(())
+}
+
+/// The first difference between what the BAL says one account wrote (`e`) and what execution
+/// wrote (`g`): the slot for a storage difference, and both sides. `None` when they are equal.
+fn account_difference(
+    e: &AccountChanges,
+    g: &AccountChanges,
+) -> Option<(Option<alloy_primitives::U256>, String, String)> {
+    if e == g {
+        return None;
+    }
+    if e.balance_changes != g.balance_changes {
+        return Some((
+            None,
+            format!("balance {:?}", e.balance_changes),
+            format!("balance {:?}", g.balance_changes),
+        ));
+    }
+    if e.nonce_changes != g.nonce_changes {
+        return Some((
+            None,
+            format!("nonce {:?}", e.nonce_changes),
+            format!("nonce {:?}", g.nonce_changes),
+        ));
+    }
+    if e.code_changes != g.code_changes {
+        return Some((None, "code change".into(), "other code change".into()));
+    }
+    for slot in e.storage_changes.iter() {
+        let other = g.storage_changes.iter().find(|s| s.slot == slot.slot);
+        if other != Some(slot) {
+            return Some((
+                Some(slot.slot),
+                format!("{:?}", slot.changes),
+                format!("{:?}", other.map(|o| &o.changes)),
+            ));
+        }
+    }
+    g.storage_changes
+        .iter()
+        .find(|slot| !e.storage_changes.iter().any(|s| s.slot == slot.slot))
+        .map(|slot| {
+            (
+                Some(slot.slot),
+                "no write".into(),
+                format!("{:?}", slot.changes),
+            )
+        })
 }
 
 #[cfg(test)]

@@ -10,16 +10,7 @@ pub fn state_changes_from_bundle(bundle: &BundleState) -> StateChanges {
         accounts: plain
             .accounts
             .into_iter()
-            .map(|(address, info)| {
-                (
-                    address,
-                    info.map(|i| AccountFlat {
-                        nonce: i.nonce,
-                        balance: i.balance,
-                        code_hash: i.code_hash,
-                    }),
-                )
-            })
+            .map(|(address, info)| (address, info.map(AccountFlat::from)))
             .collect(),
         ..Default::default()
     };

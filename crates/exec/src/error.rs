@@ -130,6 +130,15 @@ pub enum ExecError {
         #[source]
         source: PreValueMissing,
     },
+    /// Execution returned no access list or pre-state although both were asked for (see
+    /// [`execute_for_dump`](crate::execute_for_dump)).
+    #[error("block {block}: execution returned no {what}")]
+    MissingOutput {
+        /// Block number.
+        block: u64,
+        /// `"BAL"` or `"pre-state"`.
+        what: &'static str,
+    },
     /// The BAL's code change carries bytecode revm cannot decode.
     #[error("block {block}: BAL code for {code_hash} is invalid: {message}")]
     BalCode {

@@ -51,6 +51,27 @@ impl BlockCheck {
     }
 }
 
+/// One line: block, transactions, gas, BAL accounts and bytes, and whether the receipts root was
+/// checked.
+impl std::fmt::Display for BlockCheck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "block {:>9}  txs {:>5}  gas {:>10}  bal accounts {:>5}  bal {:>7} B  receipts root {}",
+            self.number,
+            self.txs,
+            self.gas_used,
+            self.bal_accounts,
+            self.bal_rlp_bytes,
+            if self.receipts_root_checked {
+                "checked"
+            } else {
+                "n/a (pre-Byzantium)"
+            },
+        )
+    }
+}
+
 /// The receipts-trie root and the bloom of all logs of a block's receipts.
 pub fn receipts_root_and_bloom(receipts: &[ReceiptEnvelope]) -> (B256, Bloom) {
     let root = calculate_receipt_root(receipts);

@@ -8,7 +8,8 @@
 //!
 //! On request it also builds the block's EIP-7928 access list with revm's BAL builder
 //! (`State::with_bal_builder`) and records the pre-block value of every key the block reads
-//! ([`RecordingDb`]): together, the two are what a dump record needs.
+//! ([`RecordingDb`]): together, the two are what a dump record needs. [`execute_for_dump`] makes
+//! one block into one record, with the one policy every producer of records follows.
 //!
 //! Invariant: the [`BlockOutput`] of a block depends only on the block, its senders and the values the
 //! database returns; the same block over two stores holding the same values gives equal outputs.
@@ -24,6 +25,7 @@ mod changes;
 mod config;
 mod error;
 mod header;
+mod record;
 mod recording;
 
 pub use bal_replay::{
@@ -35,4 +37,5 @@ pub use changes::state_changes_from_bundle;
 pub use config::{ChainConfig, ForkSchedule, RETH_DEV_CHAIN_ID};
 pub use error::{ExecError, PreValueMissing, describe_bal_index};
 pub use header::{BlockCheck, HeaderMismatch, check_header, receipts_root_and_bloom};
+pub use record::{HeaderFields, RecordedBlock, execute_for_dump};
 pub use recording::RecordingDb;

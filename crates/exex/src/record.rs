@@ -4,7 +4,7 @@ use crate::RecordError;
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord};
-use bal_replay_exec::{ChainConfig, ExecOptions, check_header, execute_block};
+use bal_replay_exec::{ChainConfig, HeaderFields, execute_for_dump};
 use revm::{DatabaseRef, database_interface::DBErrorMarker};
 use std::time::Instant;
 
@@ -13,7 +13,7 @@ pub const HASH_WINDOW: u64 = 256;
 
 /// Executes `block` over `parent_state` (the state after its parent) with the BAL builder and the
 /// pre-value recorder, checks gas used, logs bloom and receipts root against the header, and
-/// returns the record with `block_hashes` (see [`last_block_hashes`]).
+/// returns the record with `block_hashes` (see [`last_block_hashes`]): [`execute_for_dump`], timed.
 pub fn record_block<D>(
     config: &ChainConfig,
     parent_state: D,
@@ -26,29 +26,17 @@ where
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
     let started = Instant::now();
-    let output = execute_block(
+    let recorded = execute_for_dump::<_, RecordError>(
         config,
         parent_state,
-        &block,
-        &senders,
-        ExecOptions::for_dump(),
-    )?;
-    check_header(
-        config,
-        &block.header,
-        output.gas_used,
-        output.receipts_root,
-        output.logs_bloom,
+        block,
+        senders,
+        block_hashes,
+        HeaderFields::Check,
     )?;
     metrics::histogram!(bal_replay_metrics::EXEX_REEXECUTION_SECONDS)
         .record(started.elapsed().as_secs_f64());
-    Ok(BlockRecord {
-        block,
-        senders,
-        bal: output.bal.unwrap_or_default(),
-        pre_state: output.pre_state.unwrap_or_default(),
-        block_hashes,
-    })
+    Ok(recorded.record)
 }
 
 /// The hashes of the up to [`HASH_WINDOW`] blocks before `number`, ascending, from `hash_of`

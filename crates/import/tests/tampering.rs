@@ -1,7 +1,7 @@
 //! The checks can fail: a tampered BAL, pre-state or header is caught and named.
 
 use alloy_primitives::U256;
-use bal_replay_exec::{ChainConfig, ExecError, replay_bal_per_tx};
+use bal_replay_exec::{ChainConfig, ExecError, HeaderMismatch, replay_bal_per_tx};
 use bal_replay_fixtures::{Fixture, default_mainnet_dir};
 use bal_replay_import::{ImportError, import_fixture};
 use bal_replay_state::{MemStore, StateChanges, StateDatabase};
@@ -85,7 +85,7 @@ fn a_wrong_header_gas_is_named() {
     let mut f = fixture(12244000 - 1);
     f.block.header.gas_used += 1;
     match import_fixture(&config, &f) {
-        Err(ImportError::HeaderMismatch { field, block, .. }) => {
+        Err(ImportError::HeaderMismatch(HeaderMismatch { field, block, .. })) => {
             assert_eq!(field, "gasUsed");
             assert_eq!(block, 12243999);
         }
@@ -99,7 +99,9 @@ fn a_wrong_receipts_root_is_named() {
     let mut f = fixture(19934116);
     f.block.header.receipts_root = Default::default();
     match import_fixture(&config, &f) {
-        Err(ImportError::HeaderMismatch { field, .. }) => assert_eq!(field, "receiptsRoot"),
+        Err(ImportError::HeaderMismatch(HeaderMismatch { field, .. })) => {
+            assert_eq!(field, "receiptsRoot")
+        }
         other => panic!("expected a receiptsRoot mismatch, got {other:?}"),
     }
 }

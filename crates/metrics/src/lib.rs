@@ -251,12 +251,12 @@ mod tests {
         metrics::with_local_recorder(&recorder, || {
             describe_all();
             let verification = [
-                EngineError::HeaderMismatch {
+                EngineError::HeaderMismatch(bal_replay_exec::HeaderMismatch {
                     block: 5,
                     field: "gas used",
                     expected: "1".into(),
                     got: "2".into(),
-                },
+                }),
                 EngineError::Exec(ExecError::BalIndexOutOfRange {
                     block: 5,
                     address: Default::default(),

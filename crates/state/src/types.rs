@@ -1,7 +1,7 @@
 //! Plain data types of the flat state.
 
 use alloy_primitives::{Address, B256, Bytes, U256};
-use bal_replay_dump::{BlockHashEntry, PreState};
+use bal_replay_dump::{AccountPre, BlockHashEntry, PreState};
 
 /// An account's flat value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -26,6 +26,40 @@ impl AccountFlat {
             code: (self.code_hash == revm::primitives::KECCAK_EMPTY)
                 .then(revm::bytecode::Bytecode::default),
         }
+    }
+}
+
+impl From<AccountPre> for AccountFlat {
+    fn from(account: AccountPre) -> Self {
+        Self {
+            nonce: account.nonce,
+            balance: account.balance,
+            code_hash: account.code_hash,
+        }
+    }
+}
+
+/// The account without its code and id, which a flat value does not hold.
+impl From<&revm::state::AccountInfo> for AccountFlat {
+    fn from(info: &revm::state::AccountInfo) -> Self {
+        Self {
+            nonce: info.nonce,
+            balance: info.balance,
+            code_hash: info.code_hash,
+        }
+    }
+}
+
+impl From<revm::state::AccountInfo> for AccountFlat {
+    fn from(info: revm::state::AccountInfo) -> Self {
+        Self::from(&info)
+    }
+}
+
+/// See [`AccountFlat::to_account_info`].
+impl From<AccountFlat> for revm::state::AccountInfo {
+    fn from(account: AccountFlat) -> Self {
+        account.to_account_info()
     }
 }
 
@@ -122,16 +156,7 @@ impl StateChanges {
             accounts: pre
                 .accounts
                 .iter()
-                .map(|a| {
-                    (
-                        a.address,
-                        Some(AccountFlat {
-                            nonce: a.nonce,
-                            balance: a.balance,
-                            code_hash: a.code_hash,
-                        }),
-                    )
-                })
+                .map(|a| (a.address, Some(AccountFlat::from(*a))))
                 .collect(),
             wiped_storage: Vec::new(),
             storage: pre

@@ -15,9 +15,9 @@ use alloy_eips::{
     eip1559::{BaseFeeParams, calc_next_block_base_fee},
     eip4895::Withdrawals,
 };
-use alloy_primitives::{B64, B256, Bytes, Signature, TxKind, U256, keccak256};
+use alloy_primitives::{Address, B64, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_exec::{ChainConfig, HeaderFields, RecordedBlock, execute_for_dump};
 use bal_replay_state::{
     AppliedBlock, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase,
     StateReader, StateWriter,
@@ -63,6 +63,30 @@ pub struct GeneratedChain {
     pub state_dir: PathBuf,
     /// Per-block shape of the generated blocks, comparable to PROFILE.md.
     pub stats: ProfileStats,
+}
+
+/// What `bal-dump generate` prints: the range, counts and directories, then the blocks' shape
+/// beside recent mainnet's.
+impl std::fmt::Display for GeneratedChain {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "generated blocks {}..={}: {} txs, {} gas; genesis {} accounts, {} slots; dump {}, state {}",
+            self.first_block,
+            self.first_block + self.blocks.saturating_sub(1),
+            self.txs,
+            self.gas_used,
+            self.genesis_accounts,
+            self.genesis_slots,
+            self.dump_dir.display(),
+            self.state_dir.display()
+        )?;
+        write!(
+            f,
+            "{}",
+            self.stats.comparison_table(&ProfileStats::RECENT_MAINNET)
+        )
+    }
 }
 
 /// Generates the chain in memory: the genesis state (everything the state holds at
@@ -326,21 +350,12 @@ impl<'a> ChainBuilder<'a> {
         })
     }
 
-    /// Builds, executes and records the next block, and applies it to the running state.
-    fn next_block(&mut self) -> Result<BlockRecord, SynthError> {
-        let number = self.config.first_block + self.index;
-        let (parent_used, parent_limit, parent_base_fee) = self.parent_gas;
-        let base_fee = calc_next_block_base_fee(
-            parent_used,
-            parent_limit,
-            parent_base_fee,
-            BaseFeeParams::ethereum(),
-        );
-
-        let plans = self.plans(base_fee)?;
+    /// Signs each plan as an EIP-1559 transaction of its sender, at that sender's next nonce:
+    /// the transactions and their senders.
+    fn sign_plans(&mut self, plans: &[TxPlan], base_fee: u64) -> (Vec<TxEnvelope>, Vec<Address>) {
         let mut transactions = Vec::with_capacity(plans.len());
         let mut senders = Vec::with_capacity(plans.len());
-        for plan in &plans {
+        for plan in plans {
             let eoa = &self.world.eoas[plan.sender];
             let nonce = &mut self.nonces[plan.sender];
             let tip = self.txgen.priority_fee();
@@ -360,15 +375,25 @@ impl<'a> ChainBuilder<'a> {
             transactions.push(TxEnvelope::from(tx.into_signed(signature)));
             senders.push(eoa.address);
         }
+        (transactions, senders)
+    }
 
-        let withdrawals = Withdrawals::default();
-        let header = Header {
+    /// The header of block `number`, before execution: gas used, receipts root and logs bloom
+    /// are sealed from the execution.
+    fn header(
+        &self,
+        number: u64,
+        base_fee: u64,
+        transactions: &[TxEnvelope],
+        withdrawals: &Withdrawals,
+    ) -> Header {
+        Header {
             parent_hash: self.parent_hash,
             ommers_hash: EMPTY_OMMER_ROOT_HASH,
             beneficiary: self.world.fee_recipient,
             // A flat state has no trie; the field is not checked anywhere in this project.
             state_root: B256::ZERO,
-            transactions_root: calculate_transaction_root(&transactions),
+            transactions_root: calculate_transaction_root(transactions),
             number,
             gas_limit: self.gas_limit,
             timestamp: FIRST_TIMESTAMP + BLOCK_TIME * self.index,
@@ -379,13 +404,30 @@ impl<'a> ChainBuilder<'a> {
             )),
             nonce: B64::ZERO,
             base_fee_per_gas: Some(base_fee),
-            withdrawals_root: Some(calculate_withdrawals_root(&withdrawals)),
+            withdrawals_root: Some(calculate_withdrawals_root(withdrawals)),
             blob_gas_used: Some(0),
             excess_blob_gas: Some(0),
             parent_beacon_block_root: Some(keccak256(number.to_be_bytes())),
             ..Header::default()
-        };
-        let mut block = Block {
+        }
+    }
+
+    /// Builds, executes and records the next block, and applies it to the running state.
+    fn next_block(&mut self) -> Result<BlockRecord, SynthError> {
+        let number = self.config.first_block + self.index;
+        let (parent_used, parent_limit, parent_base_fee) = self.parent_gas;
+        let base_fee = calc_next_block_base_fee(
+            parent_used,
+            parent_limit,
+            parent_base_fee,
+            BaseFeeParams::ethereum(),
+        );
+
+        let plans = self.plans(base_fee)?;
+        let (transactions, senders) = self.sign_plans(&plans, base_fee);
+        let withdrawals = Withdrawals::default();
+        let header = self.header(number, base_fee, &transactions, &withdrawals);
+        let block = Block {
             header,
             body: BlockBody {
                 transactions,
@@ -394,17 +436,15 @@ impl<'a> ChainBuilder<'a> {
             },
         };
 
-        let output = execute_block(
+        let RecordedBlock { record, output, .. } = execute_for_dump::<_, SynthError>(
             &self.chain,
             StateDatabase::new(&self.state),
-            &block,
-            &senders,
-            ExecOptions::for_dump(),
+            block,
+            senders,
+            self.recent_hashes.iter().copied().collect(),
+            HeaderFields::Seal,
         )?;
-        block.header.gas_used = output.gas_used;
-        block.header.receipts_root = output.receipts_root;
-        block.header.logs_bloom = output.logs_bloom;
-        let hash = block.header.hash_slow();
+        let hash = record.block.header.hash_slow();
 
         let mut cumulative = 0;
         for (plan, receipt) in plans.iter().zip(&output.receipts) {
@@ -416,20 +456,6 @@ impl<'a> ChainBuilder<'a> {
         let mut changes = output.changes;
         changes.block_hashes.push((number, hash));
         self.state.commit(&changes, number)?;
-
-        let record = BlockRecord {
-            block,
-            senders,
-            bal: output.bal.ok_or(SynthError::MissingOutput {
-                block: number,
-                what: "BAL",
-            })?,
-            pre_state: output.pre_state.ok_or(SynthError::MissingOutput {
-                block: number,
-                what: "pre-state",
-            })?,
-            block_hashes: self.recent_hashes.iter().copied().collect(),
-        };
 
         if self.recent_hashes.len() == 256 {
             self.recent_hashes.pop_front();

@@ -22,6 +22,27 @@ pub enum Profile {
     WorstCaseIo,
 }
 
+impl Profile {
+    /// The profile's name on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::MainnetLike => "mainnet-like",
+            Self::WorstCaseIo => "worst-case-io",
+        }
+    }
+}
+
+impl std::str::FromStr for Profile {
+    type Err = SynthError;
+
+    fn from_str(name: &str) -> Result<Self, SynthError> {
+        [Self::MainnetLike, Self::WorstCaseIo]
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| SynthError::UnknownProfile(name.to_string()))
+    }
+}
+
 /// Parameters of a generated chain. Everything generated is a pure function of this value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GeneratorConfig {

@@ -1,7 +1,7 @@
 //! Generation errors.
 
 use bal_replay_dump::DumpError;
-use bal_replay_exec::ExecError;
+use bal_replay_exec::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
 
 /// Why a chain could not be generated.
@@ -13,18 +13,16 @@ pub enum SynthError {
         /// What is wrong.
         reason: String,
     },
+    /// A profile name that is not one of [`Profile`](crate::Profile)'s.
+    #[error("unknown profile {0:?} (expected mainnet-like or worst-case-io)")]
+    UnknownProfile(String),
     /// A generated block failed to execute: a bug in the generator or its contracts. Boxed, as
     /// the executor's error is large and this one travels up every call.
     #[error("generated block failed to execute: {0}")]
     Exec(Box<ExecError>),
-    /// Execution returned no access list or pre-state although both were requested.
-    #[error("block {block}: execution returned no {what}")]
-    MissingOutput {
-        /// Block number.
-        block: u64,
-        /// `"BAL"` or `"pre-state"`.
-        what: &'static str,
-    },
+    /// A generated block disagrees with the header it was sealed with: a bug in the generator.
+    #[error("generated block disagrees with its header: {0}")]
+    Header(#[from] HeaderMismatch),
     /// Reading or writing a state store failed.
     #[error("failed to read or write the state: {0}")]
     State(#[from] StateError),

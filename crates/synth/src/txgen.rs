@@ -195,124 +195,141 @@ impl TxGenerator {
             })
             .map_or(Action::EthTransfer, |(a, _)| *a);
         match action {
-            Action::EthTransfer => {
-                // Exchanges' hot wallets send a good share of mainnet's transfers.
-                let sender = if self.rng.chance(150) {
-                    self.rng.index(HOT_WALLETS)
-                } else {
-                    self.any_eoa(world)
-                };
-                let to = self.recipient(world);
-                let value =
-                    U256::from(self.rng.range(1_000, 500_000) as u128 * (ETHER / 1_000_000));
-                TxPlan {
-                    action,
-                    sender,
-                    to,
-                    value,
-                    input: Bytes::new(),
-                    gas_limit: 21_000,
-                }
-            }
-            Action::Erc20Transfer => {
-                let token = self.tokens.sample(&mut self.rng);
-                let holders = &world.holders[token];
-                let sender = if self.rng.chance(150) {
-                    self.rng.index(HOT_WALLETS)
-                } else {
-                    holders[self.rng.index(holders.len())] as usize
-                };
-                // Half the time to an existing holder (a balance update), else to anyone (mostly a
-                // new balance slot).
-                let to = if self.rng.chance(500) {
-                    world.eoas[holders[self.rng.index(holders.len())] as usize].address
-                } else {
-                    self.recipient(world)
-                };
-                let amount = self.token_amount(1_000);
-                call(
-                    action,
-                    sender,
-                    world.tokens[token],
-                    abi_call(contracts::SEL_TRANSFER, &[word(to), amount]),
-                    100_000,
-                )
-            }
-            Action::Erc20Approve => {
-                let token = self.tokens.sample(&mut self.rng);
-                let sender = self.any_eoa(world);
-                let spender = match self.rng.below(10) {
-                    0..=4 => world.router,
-                    5..=7 => world.pairs[self.pairs.sample(&mut self.rng)].address,
-                    _ => world.eoas[self.any_eoa(world)].address,
-                };
-                let amount = if self.rng.chance(500) {
-                    U256::MAX
-                } else {
-                    self.token_amount(1_000_000)
-                };
-                call(
-                    action,
-                    sender,
-                    world.tokens[token],
-                    abi_call(contracts::SEL_APPROVE, &[word(spender), amount]),
-                    80_000,
-                )
-            }
-            Action::Swap => {
-                let sender = self.trader(world);
-                let op = self.swap_op(world);
-                call(
-                    action,
-                    sender,
-                    world.router,
-                    contracts::router_calldata(&[op]),
-                    300_000,
-                )
-            }
-            Action::NftMint => {
-                let nft = world.nfts[self.nfts.sample(&mut self.rng)];
-                let sender = self.any_eoa(world);
-                let mut plan = call(
-                    action,
-                    sender,
-                    nft,
-                    contracts::SEL_MINT.to_vec().into(),
-                    200_000,
-                );
-                plan.value = U256::from(self.rng.range(1, 50) as u128 * (ETHER / 1_000));
-                plan
-            }
-            Action::Multicall => {
-                // A router call of several swaps and payments: mainnet's aggregator and
-                // multicall transactions, several contracts and a few hundred thousand gas each.
-                let sender = self.trader(world);
-                let count = self.rng.range(4, 10) as usize;
-                let ops: Vec<RouterOp> = (0..count)
-                    .map(|_| {
-                        if self.rng.chance(500) {
-                            self.swap_op(world)
-                        } else {
-                            let token = world.tokens[self.tokens.sample(&mut self.rng)];
-                            let to = self.recipient(world);
-                            RouterOp::Pay {
-                                token,
-                                to,
-                                amount: self.token_amount(100),
-                            }
-                        }
-                    })
-                    .collect();
-                call(
-                    action,
-                    sender,
-                    world.router,
-                    contracts::router_calldata(&ops),
-                    100_000 + 200_000 * count as u64,
-                )
-            }
+            Action::EthTransfer => self.eth_transfer(world),
+            Action::Erc20Transfer => self.erc20_transfer(world),
+            Action::Erc20Approve => self.erc20_approve(world),
+            Action::Swap => self.swap(world),
+            Action::NftMint => self.nft_mint(world),
+            Action::Multicall => self.multicall(world),
             Action::WorstCaseRead => unreachable!("not in the mainnet-like mix"),
         }
+    }
+
+    /// An ETH transfer.
+    fn eth_transfer(&mut self, world: &World) -> TxPlan {
+        // Exchanges' hot wallets send a good share of mainnet's transfers.
+        let sender = if self.rng.chance(150) {
+            self.rng.index(HOT_WALLETS)
+        } else {
+            self.any_eoa(world)
+        };
+        let to = self.recipient(world);
+        let value = U256::from(self.rng.range(1_000, 500_000) as u128 * (ETHER / 1_000_000));
+        TxPlan {
+            action: Action::EthTransfer,
+            sender,
+            to,
+            value,
+            input: Bytes::new(),
+            gas_limit: 21_000,
+        }
+    }
+
+    /// An ERC-20 `transfer`.
+    fn erc20_transfer(&mut self, world: &World) -> TxPlan {
+        let token = self.tokens.sample(&mut self.rng);
+        let holders = &world.holders[token];
+        let sender = if self.rng.chance(150) {
+            self.rng.index(HOT_WALLETS)
+        } else {
+            holders[self.rng.index(holders.len())] as usize
+        };
+        // Half the time to an existing holder (a balance update), else to anyone (mostly a
+        // new balance slot).
+        let to = if self.rng.chance(500) {
+            world.eoas[holders[self.rng.index(holders.len())] as usize].address
+        } else {
+            self.recipient(world)
+        };
+        let amount = self.token_amount(1_000);
+        call(
+            Action::Erc20Transfer,
+            sender,
+            world.tokens[token],
+            abi_call(contracts::SEL_TRANSFER, &[word(to), amount]),
+            100_000,
+        )
+    }
+
+    /// An ERC-20 `approve`.
+    fn erc20_approve(&mut self, world: &World) -> TxPlan {
+        let token = self.tokens.sample(&mut self.rng);
+        let sender = self.any_eoa(world);
+        let spender = match self.rng.below(10) {
+            0..=4 => world.router,
+            5..=7 => world.pairs[self.pairs.sample(&mut self.rng)].address,
+            _ => world.eoas[self.any_eoa(world)].address,
+        };
+        let amount = if self.rng.chance(500) {
+            U256::MAX
+        } else {
+            self.token_amount(1_000_000)
+        };
+        call(
+            Action::Erc20Approve,
+            sender,
+            world.tokens[token],
+            abi_call(contracts::SEL_APPROVE, &[word(spender), amount]),
+            80_000,
+        )
+    }
+
+    /// A router swap.
+    fn swap(&mut self, world: &World) -> TxPlan {
+        let sender = self.trader(world);
+        let op = self.swap_op(world);
+        call(
+            Action::Swap,
+            sender,
+            world.router,
+            contracts::router_calldata(&[op]),
+            300_000,
+        )
+    }
+
+    /// An NFT mint, paid in ETH.
+    fn nft_mint(&mut self, world: &World) -> TxPlan {
+        let nft = world.nfts[self.nfts.sample(&mut self.rng)];
+        let sender = self.any_eoa(world);
+        let mut plan = call(
+            Action::NftMint,
+            sender,
+            nft,
+            contracts::SEL_MINT.to_vec().into(),
+            200_000,
+        );
+        plan.value = U256::from(self.rng.range(1, 50) as u128 * (ETHER / 1_000));
+        plan
+    }
+
+    /// A router call of several swaps and payments.
+    fn multicall(&mut self, world: &World) -> TxPlan {
+        // A router call of several swaps and payments: mainnet's aggregator and
+        // multicall transactions, several contracts and a few hundred thousand gas each.
+        let sender = self.trader(world);
+        let count = self.rng.range(4, 10) as usize;
+        let ops: Vec<RouterOp> = (0..count)
+            .map(|_| {
+                if self.rng.chance(500) {
+                    self.swap_op(world)
+                } else {
+                    let token = world.tokens[self.tokens.sample(&mut self.rng)];
+                    let to = self.recipient(world);
+                    RouterOp::Pay {
+                        token,
+                        to,
+                        amount: self.token_amount(100),
+                    }
+                }
+            })
+            .collect();
+        call(
+            Action::Multicall,
+            sender,
+            world.router,
+            contracts::router_calldata(&ops),
+            100_000 + 200_000 * count as u64,
+        )
     }
 
     /// A worst-case read of `count` slots from `start`, sent by hot wallet `sender`.
