@@ -8,16 +8,32 @@ use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
 use bal_replay_dump::{BlockRecord, DumpReader};
 use bal_replay_exec::ChainConfig;
 use bal_replay_state::{AppliedBlock, StateChanges, StateReader, StateWriter};
-use std::time::{Duration, Instant};
+use std::{
+    num::NonZeroUsize,
+    time::{Duration, Instant},
+};
 
 /// Sequential (the reference executor) or BAL-parallel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ExecMode {
     /// One block after another, one transaction after another.
+    #[cfg_attr(feature = "clap", value(alias = "seq"))]
     Sequential,
     /// Every task of a batch at once, on `threads` workers.
+    #[cfg_attr(feature = "clap", value(alias = "par"))]
     Parallel,
+}
+
+impl ExecMode {
+    /// The lowercase name used on the command line and in JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Sequential => "sequential",
+            Self::Parallel => "parallel",
+        }
+    }
 }
 
 /// How to replay.
@@ -26,15 +42,15 @@ pub struct ReplayOptions {
     /// Sequential or parallel.
     pub mode: ExecMode,
     /// Execution workers (parallel mode).
-    pub threads: usize,
+    pub threads: NonZeroUsize,
     /// Order in which workers take tasks.
     pub order: TaskOrder,
     /// Where reads come from.
     pub design: IoDesign,
     /// Blocks per batch (mega-block); state is committed once per batch.
-    pub batch: usize,
+    pub batch: NonZeroUsize,
     /// Prefetch readers (batched and hybrid designs).
-    pub io_threads: usize,
+    pub io_threads: NonZeroUsize,
     /// Shared cache size.
     pub cache: CacheCapacity,
 }
@@ -43,20 +59,18 @@ impl Default for ReplayOptions {
     fn default() -> Self {
         Self {
             mode: ExecMode::Parallel,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            threads: std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
             order: TaskOrder::BlockOrder,
             design: IoDesign::Parallel,
-            batch: 50,
-            io_threads: 8,
+            batch: NonZeroUsize::new(50).expect("50 is not 0"),
+            io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
             cache: CacheCapacity::default(),
         }
     }
 }
 
 /// What one batch did and how long each phase took.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchReport {
     /// First block.
     pub first_block: u64,
@@ -81,10 +95,8 @@ pub struct BatchReport {
     /// Keys loaded by prefetching.
     pub keys_prefetched: u64,
     /// Each transaction's execution time (parallel mode), in block order.
-    #[serde(skip)]
     pub tx_times: Vec<Duration>,
     /// The shared cache's cumulative counters after this batch.
-    #[serde(skip)]
     pub cache: CacheStats,
 }
 
@@ -104,14 +116,14 @@ impl BatchReport {
     }
 }
 
-/// A whole replay.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A whole replay. Serialized (`bal-replay run --json`) as its totals and timings in seconds, see
+/// the [`serde::Serialize`] impl.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplayReport {
     /// Blocks replayed.
     pub blocks: u64,
     /// Blocks at the start of the dump skipped because the state already held them (a resumed
     /// replay).
-    #[serde(default)]
     pub skipped: u64,
     /// Transactions.
     pub txs: u64,
@@ -126,7 +138,6 @@ pub struct ReplayReport {
     /// Wall time of the whole replay (preparation and commits included).
     pub wall: Duration,
     /// Shared-cache counters.
-    #[serde(skip)]
     pub cache: CacheStats,
     /// Per-batch detail.
     pub batches: Vec<BatchReport>,
@@ -146,6 +157,30 @@ impl ReplayReport {
     /// Sum over batches of the prefetch before execution (batched I/O; part of `exec_with_io`).
     pub fn prefetch(&self) -> Duration {
         self.batches.iter().map(|b| b.prefetch).sum()
+    }
+}
+
+/// The totals a scraper or a script can check a run against, durations in seconds; `skipped` counts
+/// the blocks at the start of the dump the state already held (a resumed run), `prefetch_s` is the
+/// part of `exec_with_io_s` spent prefetching before execution (batched I/O).
+impl serde::Serialize for ReplayReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ReplayReport", 13)?;
+        s.serialize_field("blocks", &self.blocks)?;
+        s.serialize_field("skipped", &self.skipped)?;
+        s.serialize_field("transactions", &self.txs)?;
+        s.serialize_field("gas", &self.gas)?;
+        s.serialize_field("batches", &self.batches.len())?;
+        s.serialize_field("mgas_per_s", &self.mgas_per_s())?;
+        s.serialize_field("exec_with_io_s", &self.exec_with_io.as_secs_f64())?;
+        s.serialize_field("prefetch_s", &self.prefetch().as_secs_f64())?;
+        s.serialize_field("longest_txs_s", &self.longest_txs.as_secs_f64())?;
+        s.serialize_field("commit_s", &self.commit.as_secs_f64())?;
+        s.serialize_field("wall_s", &self.wall.as_secs_f64())?;
+        s.serialize_field("cache_hits", &self.cache.hits)?;
+        s.serialize_field("cache_misses", &self.cache.misses)?;
+        s.end()
     }
 }
 
@@ -226,8 +261,8 @@ where
     }
     let cache = SharedCache::new(store, options.cache);
     loop {
-        let mut batch = Vec::with_capacity(options.batch);
-        for record in records.by_ref().take(options.batch.max(1)) {
+        let mut batch = Vec::with_capacity(options.batch.get());
+        for record in records.by_ref().take(options.batch.get()) {
             batch.push(record?);
         }
         if batch.is_empty() {
@@ -312,7 +347,8 @@ where
         ..Default::default()
     };
 
-    let changes: StateChanges = match (options.mode, options.design) {
+    let design = options.design;
+    let changes: StateChanges = match (options.mode, design) {
         (ExecMode::Sequential, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
             let out = execute_sequential(config, &plan.records, &db)?;
@@ -328,28 +364,29 @@ where
         }
         (ExecMode::Parallel, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
-            let out = execute_parallel(config, &plan, &db, false, options.threads, options.order)?;
+            let out = execute_parallel(config, &plan, &db, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
-            report.keys_prefetched = prefetch(cache, &plan, options.io_threads, true)?;
+            report.keys_prefetched = prefetch(cache, &plan, options.io_threads, design)?;
             report.prefetch = t.elapsed();
             let out =
-                execute_parallel(config, &plan, cache, false, options.threads, options.order)?;
+                execute_parallel(config, &plan, cache, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
-            let out = execute_parallel(config, &plan, cache, true, options.threads, options.order)?;
+            let out =
+                execute_parallel(config, &plan, cache, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
             // Prefetch the keys the diffs name while the workers start executing; the cache's
             // single-flight reads keep a key a worker is already reading from being read twice.
             let (prefetched, out) = std::thread::scope(|scope| {
-                let prefetcher = scope.spawn(|| prefetch(cache, &plan, options.io_threads, false));
+                let prefetcher = scope.spawn(|| prefetch(cache, &plan, options.io_threads, design));
                 let out =
-                    execute_parallel(config, &plan, cache, true, options.threads, options.order);
+                    execute_parallel(config, &plan, cache, design, options.threads, options.order);
                 let prefetched = prefetcher
                     .join()
                     .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
@@ -378,12 +415,13 @@ where
 
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
 /// and every listed slot (writes, and reads when the BAL has them), then the code of every account
-/// with code when `with_code`. Returns the number of keys read from the store.
+/// with code when the design prefetches code ([`IoDesign::prefetches_code`]). Returns the number
+/// of keys read from the store.
 fn prefetch<S: StateReader>(
     cache: &SharedCache<S>,
     plan: &BatchPlan,
-    io_threads: usize,
-    with_code: bool,
+    io_threads: NonZeroUsize,
+    design: IoDesign,
 ) -> Result<u64, EngineError> {
     let accounts: Vec<Address> = plan.merged.iter().map(|a| a.address).collect();
     let slots: Vec<(Address, U256)> = plan
@@ -396,7 +434,7 @@ fn prefetch<S: StateReader>(
                 .chain(a.storage_reads.iter().map(move |s| (a.address, *s)))
         })
         .collect();
-    let threads = io_threads.max(1);
+    let threads = io_threads.get();
     let read = std::thread::scope(|scope| -> Result<u64, EngineError> {
         let mut handles = Vec::new();
         for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
@@ -413,7 +451,7 @@ fn prefetch<S: StateReader>(
         }
         Ok(total)
     })?;
-    if !with_code {
+    if !design.prefetches_code() {
         return Ok(read);
     }
     let mut hashes = Vec::new();
