@@ -5,7 +5,7 @@ use crate::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
-use bal_replay_dump::{BlockRecord, DumpReader};
+use bal_replay_dump::{BlockRecord, DumpReader, Records};
 use bal_replay_exec::ChainConfig;
 use bal_replay_state::{AppliedBlock, StateChanges, StateReader, StateWriter};
 use std::{
@@ -216,6 +216,43 @@ where
     let mut report = ReplayReport::default();
     let wall = Instant::now();
     let mut records = dump.records().peekable();
+    report.skipped = skip_held_records(dump, store, &mut records)?;
+    let cache = SharedCache::new(store, options.cache);
+    loop {
+        let mut batch = Vec::with_capacity(options.batch.get());
+        for record in records.by_ref().take(options.batch.get()) {
+            batch.push(record?);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
+        batch_report.cache = cache.stats();
+        report.blocks += batch_report.last_block - batch_report.first_block + 1;
+        report.txs += batch_report.txs as u64;
+        report.gas += batch_report.gas;
+        report.exec_with_io += batch_report.exec_with_io();
+        report.longest_txs += batch_report.longest_tx;
+        report.commit += batch_report.commit;
+        on_batch(&batch_report);
+        report.batches.push(batch_report);
+    }
+    report.wall = wall.elapsed();
+    report.cache = cache.stats();
+    Ok(report)
+}
+
+/// Checks that the state is at a block from the one before the dump's first to its last, on the
+/// same chain and the same block as the dump, and takes from `records` those the state already
+/// holds (a resumed replay); returns how many.
+fn skip_held_records<S: StateReader>(
+    dump: &DumpReader,
+    store: &S,
+    records: &mut std::iter::Peekable<Records>,
+) -> Result<u64, EngineError> {
+    let manifest = dump.manifest();
+    let chain_id = manifest.chain_id;
+    let mut skipped = 0;
     if let (Some(first), Some(last)) = (manifest.first_block, manifest.last_block) {
         let expected = first.saturating_sub(1);
         let applied = store.applied_block()?;
@@ -246,7 +283,7 @@ where
             records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
         {
             dump_hash = Some(record?.block.header.hash_slow());
-            report.skipped += 1;
+            skipped += 1;
         }
         // A record that fails to read is reported by the batch loop below, with the reader's
         // own context.
@@ -259,29 +296,7 @@ where
             check_state_block(store, applied, dump_hash)?;
         }
     }
-    let cache = SharedCache::new(store, options.cache);
-    loop {
-        let mut batch = Vec::with_capacity(options.batch.get());
-        for record in records.by_ref().take(options.batch.get()) {
-            batch.push(record?);
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
-        batch_report.cache = cache.stats();
-        report.blocks += batch_report.last_block - batch_report.first_block + 1;
-        report.txs += batch_report.txs as u64;
-        report.gas += batch_report.gas;
-        report.exec_with_io += batch_report.exec_with_io();
-        report.longest_txs += batch_report.longest_tx;
-        report.commit += batch_report.commit;
-        on_batch(&batch_report);
-        report.batches.push(batch_report);
-    }
-    report.wall = wall.elapsed();
-    report.cache = cache.stats();
-    Ok(report)
+    Ok(skipped)
 }
 
 /// Checks that the state's block `number` is the dump's (`dump_hash`), by the hash the state
@@ -347,8 +362,33 @@ where
         ..Default::default()
     };
 
+    let changes = execute_batch(config, &plan, cache, options, &mut report)?;
+    let last_hash = plan
+        .records
+        .last()
+        .map(|r| r.block.header.hash_slow())
+        .unwrap_or_default();
+    let t = Instant::now();
+    store.commit_block(
+        &changes,
+        AppliedBlock::new(plan.last_block(), last_hash, chain_id),
+    )?;
+    cache.apply_changes(&changes);
+    report.commit = t.elapsed();
+    Ok(report)
+}
+
+/// Executes one batch (verified) in the mode and design of `options`, filling `report`'s timings;
+/// returns the batch's net change.
+fn execute_batch<S: StateReader>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    cache: &SharedCache<&S>,
+    options: &ReplayOptions,
+    report: &mut BatchReport,
+) -> Result<StateChanges, EngineError> {
     let design = options.design;
-    let changes: StateChanges = match (options.mode, design) {
+    let changes = match (options.mode, design) {
         (ExecMode::Sequential, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
             let out = execute_sequential(config, &plan.records, &db)?;
@@ -364,29 +404,29 @@ where
         }
         (ExecMode::Parallel, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
-            let out = execute_parallel(config, &plan, &db, design, options.threads, options.order)?;
+            let out = execute_parallel(config, plan, &db, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
-            report.keys_prefetched = prefetch(cache, &plan, options.io_threads, design)?;
+            report.keys_prefetched = prefetch(cache, plan, options.io_threads, design)?;
             report.prefetch = t.elapsed();
             let out =
-                execute_parallel(config, &plan, cache, design, options.threads, options.order)?;
+                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
             let out =
-                execute_parallel(config, &plan, cache, design, options.threads, options.order)?;
+                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
             // Prefetch the keys the diffs name while the workers start executing; the cache's
             // single-flight reads keep a key a worker is already reading from being read twice.
             let (prefetched, out) = std::thread::scope(|scope| {
-                let prefetcher = scope.spawn(|| prefetch(cache, &plan, options.io_threads, design));
+                let prefetcher = scope.spawn(|| prefetch(cache, plan, options.io_threads, design));
                 let out =
-                    execute_parallel(config, &plan, cache, design, options.threads, options.order);
+                    execute_parallel(config, plan, cache, design, options.threads, options.order);
                 let prefetched = prefetcher
                     .join()
                     .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
@@ -397,20 +437,7 @@ where
             report.take_parallel(out)
         }
     };
-
-    let last_hash = plan
-        .records
-        .last()
-        .map(|r| r.block.header.hash_slow())
-        .unwrap_or_default();
-    let t = Instant::now();
-    store.commit_block(
-        &changes,
-        AppliedBlock::new(plan.last_block(), last_hash, chain_id),
-    )?;
-    cache.apply_changes(&changes);
-    report.commit = t.elapsed();
-    Ok(report)
+    Ok(changes)
 }
 
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
