@@ -23,7 +23,7 @@ mod tables;
 pub use tables::render_tables;
 
 use bal_replay_cache::CacheCapacity;
-use bal_replay_dump::DumpReader;
+use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
     ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
@@ -31,10 +31,11 @@ use bal_replay_engine::{
 use bal_replay_exec::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{
-    AppliedBlock, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges, StateError,
-    StateReader, StateWriter,
+    AppliedBlock, FlatContents, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges,
+    StateError, StateReader, StateWriter,
 };
 use std::{
+    num::NonZeroUsize,
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -59,8 +60,7 @@ pub enum BenchError {
     /// The dump could not be read.
     #[error(transparent)]
     Dump(#[from] bal_replay_dump::DumpError),
-    /// The matrix leaves a dimension empty or asks for zero of something: a run of 0 workers or
-    /// 0-block batches would run as 1 and be reported as 0.
+    /// The matrix leaves a dimension empty (counts cannot be 0: they are `NonZeroUsize`).
     #[error("the bench matrix needs {what}")]
     InvalidMatrix {
         /// What it lacks.
@@ -99,13 +99,13 @@ pub enum BenchError {
 #[derive(Debug, Clone)]
 pub struct BenchMatrix {
     /// Worker counts.
-    pub threads: Vec<usize>,
+    pub threads: Vec<NonZeroUsize>,
     /// Batch sizes (blocks per mega-block).
-    pub batches: Vec<usize>,
+    pub batches: Vec<NonZeroUsize>,
     /// I/O designs.
     pub designs: Vec<IoDesign>,
     /// Prefetch readers.
-    pub io_threads: usize,
+    pub io_threads: NonZeroUsize,
     /// Task order.
     pub order: TaskOrder,
     /// Drop the page cache before each run (root only).
@@ -125,23 +125,103 @@ pub struct BenchMatrix {
     pub cache: CacheCapacity,
     /// Runs of each configuration; the median by throughput is reported, with the spread. On a
     /// shared machine one run can be off by tens of percent.
-    pub repeat: usize,
+    pub repeat: NonZeroUsize,
 }
 
 impl BenchMatrix {
-    /// Checks that every dimension has at least one value and no count is 0.
+    /// Checks that every dimension has at least one value (counts are never 0, by their type).
     pub fn validate(&self) -> Result<(), BenchError> {
         let invalid = |what| Err(BenchError::InvalidMatrix { what });
-        if self.threads.is_empty() || self.threads.contains(&0) {
-            return invalid("at least one worker count, none of them 0");
+        if self.threads.is_empty() {
+            return invalid("at least one worker count");
         }
-        if self.batches.is_empty() || self.batches.contains(&0) {
-            return invalid("at least one batch size, none of them 0");
+        if self.batches.is_empty() {
+            return invalid("at least one batch size");
         }
         if self.designs.is_empty() {
             return invalid("at least one I/O design");
         }
         Ok(())
+    }
+
+    /// Every configuration the matrix runs, in table order, with `disk` the store of the state
+    /// benched: per batch size, the sequential baselines, then each design at each worker count,
+    /// then the in-memory parallel baseline at each worker count.
+    pub fn schedule(&self, disk: StoreKind) -> Vec<RunConfig> {
+        let mut configs = Vec::new();
+        let sequential = |batch, store| RunConfig {
+            mode: ExecMode::Sequential,
+            design: IoDesign::Parallel,
+            threads: NonZeroUsize::MIN,
+            batch,
+            store,
+        };
+        let parallel = |design, threads, batch, store| RunConfig {
+            mode: ExecMode::Parallel,
+            design,
+            threads,
+            batch,
+            store,
+        };
+        for &batch in &self.batches {
+            if self.sequential {
+                configs.push(sequential(batch, disk));
+                if self.in_memory {
+                    configs.push(sequential(batch, StoreKind::Memory));
+                }
+            }
+            for &design in &self.designs {
+                for &threads in &self.threads {
+                    configs.push(parallel(design, threads, batch, disk));
+                }
+            }
+            if self.in_memory {
+                for &threads in &self.threads {
+                    configs.push(parallel(
+                        IoDesign::Parallel,
+                        threads,
+                        batch,
+                        StoreKind::Memory,
+                    ));
+                }
+            }
+        }
+        configs
+    }
+
+    /// How many replays [`run_bench`] makes: every configuration, `repeat` times.
+    pub fn run_count(&self) -> u64 {
+        // The store does not change the count.
+        (self.schedule(StoreKind::Rocksdb).len() * self.repeat.get()) as u64
+    }
+}
+
+/// One configuration of a bench matrix: what one replay runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunConfig {
+    /// Sequential or parallel.
+    pub mode: ExecMode,
+    /// I/O design.
+    pub design: IoDesign,
+    /// Workers.
+    pub threads: NonZeroUsize,
+    /// Blocks per batch.
+    pub batch: NonZeroUsize,
+    /// Store the run replays over.
+    pub store: StoreKind,
+}
+
+impl RunConfig {
+    /// The run's name in errors ("Parallel/hybrid t2 b50 Rocksdb").
+    fn label(&self) -> String {
+        let Self {
+            mode,
+            design,
+            threads,
+            batch,
+            store,
+        } = self;
+        format!("{mode:?}/{design} t{threads} b{batch} {store:?}")
     }
 }
 
@@ -311,15 +391,7 @@ fn resident_memory_bytes() -> Option<u64> {
 }
 
 impl RunResult {
-    fn from_report(
-        mode: ExecMode,
-        design: IoDesign,
-        threads: usize,
-        batch: usize,
-        store: StoreKind,
-        cold: bool,
-        r: &ReplayReport,
-    ) -> Self {
+    fn from_report(config: &RunConfig, cold: bool, r: &ReplayReport) -> Self {
         let mut tx_times: Vec<Duration> = r
             .batches
             .iter()
@@ -334,11 +406,11 @@ impl RunResult {
             tx_times[i].as_micros() as u64
         };
         Self {
-            mode,
-            design,
-            threads,
-            batch,
-            store,
+            mode: config.mode,
+            design: config.design,
+            threads: config.threads.get(),
+            batch: config.batch.get(),
+            store: config.store,
             cold,
             blocks: r.blocks,
             txs: r.txs,
@@ -367,10 +439,7 @@ impl RunResult {
     pub fn label(&self) -> String {
         format!(
             "{}/{} t{} b{} {}{}",
-            match self.mode {
-                ExecMode::Sequential => "sequential",
-                ExecMode::Parallel => "parallel",
-            },
+            self.mode.name(),
             self.design,
             self.threads,
             self.batch,
@@ -440,12 +509,198 @@ pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
     })
 }
 
+/// Runs `f` over reth's MDBX at `dir`, opened read-only and read in place under a fresh
+/// [`MemOverlay`] that keeps every commit in memory, so the database is never written. The overlay
+/// starts with `block_hashes` (those of a dump's first record: reth keeps headers in static files,
+/// not in MDBX).
+pub fn with_mdbx_overlay<R>(
+    dir: &Path,
+    block_hashes: &[BlockHashEntry],
+    f: impl FnOnce(&MemOverlay<&MdbxStore<'_>>) -> R,
+) -> Result<R, BenchError> {
+    let mdbx_err = |source| BenchError::Mdbx {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let db = RethDb::open(dir).map_err(mdbx_err)?;
+    let mdbx = MdbxStore::new(&db).map_err(mdbx_err)?;
+    let store = MemOverlay::new(&mdbx);
+    store.insert_block_hashes(block_hashes.iter().map(|h| (h.number, h.hash)))?;
+    Ok(f(&store))
+}
+
+/// The hashes of the blocks before the dump's first that its first record carries (none for an
+/// empty dump): what a replay over reth's MDBX starts with ([`with_mdbx_overlay`]).
+pub fn first_block_hashes(dump: &DumpReader) -> Result<Vec<BlockHashEntry>, BenchError> {
+    Ok(match dump.records().next() {
+        Some(first) => first?.block_hashes,
+        None => Vec::new(),
+    })
+}
+
+/// The store of the state benched, or why the matrix cannot run over it.
+fn disk_store(state: &StateSpec, matrix: &BenchMatrix) -> Result<StoreKind, BenchError> {
+    match state {
+        StateSpec::RocksDb(_) => Ok(StoreKind::Rocksdb),
+        StateSpec::Mdbx(_) if matrix.in_memory => Err(BenchError::NotOverMdbx {
+            option: "the in-memory baseline",
+            why: "it needs the whole state loaded into memory, and MDBX is read by key \
+                  (leave it out, or bench the RocksDB state bal-migrate makes of it)",
+        }),
+        StateSpec::Mdbx(_) if matrix.direct_io => Err(BenchError::NotOverMdbx {
+            option: "direct I/O",
+            why: "it is a RocksDB option",
+        }),
+        StateSpec::Mdbx(_) => Ok(StoreKind::Mdbx),
+    }
+}
+
+/// The contents and the identity (block hash, chain) of a pristine RocksDB state, from which each
+/// in-memory run builds its `MemStore`.
+struct InMemoryState {
+    contents: FlatContents,
+    identity: Option<AppliedBlock>,
+}
+
+impl InMemoryState {
+    fn load(dir: &Path) -> Result<Self, BenchError> {
+        let pristine = RocksStore::open_read_only(dir)?;
+        let (hash, chain_id) = (pristine.applied_block_hash()?, pristine.chain_id()?);
+        let identity = pristine.applied_block()?.map(|number| AppliedBlock {
+            number,
+            hash,
+            chain_id,
+        });
+        Ok(Self {
+            contents: pristine.dump_all()?,
+            identity,
+        })
+    }
+
+    fn store(&self) -> Result<MemStore, BenchError> {
+        let store = MemStore::from_contents(&self.contents)?;
+        if let Some(identity) = self.identity {
+            store.commit_block(&StateChanges::default(), identity)?;
+        }
+        Ok(store)
+    }
+}
+
+/// What every run of one bench shares.
+struct Bench<'a> {
+    config: &'a ChainConfig,
+    dump: DumpReader,
+    state: &'a StateSpec,
+    matrix: &'a BenchMatrix,
+    rocks_options: RocksOptions,
+    /// Over MDBX each run starts with the hashes of the blocks before the dump's first.
+    first_block_hashes: Vec<BlockHashEntry>,
+    in_memory: Option<InMemoryState>,
+}
+
+impl Bench<'_> {
+    /// Replays the dump once in `run`'s configuration, from the pristine state.
+    fn run(&self, run: &RunConfig) -> Result<RunResult, BenchError> {
+        let options = ReplayOptions {
+            mode: run.mode,
+            threads: run.threads,
+            order: self.matrix.order,
+            design: run.design,
+            batch: run.batch,
+            io_threads: self.matrix.io_threads,
+            cache: self.matrix.cache,
+        };
+        let run_err = |source| BenchError::Run {
+            run: run.label(),
+            source,
+        };
+        let mut samples = Vec::new();
+        let mut replay_over = |store: &dyn Fn() -> Option<u64>, db: &dyn ReplayStore| {
+            let start = Instant::now();
+            db.replay(self.config, &self.dump, &options, &mut |b| {
+                samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), store()));
+            })
+            .map_err(run_err)
+        };
+        let (report, cold) = match run.store {
+            StoreKind::Rocksdb => {
+                // A fresh checkpoint per run, in a directory of its own beside the state, removed
+                // when `scratch` drops (after the store closes, below).
+                let scratch = ScratchState::checkpoint_of(self.state.path(), "bench-run")?;
+                if self.matrix.drop_caches {
+                    drop_page_cache()?;
+                }
+                let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
+                let report = replay_over(&|| store.approximate_size_bytes().ok(), &store)?;
+                drop(store);
+                drop(scratch);
+                (report, self.matrix.drop_caches)
+            }
+            StoreKind::Mdbx => {
+                // Opened afresh for each run, after the previous run's handle is gone: pages the
+                // process still maps would survive dropping the page cache.
+                if self.matrix.drop_caches {
+                    drop_page_cache()?;
+                }
+                let report =
+                    with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
+                        replay_over(&|| None, store)
+                    })??;
+                (report, self.matrix.drop_caches)
+            }
+            StoreKind::Memory => {
+                // In-memory runs are only scheduled when the contents were loaded.
+                let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
+                (replay_over(&|| None, &memory.store()?)?, false)
+            }
+        };
+        let mut result = RunResult::from_report(run, cold, &report);
+        result.batches = samples;
+        Ok(result)
+    }
+}
+
+/// A store a bench run replays over, whatever its type (RocksDB, MDBX under an overlay, memory).
+trait ReplayStore {
+    fn replay(
+        &self,
+        config: &ChainConfig,
+        dump: &DumpReader,
+        options: &ReplayOptions,
+        on_batch: &mut dyn FnMut(&BatchReport),
+    ) -> Result<ReplayReport, EngineError>;
+}
+
+impl<S: StateReader + StateWriter> ReplayStore for S {
+    fn replay(
+        &self,
+        config: &ChainConfig,
+        dump: &DumpReader,
+        options: &ReplayOptions,
+        on_batch: &mut dyn FnMut(&BatchReport),
+    ) -> Result<ReplayReport, EngineError> {
+        replay(config, dump, self, options, on_batch)
+    }
+}
+
+/// The median run by throughput of one configuration's repeats, with their count and spread.
+fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
+    repeats.sort_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+    let n = repeats.len();
+    let (min, max) = (repeats[0].mgas_per_s, repeats[n - 1].mgas_per_s);
+    let mut median = repeats.swap_remove(n / 2);
+    median.repeats = n;
+    median.mgas_per_s_min = min;
+    median.mgas_per_s_max = max;
+    median
+}
+
 /// Runs the matrix over `dump` from the pristine state `state` (never written), reporting each run
-/// to `on_run` as it finishes.
+/// to `on_run` as it finishes ([`BenchMatrix::run_count`] runs in all).
 ///
 /// `state` is a RocksDB flat state (each run replays over a [`ScratchState`] of it, removed after
-/// the run; two benches over sibling states never share one) or reth's MDBX (each run opens it read-only and replays over a fresh [`MemOverlay`], with the
-/// block hashes of the dump's first record, since reth keeps headers outside MDBX). Over MDBX the
+/// the run; two benches over sibling states never share one) or reth's MDBX (each run opens it
+/// read-only and replays over a fresh [`MemOverlay`], [`with_mdbx_overlay`]). Over MDBX the
 /// in-memory baseline and direct reads are errors ([`BenchError::NotOverMdbx`]).
 pub fn run_bench(
     config: &ChainConfig,
@@ -455,202 +710,45 @@ pub fn run_bench(
     mut on_run: impl FnMut(&RunResult),
 ) -> Result<BenchResult, BenchError> {
     matrix.validate()?;
-    let disk_store = match state {
-        StateSpec::RocksDb(_) => StoreKind::Rocksdb,
-        StateSpec::Mdbx(_) => {
-            if matrix.in_memory {
-                return Err(BenchError::NotOverMdbx {
-                    option: "the in-memory baseline",
-                    why: "it needs the whole state loaded into memory, and MDBX is read by key \
-                          (leave it out, or bench the RocksDB state bal-migrate makes of it)",
-                });
-            }
-            if matrix.direct_io {
-                return Err(BenchError::NotOverMdbx {
-                    option: "direct I/O",
-                    why: "it is a RocksDB option",
-                });
-            }
-            StoreKind::Mdbx
-        }
-    };
+    let disk_store = disk_store(state, matrix)?;
     warm_up_kzg();
     let dump = DumpReader::open(dump_dir)?;
-    let rocks_options = RocksOptions {
-        direct_io: matrix.direct_io,
-        block_cache_bytes: matrix.block_cache_bytes,
-        ..RocksOptions::default()
+    let bench = Bench {
+        config,
+        first_block_hashes: first_block_hashes(&dump)?,
+        dump,
+        state,
+        matrix,
+        rocks_options: RocksOptions {
+            direct_io: matrix.direct_io,
+            block_cache_bytes: matrix.block_cache_bytes,
+            ..RocksOptions::default()
+        },
+        in_memory: if matrix.in_memory {
+            Some(InMemoryState::load(state.path())?)
+        } else {
+            None
+        },
     };
-    // Over MDBX each run starts with the hashes of the blocks before the dump's first.
-    let first_block_hashes = match dump.records().next() {
-        Some(first) => first?.block_hashes,
-        None => Vec::new(),
-    };
-    let mut runs = Vec::new();
-
-    // The contents and the identity (block hash, chain) of the pristine state, for in-memory runs.
-    let in_memory_contents = if matrix.in_memory {
-        let pristine = RocksStore::open_read_only(state.path())?;
-        let (hash, chain_id) = (pristine.applied_block_hash()?, pristine.chain_id()?);
-        let identity = pristine.applied_block()?.map(|number| AppliedBlock {
-            number,
-            hash,
-            chain_id,
-        });
-        Some((pristine.dump_all()?, identity))
-    } else {
-        None
-    };
-
-    let mut run_one = |mode: ExecMode,
-                       design: IoDesign,
-                       threads: usize,
-                       batch: usize,
-                       store: StoreKind|
-     -> Result<RunResult, BenchError> {
-        let options = ReplayOptions {
-            mode,
-            threads,
-            order: matrix.order,
-            design,
-            batch,
-            io_threads: matrix.io_threads,
-            cache: matrix.cache,
-        };
-        let label = format!("{mode:?}/{design} t{threads} b{batch} {store:?}");
-        let run_err = |source| BenchError::Run {
-            run: label.clone(),
-            source,
-        };
-        let mut samples = Vec::new();
-        let (report, cold) = match store {
-            StoreKind::Rocksdb => {
-                // A fresh checkpoint per run, in a directory of its own beside the state, removed
-                // when `scratch` drops (after the store closes, below).
-                let scratch = ScratchState::checkpoint_of(state.path(), "bench-run")?;
-                if matrix.drop_caches {
-                    drop_page_cache()?;
-                }
-                let store = RocksStore::open(scratch.path(), &rocks_options)?;
-                let start = Instant::now();
-                let report = replay(config, &dump, &store, &options, |b| {
-                    let end_s = start.elapsed().as_secs_f64();
-                    let size = store.approximate_size_bytes().ok();
-                    samples.push(BatchSample::of(b, end_s, size));
-                })
-                .map_err(run_err)?;
-                drop(store);
-                drop(scratch);
-                (report, matrix.drop_caches)
-            }
-            StoreKind::Mdbx => {
-                // Opened afresh for each run, after the previous run's handle is gone: pages the
-                // process still maps would survive dropping the page cache.
-                if matrix.drop_caches {
-                    drop_page_cache()?;
-                }
-                let mdbx_err = |source| BenchError::Mdbx {
-                    path: state.path().to_path_buf(),
-                    source,
-                };
-                let db = RethDb::open(state.path()).map_err(mdbx_err)?;
-                let mdbx = MdbxStore::new(&db).map_err(mdbx_err)?;
-                let store = MemOverlay::new(&mdbx);
-                store.insert_block_hashes(first_block_hashes.iter().map(|h| (h.number, h.hash)))?;
-                let start = Instant::now();
-                let report = replay(config, &dump, &store, &options, |b| {
-                    samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None));
-                })
-                .map_err(run_err)?;
-                (report, matrix.drop_caches)
-            }
-            StoreKind::Memory => {
-                // In-memory runs are only scheduled when the contents were loaded.
-                let Some((contents, identity)) = in_memory_contents.as_ref() else {
-                    return Err(BenchError::NoInMemoryState);
-                };
-                let store = MemStore::from_contents(contents)?;
-                if let Some(identity) = identity {
-                    store.commit_block(&StateChanges::default(), *identity)?;
-                }
-                let start = Instant::now();
-                let report = replay(config, &dump, &store, &options, |b| {
-                    samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None));
-                })
-                .map_err(run_err)?;
-                (report, false)
-            }
-        };
-        let mut result = RunResult::from_report(mode, design, threads, batch, store, cold, &report);
-        result.batches = samples;
-        on_run(&result);
-        Ok(result)
-    };
-
-    // Every configuration, in table order.
-    let mut configs: Vec<(ExecMode, IoDesign, usize, usize, StoreKind)> = Vec::new();
-    for &batch in &matrix.batches {
-        if matrix.sequential {
-            configs.push((
-                ExecMode::Sequential,
-                IoDesign::Parallel,
-                1,
-                batch,
-                disk_store,
-            ));
-            if matrix.in_memory {
-                configs.push((
-                    ExecMode::Sequential,
-                    IoDesign::Parallel,
-                    1,
-                    batch,
-                    StoreKind::Memory,
-                ));
-            }
-        }
-        for &design in &matrix.designs {
-            for &threads in &matrix.threads {
-                configs.push((ExecMode::Parallel, design, threads, batch, disk_store));
-            }
-        }
-        if matrix.in_memory {
-            for &threads in &matrix.threads {
-                configs.push((
-                    ExecMode::Parallel,
-                    IoDesign::Parallel,
-                    threads,
-                    batch,
-                    StoreKind::Memory,
-                ));
-            }
-        }
-    }
+    let configs = matrix.schedule(disk_store);
     // Repeats go round the whole matrix, so a noisy minute on a shared machine touches every
     // configuration alike instead of all repeats of one.
     let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); configs.len()];
-    for _ in 0..matrix.repeat.max(1) {
-        for (i, &(mode, design, threads, batch, store)) in configs.iter().enumerate() {
-            results[i].push(run_one(mode, design, threads, batch, store)?);
+    for _ in 0..matrix.repeat.get() {
+        for (run, repeats) in configs.iter().zip(&mut results) {
+            let result = bench.run(run)?;
+            on_run(&result);
+            repeats.push(result);
         }
-    }
-    for mut group in results {
-        group.sort_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
-        let repeats = group.len();
-        let (min, max) = (group[0].mgas_per_s, group[repeats - 1].mgas_per_s);
-        let mut median = group.swap_remove(repeats / 2);
-        median.repeats = repeats;
-        median.mgas_per_s_min = min;
-        median.mgas_per_s_max = max;
-        runs.push(median);
     }
     Ok(BenchResult {
         dump: dump_dir.display().to_string(),
-        blocks: dump.manifest().record_count,
+        blocks: bench.dump.manifest().record_count,
         cpus: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
-        bal_sizes: mean_bal_sizes(&dump)?,
-        runs,
+        bal_sizes: mean_bal_sizes(&bench.dump)?,
+        runs: results.into_iter().map(median_of).collect(),
     })
 }
 
@@ -753,13 +851,16 @@ pub fn reference_throughput(
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_matrix_with_an_empty_dimension_or_a_zero_count_is_refused() {
-        let good = BenchMatrix {
-            threads: vec![1, 2],
-            batches: vec![1, 50],
+    fn n(count: usize) -> NonZeroUsize {
+        NonZeroUsize::new(count).unwrap()
+    }
+
+    fn matrix() -> BenchMatrix {
+        BenchMatrix {
+            threads: vec![n(1), n(2)],
+            batches: vec![n(1), n(50)],
             designs: vec![IoDesign::Parallel],
-            io_threads: 2,
+            io_threads: n(2),
             order: TaskOrder::BlockOrder,
             drop_caches: false,
             direct_io: false,
@@ -767,30 +868,29 @@ mod tests {
             in_memory: false,
             block_cache_bytes: 1 << 20,
             cache: CacheCapacity::default(),
-            repeat: 1,
-        };
+            repeat: n(1),
+        }
+    }
+
+    /// A zero count cannot be written (`NonZeroUsize`); an empty dimension is refused.
+    #[test]
+    fn a_matrix_with_an_empty_dimension_is_refused() {
+        let good = matrix();
         good.validate().unwrap();
         let cases = [
-            (
-                BenchMatrix {
-                    threads: vec![2, 0],
-                    ..good.clone()
-                },
-                "the bench matrix needs at least one worker count, none of them 0",
-            ),
             (
                 BenchMatrix {
                     threads: vec![],
                     ..good.clone()
                 },
-                "the bench matrix needs at least one worker count, none of them 0",
+                "the bench matrix needs at least one worker count",
             ),
             (
                 BenchMatrix {
-                    batches: vec![0],
+                    batches: vec![],
                     ..good.clone()
                 },
-                "the bench matrix needs at least one batch size, none of them 0",
+                "the bench matrix needs at least one batch size",
             ),
             (
                 BenchMatrix {
@@ -803,6 +903,40 @@ mod tests {
         for (matrix, message) in cases {
             assert_eq!(matrix.validate().unwrap_err().to_string(), message);
         }
+    }
+
+    #[test]
+    fn the_schedule_is_in_table_order_and_counts_the_repeats() {
+        let m = BenchMatrix {
+            designs: vec![IoDesign::Full, IoDesign::Hybrid],
+            sequential: true,
+            in_memory: true,
+            repeat: n(3),
+            ..matrix()
+        };
+        let schedule = m.schedule(StoreKind::Rocksdb);
+        // Per batch size: 2 sequential, 2 designs x 2 worker counts, 2 in memory.
+        assert_eq!(schedule.len(), 2 * (2 + 4 + 2));
+        assert_eq!(m.run_count(), 3 * 16);
+        let first: Vec<_> = schedule[..8]
+            .iter()
+            .map(|r| (r.mode, r.design, r.threads.get(), r.batch.get(), r.store))
+            .collect();
+        let (seq, par) = (ExecMode::Sequential, ExecMode::Parallel);
+        let (rocks, mem) = (StoreKind::Rocksdb, StoreKind::Memory);
+        assert_eq!(
+            first,
+            [
+                (seq, IoDesign::Parallel, 1, 1, rocks),
+                (seq, IoDesign::Parallel, 1, 1, mem),
+                (par, IoDesign::Full, 1, 1, rocks),
+                (par, IoDesign::Full, 2, 1, rocks),
+                (par, IoDesign::Hybrid, 1, 1, rocks),
+                (par, IoDesign::Hybrid, 2, 1, rocks),
+                (par, IoDesign::Parallel, 1, 1, mem),
+                (par, IoDesign::Parallel, 2, 1, mem),
+            ]
+        );
     }
 
     #[test]

@@ -25,191 +25,233 @@ fn find(
 /// time (the research's layout); then the design comparison and baselines with their ratios. Every
 /// heading and column over the state's store names its backend (RocksDB or MDBX).
 pub fn render_tables(result: &BenchResult) -> String {
+    let tables = Tables::of(result);
     let mut out = String::new();
-    let runs = &result.runs;
-    let disk = result.disk_store();
-    let backend = disk.backend_name();
-    let mut batches: Vec<usize> = runs.iter().map(|r| r.batch).collect();
-    batches.sort_unstable();
-    batches.dedup();
-    let mut threads: Vec<usize> = runs
-        .iter()
-        .filter(|r| r.mode == ExecMode::Parallel)
-        .map(|r| r.threads)
-        .collect();
-    threads.sort_unstable();
-    threads.dedup();
-    let mut designs: Vec<IoDesign> = Vec::new();
-    for r in runs
-        .iter()
-        .filter(|r| r.mode == ExecMode::Parallel && r.store == disk)
-    {
-        if !designs.contains(&r.design) {
-            designs.push(r.design);
-        }
-    }
-    let over = match disk {
-        StoreKind::Mdbx => "reth's MDBX read in place, commits kept in memory",
-        _ => "a RocksDB flat state, a hard-link clone per run",
-    };
-    let _ = writeln!(
-        out,
-        "{} blocks from {} on {} CPUs, over {over}. Throughput = gas / execution-with-I/O time (prefetch + execution; commits excluded, reported apart).\n",
-        result.blocks, result.dump, result.cpus
-    );
-    for &batch in &batches {
-        for &design in &designs {
-            let _ = writeln!(out, "### Batch {batch}, {design} I/O ({backend})\n");
-            let _ = writeln!(
-                out,
-                "| Threads | Throughput (MGas/s) | Longest TXs Latency | Total Time | Cache hit ratio |"
-            );
-            let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
-            for &t in &threads {
-                if let Some(r) = find(runs, ExecMode::Parallel, Some(design), t, batch, disk) {
-                    let hits = r.cache_hits as f64 / (r.cache_hits + r.cache_misses).max(1) as f64;
-                    let _ = writeln!(
-                        out,
-                        "| {t} | {:.1} | {:.3}s | {:.3}s | {:.1}% |",
-                        r.mgas_per_s,
-                        r.longest_txs_s,
-                        r.exec_with_io_s,
-                        hits * 100.0
-                    );
-                }
+    tables.intro(&mut out);
+    tables.per_design(&mut out);
+    tables.designs_compared(&mut out);
+    tables.ratios(&mut out);
+    bal_sizes(result, &mut out);
+    out
+}
+
+/// A bench result's dimensions, as the tables lay them out.
+struct Tables<'a> {
+    result: &'a BenchResult,
+    /// The store of the state benched.
+    disk: StoreKind,
+    /// Its name in headings.
+    backend: &'static str,
+    /// Batch sizes, ascending.
+    batches: Vec<usize>,
+    /// Worker counts of the parallel runs, ascending.
+    threads: Vec<usize>,
+    /// Designs of the parallel runs over the disk, in run order.
+    designs: Vec<IoDesign>,
+}
+
+impl<'a> Tables<'a> {
+    fn of(result: &'a BenchResult) -> Self {
+        let runs = &result.runs;
+        let disk = result.disk_store();
+        let mut batches: Vec<usize> = runs.iter().map(|r| r.batch).collect();
+        batches.sort_unstable();
+        batches.dedup();
+        let mut threads: Vec<usize> = runs
+            .iter()
+            .filter(|r| r.mode == ExecMode::Parallel)
+            .map(|r| r.threads)
+            .collect();
+        threads.sort_unstable();
+        threads.dedup();
+        let mut designs: Vec<IoDesign> = Vec::new();
+        for r in runs
+            .iter()
+            .filter(|r| r.mode == ExecMode::Parallel && r.store == disk)
+        {
+            if !designs.contains(&r.design) {
+                designs.push(r.design);
             }
-            let _ = writeln!(out);
+        }
+        Self {
+            result,
+            disk,
+            backend: disk.backend_name(),
+            batches,
+            threads,
+            designs,
         }
     }
 
-    let _ = writeln!(
-        out,
-        "### Designs compared (throughput, MGas/s; ratio to full BAL)\n"
-    );
-    let mut header = "| Batch | Threads |".to_string();
-    let mut rule = "| --- | --- |".to_string();
-    for d in &designs {
-        header.push_str(&format!(" {d} |"));
-        rule.push_str(" --- |");
+    /// The parallel run of `design` with `threads` workers and batch size `batch` over `store`.
+    fn parallel(
+        &self,
+        design: IoDesign,
+        threads: usize,
+        batch: usize,
+        store: StoreKind,
+    ) -> Option<&'a RunResult> {
+        find(
+            &self.result.runs,
+            ExecMode::Parallel,
+            Some(design),
+            threads,
+            batch,
+            store,
+        )
     }
-    header.push_str(&format!(" sequential ({backend}) | parallel in memory |"));
-    rule.push_str(" --- | --- |");
-    let _ = writeln!(out, "{header}\n{rule}");
-    for &batch in &batches {
-        for &t in &threads {
-            let full = find(
-                runs,
-                ExecMode::Parallel,
-                Some(IoDesign::Full),
-                t,
-                batch,
-                disk,
-            )
-            .map(|r| r.mgas_per_s);
-            let mut row = format!("| {batch} | {t} |");
-            for &d in &designs {
-                match find(runs, ExecMode::Parallel, Some(d), t, batch, disk) {
-                    Some(r) => match full {
-                        Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(&format!(
-                            " {:.1} ({:.2}) |",
-                            r.mgas_per_s,
-                            r.mgas_per_s / f
-                        )),
-                        _ => row.push_str(&format!(" {:.1} |", r.mgas_per_s)),
-                    },
-                    None => row.push_str(" - |"),
-                }
-            }
-            let seq = find(runs, ExecMode::Sequential, None, 1, batch, disk);
-            let mem = find(
-                runs,
-                ExecMode::Parallel,
-                Some(IoDesign::Parallel),
-                t,
-                batch,
-                StoreKind::Memory,
-            );
-            row.push_str(&match seq {
-                Some(r) => format!(" {:.1} |", r.mgas_per_s),
-                None => " - |".into(),
-            });
-            row.push_str(&match mem {
-                Some(r) => format!(" {:.1} |", r.mgas_per_s),
-                None => " - |".into(),
-            });
-            let _ = writeln!(out, "{row}");
-        }
-    }
-    let _ = writeln!(out);
 
-    let _ = writeln!(out, "### Ratios (the targets)\n");
-    for &batch in &batches {
-        let par = |t| {
-            find(
-                runs,
-                ExecMode::Parallel,
-                Some(IoDesign::Parallel),
-                t,
-                batch,
-                disk,
-            )
+    /// What was run over what, and what throughput means.
+    fn intro(&self, out: &mut String) {
+        let over = match self.disk {
+            StoreKind::Mdbx => "reth's MDBX read in place, commits kept in memory",
+            _ => "a RocksDB flat state, a hard-link clone per run",
         };
-        if let (Some(t1), Some(t2)) = (par(1), par(2)) {
-            let _ = writeln!(
-                out,
-                "- batch {batch}: parallel I/O, 2 threads / 1 thread = {:.2}",
-                t2.mgas_per_s / t1.mgas_per_s.max(1e-9)
-            );
-        }
-        for &t in &threads {
-            let full = find(
-                runs,
-                ExecMode::Parallel,
-                Some(IoDesign::Full),
-                t,
-                batch,
-                disk,
-            );
-            for d in [IoDesign::Parallel, IoDesign::Hybrid, IoDesign::Batched] {
-                if let (Some(f), Some(r)) = (
-                    full,
-                    find(runs, ExecMode::Parallel, Some(d), t, batch, disk),
-                ) {
-                    let _ = writeln!(
-                        out,
-                        "- batch {batch}, {}: {d} / full = {:.2}",
-                        workers(t),
-                        r.mgas_per_s / f.mgas_per_s.max(1e-9)
-                    );
+        let r = self.result;
+        let _ = writeln!(
+            out,
+            "{} blocks from {} on {} CPUs, over {over}. Throughput = gas / execution-with-I/O time (prefetch + execution; commits excluded, reported apart).\n",
+            r.blocks, r.dump, r.cpus
+        );
+    }
+
+    /// One table per batch size and design: throughput, longest transactions, total time and
+    /// cache hit ratio per worker count.
+    fn per_design(&self, out: &mut String) {
+        let backend = self.backend;
+        for &batch in &self.batches {
+            for &design in &self.designs {
+                let _ = writeln!(out, "### Batch {batch}, {design} I/O ({backend})\n");
+                let _ = writeln!(
+                    out,
+                    "| Threads | Throughput (MGas/s) | Longest TXs Latency | Total Time | Cache hit ratio |"
+                );
+                let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
+                for &t in &self.threads {
+                    if let Some(r) = self.parallel(design, t, batch, self.disk) {
+                        let hits =
+                            r.cache_hits as f64 / (r.cache_hits + r.cache_misses).max(1) as f64;
+                        let _ = writeln!(
+                            out,
+                            "| {t} | {:.1} | {:.3}s | {:.3}s | {:.1}% |",
+                            r.mgas_per_s,
+                            r.longest_txs_s,
+                            r.exec_with_io_s,
+                            hits * 100.0
+                        );
+                    }
                 }
+                let _ = writeln!(out);
             }
-            if let (Some(on_disk), Some(mem)) = (
-                find(
+        }
+    }
+
+    /// Every design's throughput side by side, with its ratio to full BAL, and the baselines.
+    fn designs_compared(&self, out: &mut String) {
+        let _ = writeln!(
+            out,
+            "### Designs compared (throughput, MGas/s; ratio to full BAL)\n"
+        );
+        let mut header = "| Batch | Threads |".to_string();
+        let mut rule = "| --- | --- |".to_string();
+        for d in &self.designs {
+            header.push_str(&format!(" {d} |"));
+            rule.push_str(" --- |");
+        }
+        header.push_str(&format!(
+            " sequential ({}) | parallel in memory |",
+            self.backend
+        ));
+        rule.push_str(" --- | --- |");
+        let _ = writeln!(out, "{header}\n{rule}");
+        let mgas = |run: Option<&RunResult>| match run {
+            Some(r) => format!(" {:.1} |", r.mgas_per_s),
+            None => " - |".into(),
+        };
+        for &batch in &self.batches {
+            for &t in &self.threads {
+                let full = self
+                    .parallel(IoDesign::Full, t, batch, self.disk)
+                    .map(|r| r.mgas_per_s);
+                let mut row = format!("| {batch} | {t} |");
+                for &d in &self.designs {
+                    match self.parallel(d, t, batch, self.disk) {
+                        Some(r) => {
+                            match full {
+                                Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(
+                                    &format!(" {:.1} ({:.2}) |", r.mgas_per_s, r.mgas_per_s / f),
+                                ),
+                                _ => row.push_str(&format!(" {:.1} |", r.mgas_per_s)),
+                            }
+                        }
+                        None => row.push_str(" - |"),
+                    }
+                }
+                let runs = &self.result.runs;
+                row.push_str(&mgas(find(
                     runs,
-                    ExecMode::Parallel,
-                    Some(IoDesign::Parallel),
-                    t,
+                    ExecMode::Sequential,
+                    None,
+                    1,
                     batch,
-                    disk,
-                ),
-                find(
-                    runs,
-                    ExecMode::Parallel,
-                    Some(IoDesign::Parallel),
+                    self.disk,
+                )));
+                row.push_str(&mgas(self.parallel(
+                    IoDesign::Parallel,
                     t,
                     batch,
                     StoreKind::Memory,
-                ),
-            ) {
+                )));
+                let _ = writeln!(out, "{row}");
+            }
+        }
+        let _ = writeln!(out);
+    }
+
+    /// The research's targets: scaling with workers, each design against full BAL, and the disk
+    /// against memory.
+    fn ratios(&self, out: &mut String) {
+        let _ = writeln!(out, "### Ratios (the targets)\n");
+        let (disk, backend) = (self.disk, self.backend);
+        for &batch in &self.batches {
+            let par = |t| self.parallel(IoDesign::Parallel, t, batch, disk);
+            if let (Some(t1), Some(t2)) = (par(1), par(2)) {
                 let _ = writeln!(
                     out,
-                    "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {:.2}",
-                    workers(t),
-                    on_disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
+                    "- batch {batch}: parallel I/O, 2 threads / 1 thread = {:.2}",
+                    t2.mgas_per_s / t1.mgas_per_s.max(1e-9)
                 );
+            }
+            for &t in &self.threads {
+                let full = self.parallel(IoDesign::Full, t, batch, disk);
+                for d in [IoDesign::Parallel, IoDesign::Hybrid, IoDesign::Batched] {
+                    if let (Some(f), Some(r)) = (full, self.parallel(d, t, batch, disk)) {
+                        let _ = writeln!(
+                            out,
+                            "- batch {batch}, {}: {d} / full = {:.2}",
+                            workers(t),
+                            r.mgas_per_s / f.mgas_per_s.max(1e-9)
+                        );
+                    }
+                }
+                if let (Some(on_disk), Some(mem)) = (
+                    self.parallel(IoDesign::Parallel, t, batch, disk),
+                    self.parallel(IoDesign::Parallel, t, batch, StoreKind::Memory),
+                ) {
+                    let _ = writeln!(
+                        out,
+                        "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {:.2}",
+                        workers(t),
+                        on_disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
+                    );
+                }
             }
         }
     }
+}
+
+/// Mean BAL size per block in each design, against full BAL.
+fn bal_sizes(result: &BenchResult, out: &mut String) {
     let s = &result.bal_sizes;
     let _ = writeln!(out, "\n### BAL size (RLP, mean per block)\n");
     let _ = writeln!(out, "| Design | Size | vs full |\n| --- | --- | --- |");
@@ -225,7 +267,6 @@ pub fn render_tables(result: &BenchResult) -> String {
             100.0 * v / s.full.max(1e-9)
         );
     }
-    out
 }
 
 /// "1 thread", "2 threads".

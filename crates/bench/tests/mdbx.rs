@@ -11,6 +11,7 @@ use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
 use bal_replay_reth_db::write_source_from_flat;
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
+use std::num::NonZeroUsize;
 use std::path::Path;
 
 const BLOCKS: u64 = 6;
@@ -38,10 +39,10 @@ fn chain(dir: &Path) -> (ChainConfig, u64) {
 
 fn matrix() -> BenchMatrix {
     BenchMatrix {
-        threads: vec![1, 2],
-        batches: vec![1, BLOCKS as usize],
+        threads: vec![n(1), n(2)],
+        batches: vec![n(1), n(BLOCKS as usize)],
         designs: vec![IoDesign::Parallel, IoDesign::Full, IoDesign::Batched],
-        io_threads: 2,
+        io_threads: n(2),
         order: TaskOrder::BlockOrder,
         drop_caches: false,
         direct_io: false,
@@ -49,8 +50,12 @@ fn matrix() -> BenchMatrix {
         in_memory: false,
         block_cache_bytes: RocksOptions::default().block_cache_bytes,
         cache: Default::default(),
-        repeat: 1,
+        repeat: n(1),
     }
+}
+
+fn n(count: usize) -> NonZeroUsize {
+    NonZeroUsize::new(count).unwrap()
 }
 
 /// Each run's configuration and what it replayed, in run order.

@@ -41,6 +41,13 @@ impl IoDesign {
     pub const fn diffs_only(self) -> bool {
         matches!(self, Self::Parallel | Self::Hybrid)
     }
+
+    /// Whether the prefetch before a batch loads contract code too: batched I/O executes from what
+    /// it prefetched; hybrid's free prefetch covers only the keys the diffs name, and its workers
+    /// read code on demand.
+    pub const fn prefetches_code(self) -> bool {
+        matches!(self, Self::Batched)
+    }
 }
 
 impl fmt::Display for IoDesign {

@@ -1,7 +1,7 @@
 //! BAL-parallel execution of a batch: every task at once, on `threads` workers.
 
 use crate::{
-    BatchPlan, EngineError, TaskOrder,
+    BatchPlan, EngineError, IoDesign, TaskOrder,
     batch::{Task, TaskKind},
     verify::check_block,
 };
@@ -22,6 +22,7 @@ use revm::{
     primitives::KECCAK_EMPTY,
 };
 use std::{
+    num::NonZeroUsize,
     sync::{
         Mutex,
         atomic::{AtomicU64, AtomicUsize, Ordering},
@@ -55,16 +56,75 @@ pub struct ParallelOutcome {
 /// revm's BAL-indexed reads over the plan's merged BAL. Checks every task's writes against the BAL,
 /// and every block's gas used and receipts root against its header.
 ///
-/// `db_fallback`: whether a read the BAL does not cover may go to `db` (diffs-only designs) or is an
-/// error (a BAL with read keys must name every key read).
+/// `design` says whether a read the BAL does not cover may go to `db` (the diffs-only designs,
+/// [`IoDesign::diffs_only`]) or is an error (a BAL with read keys must name every key read).
 pub fn execute_parallel<D>(
     config: &ChainConfig,
     plan: &BatchPlan,
     db: &D,
-    db_fallback: bool,
-    threads: usize,
+    design: IoDesign,
+    threads: NonZeroUsize,
     order: TaskOrder,
 ) -> Result<ParallelOutcome, EngineError>
+where
+    D: DatabaseRef + Sync + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let start = Instant::now();
+    let TaskRun { outputs, failure } = run_tasks(config, plan, db, design, threads, order)?;
+    let exec_time = start.elapsed();
+    // The block of the failing task: every block before it ran all its tasks, so its header check
+    // (gas used, receipts root) comes first, as sequential execution would report it.
+    let failed_block = failure
+        .as_ref()
+        .and_then(|(g, _)| plan.tasks.get(*g as usize))
+        .map(|t| t.block);
+    let output = |i: usize| {
+        outputs
+            .get(i)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| EngineError::WorkerPanic(format!("task {i} produced no output")))
+    };
+    let tx_times = check_blocks(config, plan, failed_block, output)?;
+    if let Some((_, e)) = failure {
+        return Err(e);
+    }
+    let outputs: Vec<&TaskOutput> = (0..outputs.len()).map(output).collect::<Result<_, _>>()?;
+
+    let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
+    let busy_time = outputs.iter().map(|o| o.elapsed).sum();
+    let changes = final_changes(config, plan, db)?;
+    Ok(ParallelOutcome {
+        changes,
+        exec_time,
+        longest_task,
+        busy_time,
+        tx_times,
+    })
+}
+
+/// What the workers left: each task's output by global index (none where it failed or was
+/// skipped), and the lowest failing task's error with its global index.
+struct TaskRun {
+    outputs: Vec<Option<TaskOutput>>,
+    failure: Option<(u64, EngineError)>,
+}
+
+/// Runs the plan's tasks on `threads` workers, in `order`.
+///
+/// The error kept is the one of the lowest failing (block, index), whatever the number of workers
+/// or the task order: after a failure, tasks above it are skipped (they cannot change which error
+/// is the lowest), and tasks below it still run, since one of them may fail too. Tasks are
+/// independent (each reads the BAL's writes below its index), so the lowest failing task is the
+/// same in every run.
+fn run_tasks<D>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    db: &D,
+    design: IoDesign,
+    threads: NonZeroUsize,
+    order: TaskOrder,
+) -> Result<TaskRun, EngineError>
 where
     D: DatabaseRef + Sync + std::fmt::Debug,
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
@@ -75,22 +135,14 @@ where
         .map(|r| config.evm_env(&r.block.header))
         .collect();
     let tasks = plan.ordered_tasks(order);
+    // A task's global index is its position in `plan.tasks` (block order): its output slot.
     let outputs: Vec<Mutex<Option<TaskOutput>>> =
         plan.tasks.iter().map(|_| Mutex::new(None)).collect();
-    // A task's global index is its position in `plan.tasks` (block order): its output slot.
-    let slot_of = |t: &Task| -> usize { t.global_index as usize };
-
-    // The error reported is the one of the lowest failing (block, index), whatever the number of
-    // workers or the task order: after a failure, tasks above it are skipped (they cannot change
-    // which error is the lowest), and tasks below it still run, since one of them may fail too.
-    // Tasks are independent (each reads the BAL's writes below its index), so the lowest failing
-    // task is the same in every run.
     let cursor = AtomicUsize::new(0);
     let lowest_failed = AtomicU64::new(u64::MAX);
     let lowest_error: Mutex<Option<(u64, EngineError)>> = Mutex::new(None);
-    let start = Instant::now();
     std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
+        for _ in 0..threads.get() {
             scope.spawn(|| {
                 loop {
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
@@ -99,13 +151,13 @@ where
                         continue;
                     }
                     let t0 = Instant::now();
-                    match run_task(config, plan, &envs[task.block], db, db_fallback, task) {
+                    match run_task(config, plan, &envs[task.block], db, design, task) {
                         Ok(receipt) => {
                             let out = TaskOutput {
                                 receipt,
                                 elapsed: t0.elapsed(),
                             };
-                            if let Ok(mut slot) = outputs[slot_of(task)].lock() {
+                            if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
                                 *slot = Some(out);
                             }
                         }
@@ -122,28 +174,24 @@ where
             });
         }
     });
-    let exec_time = start.elapsed();
     let failure = lowest_error
         .into_inner()
         .map_err(|e| EngineError::WorkerPanic(e.to_string()))?;
-    // The block of the failing task: every block before it ran all its tasks, so its header check
-    // (gas used, receipts root) comes first, as sequential execution would report it.
-    let failed_block = failure
-        .as_ref()
-        .and_then(|(g, _)| plan.tasks.get(*g as usize))
-        .map(|t| t.block);
-    let outputs: Vec<Option<TaskOutput>> = outputs
+    let outputs = outputs
         .into_iter()
         .map(|m| m.into_inner().ok().flatten())
         .collect();
-    let output = |i: usize| {
-        outputs
-            .get(i)
-            .and_then(Option::as_ref)
-            .ok_or_else(|| EngineError::WorkerPanic(format!("task {i} produced no output")))
-    };
+    Ok(TaskRun { outputs, failure })
+}
 
-    // Receipts per block, with cumulative gas restored in block order.
+/// Checks each block before `failed_block` against its header (gas used, receipts root, from its
+/// receipts with cumulative gas restored in block order); returns every checked transaction's time.
+fn check_blocks<'a>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    failed_block: Option<usize>,
+    output: impl Fn(usize) -> Result<&'a TaskOutput, EngineError>,
+) -> Result<Vec<Duration>, EngineError> {
     let mut tx_times = Vec::with_capacity(plan.tx_count());
     for (k, record) in plan.records.iter().enumerate() {
         if failed_block == Some(k) {
@@ -167,21 +215,7 @@ where
         let (root, bloom) = bal_replay_exec::receipts_root_and_bloom(&receipts);
         check_block(config, record, cumulative, root, bloom)?;
     }
-    if let Some((_, e)) = failure {
-        return Err(e);
-    }
-    let outputs: Vec<&TaskOutput> = (0..outputs.len()).map(output).collect::<Result<_, _>>()?;
-
-    let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
-    let busy_time = outputs.iter().map(|o| o.elapsed).sum();
-    let changes = final_changes(config, plan, db)?;
-    Ok(ParallelOutcome {
-        changes,
-        exec_time,
-        longest_task,
-        busy_time,
-        tx_times,
-    })
+    Ok(tx_times)
 }
 
 fn set_cumulative_gas(receipt: &mut ReceiptEnvelope, cumulative: u64) {
@@ -197,7 +231,7 @@ fn run_task<D>(
     plan: &BatchPlan,
     env: &EvmEnv,
     db: &D,
-    db_fallback: bool,
+    design: IoDesign,
     task: &Task,
 ) -> Result<Option<ReceiptEnvelope>, EngineError>
 where
@@ -220,7 +254,7 @@ where
         .with_bal(plan.bal.clone())
         .with_bal_builder()
         .build();
-    state.set_allow_bal_db_fallback(db_fallback);
+    state.set_allow_bal_db_fallback(design.diffs_only());
     BalIndexedDatabase::set_bal_index(&mut state, task.global_index);
     let evm = EthEvmFactory::default().create_evm(state, env.clone());
     let ctx = bal_replay_exec::execution_ctx(block);

@@ -5,19 +5,35 @@ use crate::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
-use bal_replay_dump::{BlockRecord, DumpReader};
+use bal_replay_dump::{BlockRecord, DumpReader, Records};
 use bal_replay_exec::ChainConfig;
 use bal_replay_state::{AppliedBlock, StateChanges, StateReader, StateWriter};
-use std::time::{Duration, Instant};
+use std::{
+    num::NonZeroUsize,
+    time::{Duration, Instant},
+};
 
 /// Sequential (the reference executor) or BAL-parallel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::ValueEnum))]
 #[serde(rename_all = "lowercase")]
 pub enum ExecMode {
     /// One block after another, one transaction after another.
+    #[cfg_attr(feature = "clap", value(alias = "seq"))]
     Sequential,
     /// Every task of a batch at once, on `threads` workers.
+    #[cfg_attr(feature = "clap", value(alias = "par"))]
     Parallel,
+}
+
+impl ExecMode {
+    /// The lowercase name used on the command line and in JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Sequential => "sequential",
+            Self::Parallel => "parallel",
+        }
+    }
 }
 
 /// How to replay.
@@ -26,15 +42,15 @@ pub struct ReplayOptions {
     /// Sequential or parallel.
     pub mode: ExecMode,
     /// Execution workers (parallel mode).
-    pub threads: usize,
+    pub threads: NonZeroUsize,
     /// Order in which workers take tasks.
     pub order: TaskOrder,
     /// Where reads come from.
     pub design: IoDesign,
     /// Blocks per batch (mega-block); state is committed once per batch.
-    pub batch: usize,
+    pub batch: NonZeroUsize,
     /// Prefetch readers (batched and hybrid designs).
-    pub io_threads: usize,
+    pub io_threads: NonZeroUsize,
     /// Shared cache size.
     pub cache: CacheCapacity,
 }
@@ -43,20 +59,18 @@ impl Default for ReplayOptions {
     fn default() -> Self {
         Self {
             mode: ExecMode::Parallel,
-            threads: std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1),
+            threads: std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
             order: TaskOrder::BlockOrder,
             design: IoDesign::Parallel,
-            batch: 50,
-            io_threads: 8,
+            batch: NonZeroUsize::new(50).expect("50 is not 0"),
+            io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
             cache: CacheCapacity::default(),
         }
     }
 }
 
 /// What one batch did and how long each phase took.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct BatchReport {
     /// First block.
     pub first_block: u64,
@@ -81,10 +95,8 @@ pub struct BatchReport {
     /// Keys loaded by prefetching.
     pub keys_prefetched: u64,
     /// Each transaction's execution time (parallel mode), in block order.
-    #[serde(skip)]
     pub tx_times: Vec<Duration>,
     /// The shared cache's cumulative counters after this batch.
-    #[serde(skip)]
     pub cache: CacheStats,
 }
 
@@ -104,14 +116,14 @@ impl BatchReport {
     }
 }
 
-/// A whole replay.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+/// A whole replay. Serialized (`bal-replay run --json`) as its totals and timings in seconds, see
+/// the [`serde::Serialize`] impl.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReplayReport {
     /// Blocks replayed.
     pub blocks: u64,
     /// Blocks at the start of the dump skipped because the state already held them (a resumed
     /// replay).
-    #[serde(default)]
     pub skipped: u64,
     /// Transactions.
     pub txs: u64,
@@ -126,7 +138,6 @@ pub struct ReplayReport {
     /// Wall time of the whole replay (preparation and commits included).
     pub wall: Duration,
     /// Shared-cache counters.
-    #[serde(skip)]
     pub cache: CacheStats,
     /// Per-batch detail.
     pub batches: Vec<BatchReport>,
@@ -146,6 +157,30 @@ impl ReplayReport {
     /// Sum over batches of the prefetch before execution (batched I/O; part of `exec_with_io`).
     pub fn prefetch(&self) -> Duration {
         self.batches.iter().map(|b| b.prefetch).sum()
+    }
+}
+
+/// The totals a scraper or a script can check a run against, durations in seconds; `skipped` counts
+/// the blocks at the start of the dump the state already held (a resumed run), `prefetch_s` is the
+/// part of `exec_with_io_s` spent prefetching before execution (batched I/O).
+impl serde::Serialize for ReplayReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("ReplayReport", 13)?;
+        s.serialize_field("blocks", &self.blocks)?;
+        s.serialize_field("skipped", &self.skipped)?;
+        s.serialize_field("transactions", &self.txs)?;
+        s.serialize_field("gas", &self.gas)?;
+        s.serialize_field("batches", &self.batches.len())?;
+        s.serialize_field("mgas_per_s", &self.mgas_per_s())?;
+        s.serialize_field("exec_with_io_s", &self.exec_with_io.as_secs_f64())?;
+        s.serialize_field("prefetch_s", &self.prefetch().as_secs_f64())?;
+        s.serialize_field("longest_txs_s", &self.longest_txs.as_secs_f64())?;
+        s.serialize_field("commit_s", &self.commit.as_secs_f64())?;
+        s.serialize_field("wall_s", &self.wall.as_secs_f64())?;
+        s.serialize_field("cache_hits", &self.cache.hits)?;
+        s.serialize_field("cache_misses", &self.cache.misses)?;
+        s.end()
     }
 }
 
@@ -181,6 +216,43 @@ where
     let mut report = ReplayReport::default();
     let wall = Instant::now();
     let mut records = dump.records().peekable();
+    report.skipped = skip_held_records(dump, store, &mut records)?;
+    let cache = SharedCache::new(store, options.cache);
+    loop {
+        let mut batch = Vec::with_capacity(options.batch.get());
+        for record in records.by_ref().take(options.batch.get()) {
+            batch.push(record?);
+        }
+        if batch.is_empty() {
+            break;
+        }
+        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
+        batch_report.cache = cache.stats();
+        report.blocks += batch_report.last_block - batch_report.first_block + 1;
+        report.txs += batch_report.txs as u64;
+        report.gas += batch_report.gas;
+        report.exec_with_io += batch_report.exec_with_io();
+        report.longest_txs += batch_report.longest_tx;
+        report.commit += batch_report.commit;
+        on_batch(&batch_report);
+        report.batches.push(batch_report);
+    }
+    report.wall = wall.elapsed();
+    report.cache = cache.stats();
+    Ok(report)
+}
+
+/// Checks that the state is at a block from the one before the dump's first to its last, on the
+/// same chain and the same block as the dump, and takes from `records` those the state already
+/// holds (a resumed replay); returns how many.
+fn skip_held_records<S: StateReader>(
+    dump: &DumpReader,
+    store: &S,
+    records: &mut std::iter::Peekable<Records>,
+) -> Result<u64, EngineError> {
+    let manifest = dump.manifest();
+    let chain_id = manifest.chain_id;
+    let mut skipped = 0;
     if let (Some(first), Some(last)) = (manifest.first_block, manifest.last_block) {
         let expected = first.saturating_sub(1);
         let applied = store.applied_block()?;
@@ -211,7 +283,7 @@ where
             records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
         {
             dump_hash = Some(record?.block.header.hash_slow());
-            report.skipped += 1;
+            skipped += 1;
         }
         // A record that fails to read is reported by the batch loop below, with the reader's
         // own context.
@@ -224,29 +296,7 @@ where
             check_state_block(store, applied, dump_hash)?;
         }
     }
-    let cache = SharedCache::new(store, options.cache);
-    loop {
-        let mut batch = Vec::with_capacity(options.batch);
-        for record in records.by_ref().take(options.batch.max(1)) {
-            batch.push(record?);
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
-        batch_report.cache = cache.stats();
-        report.blocks += batch_report.last_block - batch_report.first_block + 1;
-        report.txs += batch_report.txs as u64;
-        report.gas += batch_report.gas;
-        report.exec_with_io += batch_report.exec_with_io();
-        report.longest_txs += batch_report.longest_tx;
-        report.commit += batch_report.commit;
-        on_batch(&batch_report);
-        report.batches.push(batch_report);
-    }
-    report.wall = wall.elapsed();
-    report.cache = cache.stats();
-    Ok(report)
+    Ok(skipped)
 }
 
 /// Checks that the state's block `number` is the dump's (`dump_hash`), by the hash the state
@@ -312,55 +362,7 @@ where
         ..Default::default()
     };
 
-    let changes: StateChanges = match (options.mode, options.design) {
-        (ExecMode::Sequential, IoDesign::Full) => {
-            let db = PreValueDb::from_records(&plan.records);
-            let out = execute_sequential(config, &plan.records, &db)?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_block;
-            out.changes
-        }
-        (ExecMode::Sequential, _) => {
-            let out = execute_sequential(config, &plan.records, cache)?;
-            report.exec = out.exec_time;
-            report.longest_tx = out.longest_block;
-            out.changes
-        }
-        (ExecMode::Parallel, IoDesign::Full) => {
-            let db = PreValueDb::from_records(&plan.records);
-            let out = execute_parallel(config, &plan, &db, false, options.threads, options.order)?;
-            report.take_parallel(out)
-        }
-        (ExecMode::Parallel, IoDesign::Batched) => {
-            let t = Instant::now();
-            report.keys_prefetched = prefetch(cache, &plan, options.io_threads, true)?;
-            report.prefetch = t.elapsed();
-            let out =
-                execute_parallel(config, &plan, cache, false, options.threads, options.order)?;
-            report.take_parallel(out)
-        }
-        (ExecMode::Parallel, IoDesign::Parallel) => {
-            let out = execute_parallel(config, &plan, cache, true, options.threads, options.order)?;
-            report.take_parallel(out)
-        }
-        (ExecMode::Parallel, IoDesign::Hybrid) => {
-            // Prefetch the keys the diffs name while the workers start executing; the cache's
-            // single-flight reads keep a key a worker is already reading from being read twice.
-            let (prefetched, out) = std::thread::scope(|scope| {
-                let prefetcher = scope.spawn(|| prefetch(cache, &plan, options.io_threads, false));
-                let out =
-                    execute_parallel(config, &plan, cache, true, options.threads, options.order);
-                let prefetched = prefetcher
-                    .join()
-                    .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
-                (prefetched, out)
-            });
-            report.keys_prefetched = prefetched??;
-            let out = out?;
-            report.take_parallel(out)
-        }
-    };
-
+    let changes = execute_batch(config, &plan, cache, options, &mut report)?;
     let last_hash = plan
         .records
         .last()
@@ -376,14 +378,77 @@ where
     Ok(report)
 }
 
+/// Executes one batch (verified) in the mode and design of `options`, filling `report`'s timings;
+/// returns the batch's net change.
+fn execute_batch<S: StateReader>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    cache: &SharedCache<&S>,
+    options: &ReplayOptions,
+    report: &mut BatchReport,
+) -> Result<StateChanges, EngineError> {
+    let design = options.design;
+    let changes = match (options.mode, design) {
+        (ExecMode::Sequential, IoDesign::Full) => {
+            let db = PreValueDb::from_records(&plan.records);
+            let out = execute_sequential(config, &plan.records, &db)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_block;
+            out.changes
+        }
+        (ExecMode::Sequential, _) => {
+            let out = execute_sequential(config, &plan.records, cache)?;
+            report.exec = out.exec_time;
+            report.longest_tx = out.longest_block;
+            out.changes
+        }
+        (ExecMode::Parallel, IoDesign::Full) => {
+            let db = PreValueDb::from_records(&plan.records);
+            let out = execute_parallel(config, plan, &db, design, options.threads, options.order)?;
+            report.take_parallel(out)
+        }
+        (ExecMode::Parallel, IoDesign::Batched) => {
+            let t = Instant::now();
+            report.keys_prefetched = prefetch(cache, plan, options.io_threads, design)?;
+            report.prefetch = t.elapsed();
+            let out =
+                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
+            report.take_parallel(out)
+        }
+        (ExecMode::Parallel, IoDesign::Parallel) => {
+            let out =
+                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
+            report.take_parallel(out)
+        }
+        (ExecMode::Parallel, IoDesign::Hybrid) => {
+            // Prefetch the keys the diffs name while the workers start executing; the cache's
+            // single-flight reads keep a key a worker is already reading from being read twice.
+            let (prefetched, out) = std::thread::scope(|scope| {
+                let prefetcher = scope.spawn(|| prefetch(cache, plan, options.io_threads, design));
+                let out =
+                    execute_parallel(config, plan, cache, design, options.threads, options.order);
+                let prefetched = prefetcher
+                    .join()
+                    .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
+                (prefetched, out)
+            });
+            report.keys_prefetched = prefetched??;
+            let out = out?;
+            report.take_parallel(out)
+        }
+    };
+    Ok(changes)
+}
+
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
 /// and every listed slot (writes, and reads when the BAL has them), then the code of every account
-/// with code when `with_code`. Returns the number of keys read from the store.
+/// with code when the design prefetches code ([`IoDesign::prefetches_code`]). Returns the number
+/// of keys read from the store.
 fn prefetch<S: StateReader>(
     cache: &SharedCache<S>,
     plan: &BatchPlan,
-    io_threads: usize,
-    with_code: bool,
+    io_threads: NonZeroUsize,
+    design: IoDesign,
 ) -> Result<u64, EngineError> {
     let accounts: Vec<Address> = plan.merged.iter().map(|a| a.address).collect();
     let slots: Vec<(Address, U256)> = plan
@@ -396,7 +461,7 @@ fn prefetch<S: StateReader>(
                 .chain(a.storage_reads.iter().map(move |s| (a.address, *s)))
         })
         .collect();
-    let threads = io_threads.max(1);
+    let threads = io_threads.get();
     let read = std::thread::scope(|scope| -> Result<u64, EngineError> {
         let mut handles = Vec::new();
         for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
@@ -413,7 +478,7 @@ fn prefetch<S: StateReader>(
         }
         Ok(total)
     })?;
-    if !with_code {
+    if !design.prefetches_code() {
         return Ok(read);
     }
     let mut hashes = Vec::new();

@@ -11,6 +11,7 @@ use bal_replay_engine::{
 use bal_replay_exec::ChainConfig;
 use bal_replay_state::{AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateReader, cf};
 use bal_replay_synth::{GeneratorConfig, generate};
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 const BLOCKS: u64 = 6;
@@ -71,10 +72,10 @@ fn meta(chain_id: u64, chained: bool) -> DumpMeta {
 fn options(design: IoDesign) -> ReplayOptions {
     ReplayOptions {
         mode: ExecMode::Parallel,
-        threads: 2,
-        batch: 2,
+        threads: NonZeroUsize::new(2).unwrap(),
+        batch: NonZeroUsize::new(2).unwrap(),
         design,
-        io_threads: 2,
+        io_threads: NonZeroUsize::new(2).unwrap(),
         ..ReplayOptions::default()
     }
 }

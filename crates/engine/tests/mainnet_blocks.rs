@@ -7,6 +7,7 @@ use bal_replay_exec::ChainConfig;
 use bal_replay_fixtures::{Fixture, default_mainnet_dir, fixture_dirs};
 use bal_replay_import::{import_fixture, seed_rocks_state};
 use bal_replay_state::{RocksOptions, RocksStore};
+use std::num::NonZeroUsize;
 
 #[test]
 fn every_mode_and_design_reproduces_mainnet_blocks() {
@@ -97,11 +98,11 @@ fn every_mode_and_design_reproduces_mainnet_blocks() {
             let store = seed_rocks_state(&state_dir, &record, &RocksOptions::default()).unwrap();
             let options = ReplayOptions {
                 mode: *mode,
-                threads: *threads,
+                threads: NonZeroUsize::new(*threads).unwrap(),
                 order: *order,
                 design: *design,
-                batch: 1,
-                io_threads: 2,
+                batch: NonZeroUsize::new(1).unwrap(),
+                io_threads: NonZeroUsize::new(2).unwrap(),
                 ..ReplayOptions::default()
             };
             let report = replay(&config, &dump, &store, &options, |_| {})

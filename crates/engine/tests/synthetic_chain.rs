@@ -8,6 +8,7 @@ use bal_replay_engine::{
 use bal_replay_exec::{ChainConfig, ExecError};
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
+use std::num::NonZeroUsize;
 
 fn small_chain(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let config = GeneratorConfig {
@@ -46,15 +47,15 @@ fn every_mode_leaves_the_sequential_state() {
         let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
         let options = ReplayOptions {
             mode,
-            threads,
-            batch,
+            threads: NonZeroUsize::new(threads).unwrap(),
+            batch: NonZeroUsize::new(batch).unwrap(),
             design,
             order: if i % 2 == 0 {
                 TaskOrder::BlockOrder
             } else {
                 TaskOrder::LongestFirst
             },
-            io_threads: 2,
+            io_threads: NonZeroUsize::new(2).unwrap(),
             ..ReplayOptions::default()
         };
         let mut batches = 0;
@@ -126,10 +127,10 @@ fn a_tampered_bal_stops_the_replay_and_leaves_the_state_untouched() {
         let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
         let options = ReplayOptions {
             mode: ExecMode::Parallel,
-            threads,
-            batch: 2,
+            threads: NonZeroUsize::new(threads).unwrap(),
+            batch: NonZeroUsize::new(2).unwrap(),
             design,
-            io_threads: 2,
+            io_threads: NonZeroUsize::new(2).unwrap(),
             ..ReplayOptions::default()
         };
         let err =
@@ -276,12 +277,12 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
                 for _ in 0..4 {
                     let options = ReplayOptions {
                         mode: ExecMode::Parallel,
-                        threads,
+                        threads: NonZeroUsize::new(threads).unwrap(),
                         // Blocks 0..=3 in one batch: all three mismatches run at once.
-                        batch: 4,
+                        batch: NonZeroUsize::new(4).unwrap(),
                         design,
                         order,
-                        io_threads: 2,
+                        io_threads: NonZeroUsize::new(2).unwrap(),
                         ..ReplayOptions::default()
                     };
                     let err = replay(&config, &bad, &store, &options, |_| {})

@@ -10,6 +10,7 @@ use bal_replay_mdbx_state::{MdbxStore, RethDb};
 use bal_replay_reth_db::write_source_from_flat;
 use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
+use std::num::NonZeroUsize;
 
 #[test]
 fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
@@ -45,9 +46,9 @@ fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
         let options = ReplayOptions {
             mode,
             design,
-            threads: 2,
-            batch: 3,
-            io_threads: 2,
+            threads: NonZeroUsize::new(2).unwrap(),
+            batch: NonZeroUsize::new(3).unwrap(),
+            io_threads: NonZeroUsize::new(2).unwrap(),
             ..ReplayOptions::default()
         };
         let work = bal_replay_engine::ScratchState::checkpoint_of(&state, "rocks-run").unwrap();

@@ -6,16 +6,15 @@
 //! `bal_replay_*` are the replay's, `bal_migrate_*` the migration's, `bal_exex_*` the reth ExEx's
 //! (registered into reth's own endpoint by the node).
 //!
-//! The replay records per batch (from the engine's [`BatchReport`]) and per cache snapshot
-//! ([`CacheStats`] deltas), never per read on the hot path, so recording cannot slow a replay.
+//! This crate knows no other crate of the workspace: the engine reports (its batch reports, cache
+//! counters and errors are plain values), and the binaries record, mapping those reports to the
+//! metrics declared here (`bal-replay-cli`'s `record` module for the replay). The replay records
+//! per batch and per cache snapshot, never per read on the hot path, so recording cannot slow a
+//! replay.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
-use bal_replay_cache::{CacheStats, ReadKind};
-use bal_replay_engine::{BatchReport, EngineError};
-use metrics::{
-    Unit, counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram,
-};
+use metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use std::net::SocketAddr;
 
@@ -130,75 +129,6 @@ pub fn install_exporter(addr: SocketAddr) -> Result<(), MetricsError> {
     Ok(())
 }
 
-/// Records one committed batch.
-pub fn record_batch(batch: &BatchReport) {
-    counter!(REPLAY_GAS).increment(batch.gas);
-    counter!(REPLAY_TXS).increment(batch.txs as u64);
-    // Saturating: the numbers come from a dump, and a metric must never be what panics.
-    counter!(REPLAY_BLOCKS).increment(
-        batch
-            .last_block
-            .saturating_sub(batch.first_block)
-            .saturating_add(1),
-    );
-    counter!(REPLAY_BATCHES).increment(1);
-    let secs = batch.exec_with_io().as_secs_f64();
-    histogram!(REPLAY_BATCH_SECONDS).record(secs);
-    if secs > 0.0 {
-        gauge!(REPLAY_BATCH_GAS_PER_SECOND).set(batch.gas as f64 / secs);
-    }
-    gauge!(REPLAY_LONGEST_TX_SECONDS).set(batch.longest_tx.as_secs_f64());
-    histogram!(REPLAY_COMMIT_SECONDS).record(batch.commit.as_secs_f64());
-    if !batch.prefetch.is_zero() {
-        histogram!(REPLAY_PREFETCH_SECONDS).record(batch.prefetch.as_secs_f64());
-    }
-    counter!(REPLAY_PREFETCH_KEYS).increment(batch.keys_prefetched);
-    gauge!(REPLAY_WORKER_BUSY_SECONDS).increment(batch.busy.as_secs_f64());
-    let tx_hist = histogram!(REPLAY_TX_SECONDS);
-    for t in &batch.tx_times {
-        tx_hist.record(t.as_secs_f64());
-    }
-    if let Some(rss) = resident_memory_bytes() {
-        gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
-    }
-}
-
-/// Records why a replay stopped, if it stopped on a verification failure or a store error: each
-/// has its own counter, so an alert on failed verification never fires for a full disk.
-pub fn record_replay_error(error: &EngineError) {
-    if error.is_verification_failure() {
-        counter!(REPLAY_VERIFICATION_FAILURES).increment(1);
-    } else if error.is_store_error() {
-        counter!(REPLAY_STORE_ERRORS).increment(1);
-    }
-}
-
-/// Records the change of the shared cache's counters since `previous` (the counters are cumulative
-/// in the cache; Prometheus counters must only go up by what happened since the last record).
-pub fn record_cache(previous: &CacheStats, now: &CacheStats) {
-    counter!(REPLAY_CACHE_HITS).increment(now.hits.saturating_sub(previous.hits));
-    counter!(REPLAY_CACHE_MISSES).increment(now.misses.saturating_sub(previous.misses));
-    for kind in ReadKind::ALL {
-        let reads = now.reads(kind).saturating_sub(previous.reads(kind));
-        counter!(REPLAY_DB_READS, "kind" => kind.name()).increment(reads);
-        let nanos = now.read_time(kind).saturating_sub(previous.read_time(kind));
-        gauge!(REPLAY_DB_READ_SECONDS, "kind" => kind.name()).increment(nanos.as_secs_f64());
-    }
-    let latency = histogram!(REPLAY_DB_READ_LATENCY);
-    for (bucket, (n, p)) in now
-        .latency
-        .counts
-        .iter()
-        .zip(previous.latency.counts.iter().chain(std::iter::repeat(&0)))
-        .enumerate()
-    {
-        let upper = (1u64 << bucket) as f64 * 1e-6;
-        for _ in 0..n.saturating_sub(*p) {
-            latency.record(upper);
-        }
-    }
-}
-
 /// Resident set size of this process, from `/proc/self/statm` (Linux), if readable.
 pub fn resident_memory_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
@@ -233,73 +163,6 @@ mod tests {
             }
             assert!(!m.help.is_empty());
         }
-    }
-
-    /// The counter of `name` in a Prometheus text rendering, if present.
-    fn counter_value(rendered: &str, name: &str) -> Option<f64> {
-        rendered
-            .lines()
-            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
-    }
-
-    #[test]
-    fn verification_failures_and_store_errors_are_counted_apart() {
-        use bal_replay_exec::{ExecError, PreValueMissing};
-        use bal_replay_state::StateError;
-        let recorder = PrometheusBuilder::new().build_recorder();
-        let handle = recorder.handle();
-        metrics::with_local_recorder(&recorder, || {
-            describe_all();
-            let verification = [
-                EngineError::HeaderMismatch(bal_replay_exec::HeaderMismatch {
-                    block: 5,
-                    field: "gas used",
-                    expected: "1".into(),
-                    got: "2".into(),
-                }),
-                EngineError::Exec(ExecError::BalIndexOutOfRange {
-                    block: 5,
-                    address: Default::default(),
-                    index: 9,
-                    tx_count: 1,
-                }),
-                EngineError::Exec(ExecError::PreValueMissing {
-                    block: 5,
-                    bal_index: Some(1),
-                    tx_count: 1,
-                    source: PreValueMissing::BlockHash(4),
-                }),
-            ];
-            let store = [
-                EngineError::State(StateError::Poisoned),
-                EngineError::Exec(ExecError::Store {
-                    block: 5,
-                    bal_index: None,
-                    tx_count: 1,
-                    source: StateError::MissingBlockHash { number: 4 },
-                }),
-            ];
-            for e in verification.iter().chain(&store) {
-                record_replay_error(e);
-            }
-            // Neither: a setup error.
-            record_replay_error(&EngineError::DropCaches("not root".into()));
-        });
-        let rendered = handle.render();
-        assert_eq!(
-            counter_value(&rendered, REPLAY_VERIFICATION_FAILURES),
-            Some(3.0),
-            "{rendered}"
-        );
-        assert_eq!(
-            counter_value(&rendered, REPLAY_STORE_ERRORS),
-            Some(2.0),
-            "{rendered}"
-        );
-        assert!(
-            rendered.contains(&format!("# HELP {REPLAY_STORE_ERRORS} ")),
-            "{rendered}"
-        );
     }
 
     #[test]

@@ -613,14 +613,13 @@ where
     Ok(())
 }
 
-/// Grouped bars: for each design (full, batched I/O, parallel I/O), the research's mean size and
-/// each input's, labelled with their value and their share of the full BAL.
-fn draw_bal_sizes<DB: DrawingBackend>(
-    root: &DrawingArea<DB, Shift>,
-    inputs: &[&Input],
-) -> DrawResult<DB> {
-    const DESIGNS: [&str; 3] = ["Full BAL", "Batched I/O BAL", "Parallel I/O BAL"];
-    let mut groups: Vec<(String, [f64; 3], RGBColor)> = vec![(
+/// The bars of one source in the BAL-size chart: its legend, its sizes per design (KB, in
+/// [`draw_bal_sizes`]'s order) and its colour.
+type BalSizeGroup = (String, [f64; 3], RGBColor);
+
+/// The research's BAL sizes, then each input's, each in its colour.
+fn bal_size_groups(inputs: &[&Input]) -> Vec<BalSizeGroup> {
+    let mut groups: Vec<BalSizeGroup> = vec![(
         "research (mainnet 23.77M, 2,000 blocks)".into(),
         research::BAL_SIZE_KB,
         RGBColor(110, 110, 110),
@@ -639,6 +638,17 @@ fn draw_bal_sizes<DB: DrawingBackend>(
             palette[i % palette.len()],
         ));
     }
+    groups
+}
+
+/// Grouped bars: for each design (full, batched I/O, parallel I/O), the research's mean size and
+/// each input's, labelled with their value and their share of the full BAL.
+fn draw_bal_sizes<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    inputs: &[&Input],
+) -> DrawResult<DB> {
+    const DESIGNS: [&str; 3] = ["Full BAL", "Batched I/O BAL", "Parallel I/O BAL"];
+    let groups = bal_size_groups(inputs);
     let y_max = groups
         .iter()
         .flat_map(|g| g.1)

@@ -2,7 +2,7 @@
 //! research's own tables.
 
 use crate::{Chart, Input, research};
-use bal_replay_bench::{RunResult, StoreKind, render_tables};
+use bal_replay_bench::{MeanBalSizes, RunResult, StoreKind, render_tables};
 use bal_replay_engine::{ExecMode, IoDesign};
 use std::fmt::Write;
 
@@ -74,6 +74,14 @@ fn next_to_research(out: &mut String, input: &Input) {
         out,
         "| Batch | Threads | Design | Ours (MGas/s) | Research (MGas/s) | Ours / research |\n| --- | --- | --- | --- | --- | --- |"
     );
+    throughput_rows(out, runs, disk);
+    ratio_rows(out, runs, disk);
+    bal_size_rows(out, &input.result.bal_sizes);
+    let _ = writeln!(out);
+}
+
+/// Our throughput next to the research's, where it published the same batch size and threads.
+fn throughput_rows(out: &mut String, runs: &[RunResult], disk: StoreKind) {
     let mut rows = 0;
     for r in runs
         .iter()
@@ -99,7 +107,10 @@ fn next_to_research(out: &mut String, input: &Input) {
             "| - | - | - | no run at a batch size and thread count the research published | - | - |"
         );
     }
+}
 
+/// Our ratios (scaling with workers, designs against each other) next to the research's.
+fn ratio_rows(out: &mut String, runs: &[RunResult], disk: StoreKind) {
     let _ = writeln!(
         out,
         "\n| Ratio | Batch | Threads | Ours | Research |\n| --- | --- | --- | --- | --- |"
@@ -177,8 +188,10 @@ fn next_to_research(out: &mut String, input: &Input) {
             }
         }
     }
+}
 
-    let s = &input.result.bal_sizes;
+/// Our BAL sizes per design next to the research's.
+fn bal_size_rows(out: &mut String, s: &MeanBalSizes) {
     if s.full > 0.0 {
         let _ = writeln!(
             out,
@@ -199,7 +212,6 @@ fn next_to_research(out: &mut String, input: &Input) {
             );
         }
     }
-    let _ = writeln!(out);
 }
 
 /// The research's own tables, as published.

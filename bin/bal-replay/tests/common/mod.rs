@@ -9,6 +9,7 @@ use bal_replay_exec::ChainConfig;
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::{
+    num::NonZeroUsize,
     path::{Path, PathBuf},
     process::{Command, Output},
 };
@@ -62,10 +63,10 @@ pub fn boundary_digests(dump: &Path, pristine: &Path, scratch: &Path, batch: usi
     let reader = DumpReader::open(dump).unwrap();
     let options = ReplayOptions {
         mode: ExecMode::Parallel,
-        threads: 2,
-        batch,
+        threads: NonZeroUsize::new(2).unwrap(),
+        batch: NonZeroUsize::new(batch).unwrap(),
         design: IoDesign::Parallel,
-        io_threads: 2,
+        io_threads: NonZeroUsize::new(2).unwrap(),
         ..ReplayOptions::default()
     };
     replay(&ChainConfig::mainnet(), &reader, &store, &options, |_| {

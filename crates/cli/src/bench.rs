@@ -1,0 +1,278 @@
+//! `bal-replay bench`, `demo`, `bench-db` and `bench-reference`: the research's measurements.
+
+use crate::{CacheArgs, at_least_one, count, progress_bar};
+use bal_replay_bench::{
+    BenchMatrix,
+    point_reads::{BenchDbOptions, bench_db, render_bench_db},
+    render_tables, run_bench,
+};
+use bal_replay_cache::CacheCapacity;
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{IoDesign, TaskOrder, drop_page_cache};
+use bal_replay_exec::ChainConfig;
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_state::RocksOptions;
+use clap::Args;
+use eyre::{WrapErr, eyre};
+use std::{num::NonZeroUsize, path::PathBuf};
+
+/// Run the research's matrix from the same pre-state and print its tables.
+#[derive(Debug, Clone, Args)]
+pub struct BenchCommand {
+    /// Dump directory (chained).
+    #[arg(long)]
+    pub dump: PathBuf,
+    /// Pristine state at the block before the dump's first, never written: `<dir>` or
+    /// `rocksdb:<dir>` (a RocksDB flat state; every run replays over a hard-link clone), or
+    /// `mdbx:<dir>` (reth's database; every run opens it read-only and keeps its commits in
+    /// memory). Over MDBX the in-memory baseline is left out (it would need the whole state
+    /// loaded into memory; a note says so) and --direct-io is refused.
+    #[arg(long)]
+    pub state: StateSpec,
+    /// Worker counts.
+    #[arg(long, value_parser = count, default_value = "1,2", value_delimiter = ',')]
+    pub threads: Vec<NonZeroUsize>,
+    /// Batch sizes.
+    #[arg(long, value_parser = count, default_value = "1,10,50", value_delimiter = ',')]
+    pub batch: Vec<NonZeroUsize>,
+    /// I/O designs.
+    #[arg(
+        long,
+        default_value = "full,batched,parallel,hybrid",
+        value_delimiter = ','
+    )]
+    pub io: Vec<IoDesign>,
+    /// Prefetch readers.
+    #[arg(long, value_parser = count, default_value = "8")]
+    pub io_threads: NonZeroUsize,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Task order: block or longest-first.
+    #[arg(long, default_value = "block")]
+    pub order: TaskOrder,
+    /// Drop the page cache before each run (root only).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// RocksDB direct reads (RocksDB states only).
+    #[arg(long)]
+    pub direct_io: bool,
+    /// Skip the sequential and in-memory baselines.
+    #[arg(long)]
+    pub no_baselines: bool,
+    /// Runs per configuration; the median by throughput is reported with the spread.
+    #[arg(long, value_parser = count, default_value = "1")]
+    pub repeat: NonZeroUsize,
+    /// Write the result as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl BenchCommand {
+    /// The matrix these options ask for (no in-memory baseline over MDBX).
+    pub fn matrix(&self) -> BenchMatrix {
+        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
+        BenchMatrix {
+            threads: self.threads.clone(),
+            batches: self.batch.clone(),
+            designs: self.io.clone(),
+            io_threads: self.io_threads,
+            order: self.order,
+            drop_caches: self.drop_caches,
+            direct_io: self.direct_io,
+            sequential: !self.no_baselines,
+            in_memory: !self.no_baselines && !over_mdbx,
+            block_cache_bytes: RocksOptions::default().block_cache_bytes,
+            cache: self.cache.into(),
+            repeat: self.repeat,
+        }
+    }
+
+    /// Runs the matrix and prints its tables.
+    pub fn run(&self) -> eyre::Result<()> {
+        if matches!(self.state, StateSpec::Mdbx(_)) {
+            if self.direct_io {
+                return Err(eyre!("--direct-io applies to RocksDB states only"));
+            }
+            if !self.no_baselines {
+                eprintln!(
+                    "note: no in-memory baseline over MDBX (it would need the whole state loaded \
+                     into memory, and MDBX is read by key); bench the RocksDB state bal-migrate \
+                     makes of {} for it",
+                    self.state
+                );
+            }
+        }
+        bench(&self.dump, &self.state, &self.matrix(), self.json.as_ref())
+    }
+}
+
+/// Runs `matrix` with a progress bar (one step per run) and prints its tables.
+fn bench(
+    dump: &PathBuf,
+    state: &StateSpec,
+    matrix: &BenchMatrix,
+    json: Option<&PathBuf>,
+) -> eyre::Result<()> {
+    let reader = DumpReader::open(dump)?;
+    let config = ChainConfig::for_dump(&reader)?;
+    let bar = progress_bar(
+        matrix.run_count(),
+        "{spinner} bench [{bar:30}] {pos}/{len} runs, eta {eta} {msg}",
+    );
+    let result = run_bench(&config, dump, state, matrix, |r| {
+        bar.inc(1);
+        bar.println(format!("{:<40} {:>9.1} Mgas/s", r.label(), r.mgas_per_s));
+    })?;
+    bar.finish_and_clear();
+    println!("{}", render_tables(&result));
+    if let Some(path) = json {
+        result.write_json(path)?;
+        println!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
+#[derive(Debug, Clone, Args)]
+pub struct DemoCommand {
+    /// Blocks to generate.
+    #[arg(long, value_parser = at_least_one::<u64>, default_value_t = 20)]
+    pub blocks: u64,
+    /// Generator seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Worker counts to compare.
+    #[arg(long, value_parser = count, default_value = "1,2", value_delimiter = ',')]
+    pub threads: Vec<NonZeroUsize>,
+    /// Batch sizes to compare.
+    #[arg(long, value_parser = count, default_value = "1,10", value_delimiter = ',')]
+    pub batch: Vec<NonZeroUsize>,
+}
+
+impl DemoCommand {
+    /// Generates the chain, says what it is, and benches every design over it.
+    pub fn run(&self) -> eyre::Result<()> {
+        let dir = tempfile::tempdir()?;
+        let dump = dir.path().join("dump");
+        let state = dir.path().join("state");
+        let config = bal_replay_synth::GeneratorConfig {
+            blocks: self.blocks,
+            seed: self.seed,
+            ..bal_replay_synth::GeneratorConfig::default()
+        };
+        let bar = progress_bar(
+            self.blocks,
+            "{spinner} generating [{bar:30}] {pos}/{len} blocks, {per_sec} {msg}",
+        );
+        let chain = bal_replay_synth::generate(&config, &dump, &state, Some(&bar))?;
+        bar.finish_and_clear();
+        println!(
+            "generated {} mainnet-like blocks ({} transactions, {:.1} Mgas) over {} accounts in {}",
+            chain.blocks,
+            chain.txs,
+            chain.gas_used as f64 / 1e6,
+            chain.genesis_accounts,
+            dir.path().display()
+        );
+        let matrix = BenchMatrix {
+            threads: self.threads.clone(),
+            batches: self.batch.clone(),
+            designs: IoDesign::ALL.to_vec(),
+            io_threads: NonZeroUsize::new(4).expect("4 is not 0"),
+            order: TaskOrder::BlockOrder,
+            drop_caches: false,
+            direct_io: false,
+            sequential: true,
+            in_memory: true,
+            block_cache_bytes: RocksOptions::default().block_cache_bytes,
+            cache: CacheCapacity::default(),
+            repeat: NonZeroUsize::MIN,
+        };
+        bench(&dump, &StateSpec::RocksDb(state), &matrix, None)
+    }
+}
+
+/// Random point reads of existing keys per reader-thread count, MDBX vs RocksDB (the research's
+/// random-read table): keys are sampled from each store first, then every run reads among them.
+#[derive(Debug, Clone, Args)]
+pub struct BenchDbCommand {
+    /// Stores: `mdbx:<dir>`, `rocksdb:<dir>` or `<dir>` (RocksDB); repeat or comma-separate.
+    #[arg(long, required = true, value_delimiter = ',')]
+    pub db: Vec<StateSpec>,
+    /// Reader-thread counts.
+    #[arg(long, value_parser = at_least_one::<usize>, default_value = "1,2,4,8,16,32", value_delimiter = ',')]
+    pub threads: Vec<usize>,
+    /// Reads per thread count (split over its threads).
+    #[arg(long, value_parser = at_least_one::<u64>, default_value_t = 1_000_000)]
+    pub reads: u64,
+    /// Keys of each kind (accounts, slots) sampled from each store.
+    #[arg(long, value_parser = at_least_one::<usize>, default_value_t = 100_000)]
+    pub sample: usize,
+    /// Seed of the sampling and of the key choice.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Close the store, drop the page cache and reopen it before each run (root only).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Write the results as JSON.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl BenchDbCommand {
+    /// Reads every store and prints the table.
+    pub fn run(&self) -> eyre::Result<()> {
+        let options = BenchDbOptions {
+            threads: self.threads.clone(),
+            reads: self.reads,
+            sample: self.sample,
+            seed: self.seed,
+            drop_caches: self.drop_caches,
+        };
+        let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+            drop_page_cache().map_err(Into::into)
+        };
+        let mut reports = Vec::new();
+        for spec in &self.db {
+            eprintln!("bench-db: sampling and reading {spec}");
+            reports.push(bench_db(spec, &options, &drop_caches)?);
+        }
+        println!("{}", render_bench_db(&reports));
+        if let Some(path) = &self.json {
+            bal_replay_bench::point_reads::write_json(&reports, path)
+                .wrap_err_with(|| format!("writing {}", path.display()))?;
+            println!("wrote {}", path.display());
+        }
+        Ok(())
+    }
+}
+
+/// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
+/// mainnet fixtures): in memory and over RocksDB.
+#[derive(Debug, Clone, Args)]
+pub struct BenchReferenceCommand {
+    /// Dump directory.
+    #[arg(long)]
+    pub dump: PathBuf,
+}
+
+impl BenchReferenceCommand {
+    /// Times the reference executor and prints the two throughputs.
+    pub fn run(&self) -> eyre::Result<()> {
+        let reader = DumpReader::open(&self.dump)?;
+        let config = ChainConfig::for_dump(&reader)?;
+        let scratch = tempfile::tempdir()?;
+        let r = bal_replay_bench::reference_throughput(&config, &reader, scratch.path())?;
+        println!(
+            "reference executor, 1 thread, {} blocks, {} gas: in memory {:.1} Mgas/s ({:.3}s), RocksDB {:.1} Mgas/s ({:.3}s), RocksDB / memory = {:.2}",
+            r.blocks,
+            r.gas,
+            r.memory_mgas_s(),
+            r.memory_s,
+            r.rocksdb_mgas_s(),
+            r.rocksdb_s,
+            r.rocksdb_mgas_s() / r.memory_mgas_s().max(1e-12)
+        );
+        Ok(())
+    }
+}

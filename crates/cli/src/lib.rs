@@ -1,0 +1,314 @@
+//! The `bal-replay` command line: each command's options as clap types, and what each command runs.
+//!
+//! The binary is `Cli::parse().run()`. A command's options fill the libraries' own option types
+//! ([`ReplayOptions`](bal_replay_engine::ReplayOptions) from [`run::ReplayArgs`],
+//! [`BenchMatrix`](bal_replay_bench::BenchMatrix) from [`bench::BenchCommand::matrix`]); its `run`
+//! calls the libraries and prints what they report. Counts that must be at least 1 are parsed as
+//! `NonZeroUsize`, so a zero is refused, naming the option, before anything runs.
+//!
+//! This is the edge of the workspace: errors are `eyre` reports, progress bars go to stderr
+//! (hidden when it is not a terminal), and the replay's reports are recorded as metrics here
+//! ([`record`]), so neither the engine nor the metrics crate knows the other.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+pub mod bench;
+pub mod record;
+pub mod run;
+
+use bal_replay_cache::CacheCapacity;
+use clap::{Args, Parser, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::{num::NonZeroUsize, path::PathBuf};
+
+/// `bal-replay`'s command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "bal-replay",
+    version,
+    about = "Replay BAL dumps and benchmark the BAL I/O designs"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `bal-replay`'s commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
+    Demo(bench::DemoCommand),
+    /// Replay a dump once over a state (modified in place unless --rewind).
+    Run(run::RunCommand),
+    /// Random point reads of existing keys per reader-thread count, MDBX vs RocksDB (the research's
+    /// random-read table): keys are sampled from each store first, then every run reads among them.
+    BenchDb(bench::BenchDbCommand),
+    /// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
+    /// mainnet fixtures): in memory and over RocksDB.
+    BenchReference(bench::BenchReferenceCommand),
+    /// Run the research's matrix from the same pre-state and print its tables.
+    Bench(bench::BenchCommand),
+    /// Charts (PNG and SVG) and a Markdown summary next to the research's figures, from
+    /// `bench --json` results.
+    Report(ReportCommand),
+}
+
+impl Cli {
+    /// Runs the command.
+    pub fn run(self) -> eyre::Result<()> {
+        match self.command {
+            Command::Demo(c) => c.run(),
+            Command::Run(c) => c.run(),
+            Command::BenchDb(c) => c.run(),
+            Command::BenchReference(c) => c.run(),
+            Command::Bench(c) => c.run(),
+            Command::Report(c) => c.run(),
+        }
+    }
+}
+
+/// Charts (PNG and SVG) and a Markdown summary next to the research's figures, from `bench --json`
+/// results.
+#[derive(Debug, Clone, Args)]
+pub struct ReportCommand {
+    /// JSON files written by `bal-replay bench --json`.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// TrueType font for chart text.
+    #[arg(long, default_value = bal_replay_report::DEFAULT_FONT)]
+    pub font: PathBuf,
+}
+
+impl ReportCommand {
+    /// Draws the charts, writes the summary and lists what it wrote and what it could not draw.
+    pub fn run(&self) -> eyre::Result<()> {
+        let inputs = bal_replay_report::load_inputs(&self.inputs)?;
+        let options = bal_replay_report::ReportOptions {
+            font: self.font.clone(),
+            ..bal_replay_report::ReportOptions::new(self.out.clone())
+        };
+        let written = bal_replay_report::write_report(&inputs, &options)?;
+        for file in written.files(&options.out) {
+            println!("wrote {}", file.display());
+        }
+        for reason in &written.skipped {
+            println!("not drawn: {reason}");
+        }
+        Ok(())
+    }
+}
+
+/// The shared cache's bounds (entries per table). Resident memory is bounded by these plus
+/// RocksDB's block cache and a fixed margin, whatever the replay's length.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct CacheArgs {
+    /// Shared cache: accounts held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().accounts)]
+    pub cache_accounts: usize,
+    /// Shared cache: storage slots held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().storage)]
+    pub cache_slots: usize,
+    /// Shared cache: contract codes held at most.
+    #[arg(long, default_value_t = CacheCapacity::default().codes)]
+    pub cache_codes: usize,
+}
+
+impl From<CacheArgs> for CacheCapacity {
+    fn from(a: CacheArgs) -> Self {
+        Self {
+            accounts: a.cache_accounts,
+            storage: a.cache_slots,
+            codes: a.cache_codes,
+        }
+    }
+}
+
+/// Parses a number that must be at least 1 (blocks, readers, reads): a zero would otherwise run as
+/// 1 and be reported as 0.
+fn at_least_one<T>(s: &str) -> Result<T, String>
+where
+    T: std::str::FromStr + From<u8> + PartialOrd,
+    T::Err: std::fmt::Display,
+{
+    let n: T = s.parse().map_err(|e: T::Err| e.to_string())?;
+    if n < T::from(1) {
+        return Err("must be at least 1".into());
+    }
+    Ok(n)
+}
+
+/// Parses a count of the libraries' options (workers, batch sizes, readers, repeats), with the
+/// same message as [`at_least_one`] for a zero.
+fn count(s: &str) -> Result<NonZeroUsize, String> {
+    NonZeroUsize::new(at_least_one(s)?).ok_or_else(|| "must be at least 1".into())
+}
+
+/// A progress bar on stderr with `template` (the plain style if the template does not parse).
+fn progress_bar(len: u64, template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(template).unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions};
+    use bal_replay_mdbx_state::StateSpec;
+    use clap::CommandFactory;
+
+    fn n(count: usize) -> NonZeroUsize {
+        NonZeroUsize::new(count).unwrap()
+    }
+
+    #[test]
+    fn cli_is_well_formed_and_parses_lists() {
+        Cli::command().debug_assert();
+        let cli = Cli::try_parse_from([
+            "bal-replay",
+            "bench",
+            "--dump",
+            "d",
+            "--state",
+            "s",
+            "--threads",
+            "1,2,4",
+            "--batch",
+            "1,50",
+            "--io",
+            "full,hybrid",
+            "--cache-slots",
+            "200000",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Bench(bench) => {
+                let matrix = bench.matrix();
+                assert_eq!(matrix.threads, vec![n(1), n(2), n(4)]);
+                assert_eq!(matrix.batches, vec![n(1), n(50)]);
+                assert_eq!(matrix.designs, vec![IoDesign::Full, IoDesign::Hybrid]);
+                assert_eq!(
+                    matrix.cache,
+                    CacheCapacity {
+                        storage: 200_000,
+                        ..CacheCapacity::default()
+                    }
+                );
+                assert!(matrix.sequential && matrix.in_memory);
+            }
+            _ => panic!("parsed another command"),
+        }
+        assert!(
+            Cli::try_parse_from([
+                "bal-replay",
+                "bench",
+                "--dump",
+                "d",
+                "--state",
+                "s",
+                "--io",
+                "fast"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn run_options_fill_the_replay_options() {
+        for (mode, expected) in [
+            ("sequential", ExecMode::Sequential),
+            ("seq", ExecMode::Sequential),
+            ("parallel", ExecMode::Parallel),
+            ("par", ExecMode::Parallel),
+        ] {
+            let cli = Cli::try_parse_from([
+                "bal-replay",
+                "run",
+                "--dump",
+                "d",
+                "--state",
+                "s",
+                "--mode",
+                mode,
+                "--threads",
+                "3",
+                "--io",
+                "hybrid",
+            ])
+            .unwrap();
+            let Command::Run(run) = cli.command else {
+                panic!("parsed another command")
+            };
+            let options = ReplayOptions::from(&run.replay);
+            assert_eq!(options.mode, expected);
+            assert_eq!(
+                (options.threads, options.batch, options.io_threads),
+                (n(3), n(50), n(8))
+            );
+            assert_eq!(options.design, IoDesign::Hybrid);
+        }
+        assert!(
+            Cli::try_parse_from([
+                "bal-replay",
+                "run",
+                "--dump",
+                "d",
+                "--state",
+                "s",
+                "--mode",
+                "fast"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn state_and_db_specs_parse() {
+        let cli = Cli::try_parse_from([
+            "bal-replay",
+            "bench-db",
+            "--db",
+            "mdbx:/a,rocksdb:/b",
+            "--db",
+            "/c",
+            "--threads",
+            "1,2",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::BenchDb(c) => {
+                assert_eq!(
+                    c.db,
+                    vec![
+                        StateSpec::Mdbx("/a".into()),
+                        StateSpec::RocksDb("/b".into()),
+                        StateSpec::RocksDb("/c".into())
+                    ]
+                );
+                assert_eq!(c.threads, vec![1, 2]);
+            }
+            _ => panic!("parsed another command"),
+        }
+        let cli = Cli::try_parse_from(["bal-replay", "run", "--dump", "d", "--state", "mdbx:/r"])
+            .unwrap();
+        match cli.command {
+            Command::Run(c) => assert_eq!(c.state, StateSpec::Mdbx("/r".into())),
+            _ => panic!("parsed another command"),
+        }
+        let cli = Cli::try_parse_from(["bal-replay", "bench", "--dump", "d", "--state", "mdbx:/r"])
+            .unwrap();
+        match cli.command {
+            Command::Bench(c) => {
+                assert_eq!(c.state, StateSpec::Mdbx("/r".into()));
+                assert!(!c.matrix().in_memory);
+            }
+            _ => panic!("parsed another command"),
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
+
+use crate::{CacheArgs, count, progress_bar, record};
+use bal_replay_bench::{first_block_hashes, with_mdbx_overlay};
+use bal_replay_cache::CacheStats;
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{
+    BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, TaskOrder,
+    drop_page_cache, replay, warm_up_kzg,
+};
+use bal_replay_exec::ChainConfig;
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_state::{RocksOptions, RocksStore, StateReader, StateWriter};
+use clap::Args;
+use eyre::{WrapErr, eyre};
+use indicatif::ProgressBar;
+use std::{
+    net::SocketAddr,
+    num::NonZeroUsize,
+    path::{Path, PathBuf},
+};
+
+/// How to replay: the command line's form of [`ReplayOptions`].
+#[derive(Debug, Clone, Args)]
+pub struct ReplayArgs {
+    /// Sequential or parallel.
+    #[arg(long, value_enum, default_value = "parallel")]
+    pub mode: ExecMode,
+    /// Execution workers.
+    #[arg(long, value_parser = count, default_value = "2")]
+    pub threads: NonZeroUsize,
+    /// Blocks per batch.
+    #[arg(long, value_parser = count, default_value = "50")]
+    pub batch: NonZeroUsize,
+    /// I/O design: full, batched, parallel or hybrid.
+    #[arg(long, default_value = "parallel")]
+    pub io: IoDesign,
+    /// Prefetch readers.
+    #[arg(long, value_parser = count, default_value = "8")]
+    pub io_threads: NonZeroUsize,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Task order: block or longest-first.
+    #[arg(long, default_value = "block")]
+    pub order: TaskOrder,
+}
+
+impl From<&ReplayArgs> for ReplayOptions {
+    fn from(a: &ReplayArgs) -> Self {
+        Self {
+            mode: a.mode,
+            threads: a.threads,
+            order: a.order,
+            design: a.io,
+            batch: a.batch,
+            io_threads: a.io_threads,
+            cache: a.cache.into(),
+        }
+    }
+}
+
+/// Replay a dump once over a state (modified in place unless --rewind).
+#[derive(Debug, Clone, Args)]
+pub struct RunCommand {
+    /// Dump directory (chained).
+    #[arg(long)]
+    pub dump: PathBuf,
+    /// State at the block before the dump's first, or at a block of the dump (a stopped run:
+    /// the blocks it holds are skipped and the replay resumes): `<dir>` or `rocksdb:<dir>` (a RocksDB flat
+    /// state, modified in place unless --rewind), or `mdbx:<dir>` (reth's database, read in
+    /// place and never written: each batch's commit stays in memory).
+    #[arg(long)]
+    pub state: StateSpec,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    /// Replay over a RocksDB checkpoint of the state (hard links, in a fresh directory beside
+    /// it, removed afterwards), leaving the state as it was.
+    #[arg(long)]
+    pub rewind: bool,
+    /// Drop the page cache first (root only).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// RocksDB direct reads.
+    #[arg(long)]
+    pub direct_io: bool,
+    /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9464).
+    #[arg(long)]
+    pub metrics: Option<SocketAddr>,
+    /// Keep serving metrics this many seconds after the replay, so a scraper sees the end.
+    #[arg(long, default_value_t = 0)]
+    pub metrics_linger: u64,
+    /// Write a JSON summary (totals and timings) here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+impl RunCommand {
+    /// Replays, prints the summary and writes it as JSON if asked.
+    pub fn run(&self) -> eyre::Result<()> {
+        if let Some(addr) = self.metrics {
+            bal_replay_metrics::install_exporter(addr)?;
+            record::record_start();
+        }
+        let dump = DumpReader::open(&self.dump)?;
+        let config = ChainConfig::for_dump(&dump)?;
+        let report = match &self.state {
+            StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state)?,
+            StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir)?,
+        };
+        print_summary(&dump, &report);
+        if let Some(json) = &self.json {
+            std::fs::write(json, serde_json::to_vec_pretty(&report)?)
+                .wrap_err_with(|| format!("writing {}", json.display()))?;
+        }
+        if self.metrics.is_some() && self.metrics_linger > 0 {
+            std::thread::sleep(std::time::Duration::from_secs(self.metrics_linger));
+        }
+        Ok(())
+    }
+
+    fn over_rocksdb(
+        &self,
+        dump: &DumpReader,
+        config: &ChainConfig,
+        state: &Path,
+    ) -> eyre::Result<ReplayReport> {
+        // With --rewind the replay writes to a checkpoint in a fresh directory of its own beside
+        // the state (removed when `scratch` drops, after the store); the state is never written.
+        let scratch = if self.rewind {
+            Some(
+                ScratchState::checkpoint_of(state, "rewind")
+                    .wrap_err_with(|| format!("making a scratch copy of {}", state.display()))?,
+            )
+        } else {
+            None
+        };
+        let path = scratch.as_ref().map_or(state, |s| s.path());
+        if self.drop_caches {
+            drop_page_cache()?;
+        }
+        let options = RocksOptions {
+            direct_io: self.direct_io,
+            ..RocksOptions::default()
+        };
+        let store = RocksStore::open(path, &options)
+            .wrap_err_with(|| format!("opening state {}", path.display()))?;
+        let report = self.replay(dump, config, &store, || store.approximate_size_bytes().ok());
+        drop(store);
+        drop(scratch);
+        report
+    }
+
+    /// reth's MDBX read in place, never written: each batch's commit stays in memory, so every run
+    /// starts from the database's state (`--rewind` is implied).
+    fn over_mdbx(
+        &self,
+        dump: &DumpReader,
+        config: &ChainConfig,
+        dir: &Path,
+    ) -> eyre::Result<ReplayReport> {
+        if self.direct_io {
+            return Err(eyre!("--direct-io applies to RocksDB states only"));
+        }
+        if self.drop_caches {
+            drop_page_cache()?;
+        }
+        let hashes = first_block_hashes(dump)?;
+        with_mdbx_overlay(dir, &hashes, |store| {
+            self.replay(dump, config, store, || None)
+        })
+        .wrap_err_with(|| format!("reading {}", self.state))?
+    }
+
+    /// Replays `dump` over `store` with the progress bar, recording metrics per batch.
+    fn replay<S: StateReader + StateWriter>(
+        &self,
+        dump: &DumpReader,
+        config: &ChainConfig,
+        store: &S,
+        state_size: impl Fn() -> Option<u64>,
+    ) -> eyre::Result<ReplayReport> {
+        warm_up_kzg();
+        let options = ReplayOptions::from(&self.replay);
+        let progress = ReplayProgress::new(dump, options.batch);
+        let mut cache_seen = CacheStats::default();
+        let result = replay(config, dump, store, &options, |b| {
+            record::record_batch(b);
+            record::record_cache(&cache_seen, &b.cache);
+            cache_seen = b.cache.clone();
+            if let Some(size) = state_size() {
+                record::record_state_size(size);
+            }
+            progress.batch_done(b);
+        });
+        progress.bar.finish_and_clear();
+        result.map_err(|e| {
+            record::record_replay_error(&e);
+            e.into()
+        })
+    }
+}
+
+/// The replay's progress on stderr (hidden when stderr is not a terminal): blocks, batches, gas
+/// per second of the last batch and the ETA.
+struct ReplayProgress {
+    bar: ProgressBar,
+    batches: u64,
+    done: std::cell::Cell<u64>,
+}
+
+impl ReplayProgress {
+    fn new(dump: &DumpReader, batch: NonZeroUsize) -> Self {
+        let blocks = dump.manifest().record_count;
+        Self {
+            bar: progress_bar(
+                blocks,
+                "{spinner} replay [{bar:30}] {pos}/{len} blocks, {per_sec}, eta {eta} {msg}",
+            ),
+            batches: blocks.div_ceil(batch.get() as u64),
+            done: std::cell::Cell::new(0),
+        }
+    }
+
+    fn batch_done(&self, b: &BatchReport) {
+        self.done.set(self.done.get() + 1);
+        self.bar.inc(b.last_block - b.first_block + 1);
+        let secs = b.exec_with_io().as_secs_f64().max(1e-9);
+        self.bar.set_message(format!(
+            "{:.1} Mgas/s (batch {}/{}: {}..={})",
+            b.gas as f64 / secs / 1e6,
+            self.done.get(),
+            self.batches,
+            b.first_block,
+            b.last_block
+        ));
+    }
+}
+
+/// What `run` prints: what it skipped (a resumed run) and what it replayed.
+fn print_summary(dump: &DumpReader, report: &ReplayReport) {
+    let manifest = dump.manifest();
+    if report.skipped > 0 {
+        println!(
+            "skipped {} blocks the state already held (resuming after block {})",
+            report.skipped,
+            manifest
+                .first_block
+                .map_or(0, |first| first + report.skipped - 1)
+        );
+    }
+    match manifest.last_block {
+        _ if report.blocks > 0 => println!(
+            "replayed {} blocks, {} txs, {} gas: {:.1} Mgas/s over {:.3}s execution with I/O (longest txs {:.3}s, commits {:.3}s, wall {:.3}s); cache hit ratio {:.1}%; every block verified",
+            report.blocks,
+            report.txs,
+            report.gas,
+            report.mgas_per_s(),
+            report.exec_with_io.as_secs_f64(),
+            report.longest_txs.as_secs_f64(),
+            report.commit.as_secs_f64(),
+            report.wall.as_secs_f64(),
+            report.cache.hit_ratio() * 100.0
+        ),
+        Some(last) => println!(
+            "nothing to replay: the state is already at block {last}, the dump's last block"
+        ),
+        None => println!("nothing to replay: the dump holds no blocks"),
+    }
+}
