@@ -382,8 +382,9 @@ impl BatchSample {
     }
 }
 
-/// Resident set size of this process (`VmRSS` in `/proc/self/status`, Linux), if readable.
-fn resident_memory_bytes() -> Option<u64> {
+/// Resident set size of this process (`VmRSS` in `/proc/self/status`, Linux), if readable: the one
+/// reading of it, for the bench's results and the replay's `bal_replay_resident_memory_bytes`.
+pub fn resident_memory_bytes() -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -873,6 +874,12 @@ mod tests {
     }
 
     /// A zero count cannot be written (`NonZeroUsize`); an empty dimension is refused.
+    #[test]
+    fn resident_memory_is_read() {
+        // A test binary with RocksDB and revm linked in holds more than 1 MiB.
+        assert!(resident_memory_bytes().unwrap() > 1 << 20);
+    }
+
     #[test]
     fn a_matrix_with_an_empty_dimension_is_refused() {
         let good = matrix();

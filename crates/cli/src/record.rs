@@ -10,7 +10,7 @@ use bal_replay_metrics::{
     REPLAY_DB_READ_SECONDS, REPLAY_DB_READS, REPLAY_GAS, REPLAY_LONGEST_TX_SECONDS,
     REPLAY_PREFETCH_KEYS, REPLAY_PREFETCH_SECONDS, REPLAY_RESIDENT_MEMORY, REPLAY_STATE_SIZE,
     REPLAY_STORE_ERRORS, REPLAY_TX_SECONDS, REPLAY_TXS, REPLAY_VERIFICATION_FAILURES,
-    REPLAY_WORKER_BUSY_SECONDS, resident_memory_bytes,
+    REPLAY_WORKER_BUSY_SECONDS,
 };
 use metrics::{counter, gauge, histogram};
 
@@ -49,7 +49,7 @@ pub fn record_batch(batch: &BatchReport) {
     for t in &batch.tx_times {
         tx_hist.record(t.as_secs_f64());
     }
-    if let Some(rss) = resident_memory_bytes() {
+    if let Some(rss) = bal_replay_bench::resident_memory_bytes() {
         gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
     }
 }

@@ -1,76 +1,35 @@
 //! The changes of a batch so far, as a database layer (sequential batches).
 
-use alloy_primitives::{
-    Address, B256, Bytes, U256,
-    map::{HashMap, HashSet},
-};
-use bal_replay_state::{AccountFlat, StateChanges};
+use alloy_primitives::{Address, B256};
+use bal_replay_state::{ChangeMap, StateChanges};
 use revm::{
     DatabaseRef,
     bytecode::Bytecode,
     primitives::{StorageKey, StorageValue},
     state::AccountInfo,
 };
-use std::collections::BTreeMap;
 
-/// Accumulated changes of the blocks executed so far in a batch.
-///
-/// Applying changes keeps the commit order of [`StateChanges`] (wipes, then accounts and slots), so
-/// [`BatchOverlay::to_changes`] is the batch's net change, committed once at its end.
+/// Accumulated changes of the blocks executed so far in a batch: the state crate's
+/// [`ChangeMap`] (so [`ChangeMap::to_changes`] is the batch's net change, committed once at its
+/// end), readable by revm over the pre-batch state with [`BatchOverlay::over`].
 #[derive(Debug, Default, Clone)]
-pub struct BatchOverlay {
-    accounts: HashMap<Address, Option<AccountFlat>>,
-    storage: HashMap<(Address, U256), U256>,
-    wiped: HashSet<Address>,
-    codes: HashMap<B256, Bytes>,
-    block_hashes: BTreeMap<u64, B256>,
-}
+pub struct BatchOverlay(ChangeMap);
 
 impl BatchOverlay {
     /// Applies one block's changes on top of the earlier ones.
     pub fn apply(&mut self, changes: &StateChanges) {
-        for address in &changes.wiped_storage {
-            self.wiped.insert(*address);
-            self.storage.retain(|(a, _), _| a != address);
-        }
-        for (address, account) in &changes.accounts {
-            self.accounts.insert(*address, *account);
-        }
-        for (address, slot, value) in &changes.storage {
-            self.storage.insert((*address, *slot), *value);
-        }
-        for (hash, code) in &changes.codes {
-            self.codes.insert(*hash, code.clone());
-        }
-        for (number, hash) in &changes.block_hashes {
-            self.block_hashes.insert(*number, *hash);
-        }
+        self.0.apply(changes);
     }
 
     /// The net change of everything applied, in deterministic order.
     pub fn to_changes(&self) -> StateChanges {
-        let mut changes = StateChanges {
-            accounts: self.accounts.iter().map(|(a, v)| (*a, *v)).collect(),
-            wiped_storage: self.wiped.iter().copied().collect(),
-            storage: self
-                .storage
-                .iter()
-                .map(|((a, s), v)| (*a, *s, *v))
-                .collect(),
-            codes: self.codes.iter().map(|(h, c)| (*h, c.clone())).collect(),
-            block_hashes: self.block_hashes.iter().map(|(n, h)| (*n, *h)).collect(),
-        };
-        changes.accounts.sort_unstable_by_key(|(a, _)| *a);
-        changes.wiped_storage.sort_unstable();
-        changes.storage.sort_unstable_by_key(|(a, s, _)| (*a, *s));
-        changes.codes.sort_unstable_by_key(|(h, _)| *h);
-        changes
+        self.0.to_changes()
     }
 
     /// A database reading this overlay over `inner`.
     pub fn over<'a, D>(&'a self, inner: &'a D) -> OverlayDb<'a, D> {
         OverlayDb {
-            overlay: self,
+            overlay: &self.0,
             inner,
         }
     }
@@ -79,7 +38,7 @@ impl BatchOverlay {
 /// [`BatchOverlay`] over another database.
 #[derive(Debug)]
 pub struct OverlayDb<'a, D> {
-    overlay: &'a BatchOverlay,
+    overlay: &'a ChangeMap,
     inner: &'a D,
 }
 
@@ -87,14 +46,14 @@ impl<D: DatabaseRef> DatabaseRef for OverlayDb<'_, D> {
     type Error = D::Error;
 
     fn basic_ref(&self, address: Address) -> Result<Option<AccountInfo>, Self::Error> {
-        match self.overlay.accounts.get(&address) {
+        match self.overlay.account(address) {
             Some(account) => Ok(account.map(|a| a.to_account_info())),
             None => self.inner.basic_ref(address),
         }
     }
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
-        match self.overlay.codes.get(&code_hash) {
+        match self.overlay.code(code_hash) {
             Some(code) => Ok(Bytecode::new_raw(code.clone())),
             None => self.inner.code_by_hash_ref(code_hash),
         }
@@ -105,18 +64,15 @@ impl<D: DatabaseRef> DatabaseRef for OverlayDb<'_, D> {
         address: Address,
         index: StorageKey,
     ) -> Result<StorageValue, Self::Error> {
-        if let Some(value) = self.overlay.storage.get(&(address, index)) {
-            return Ok(*value);
-        }
-        if self.overlay.wiped.contains(&address) {
-            return Ok(U256::ZERO);
+        if let Some(value) = self.overlay.storage(address, index) {
+            return Ok(value);
         }
         self.inner.storage_ref(address, index)
     }
 
     fn block_hash_ref(&self, number: u64) -> Result<B256, Self::Error> {
-        match self.overlay.block_hashes.get(&number) {
-            Some(hash) => Ok(*hash),
+        match self.overlay.block_hash(number) {
+            Some(hash) => Ok(hash),
             None => self.inner.block_hash_ref(number),
         }
     }

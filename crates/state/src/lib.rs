@@ -44,6 +44,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+mod change_map;
 mod codec;
 mod contents;
 mod database;
@@ -54,6 +55,7 @@ mod overlay;
 mod rocks;
 mod types;
 
+pub use change_map::ChangeMap;
 pub use codec::{ACCOUNT_VALUE_LEN, StateKey, StorageValueBytes, encode_storage_value};
 pub use contents::FlatContents;
 pub use database::StateDatabase;

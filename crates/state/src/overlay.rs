@@ -1,25 +1,17 @@
 //! [`MemOverlay`]: a store that is never written, with every commit kept in memory on top of it.
 
-use std::{
-    collections::{HashMap, HashSet},
-    sync::{RwLock, RwLockReadGuard},
-};
+use std::sync::{RwLock, RwLockReadGuard};
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 
-use crate::{AccountFlat, AppliedBlock, StateChanges, StateError, StateReader, StateWriter};
+use crate::{
+    AccountFlat, AppliedBlock, ChangeMap, StateChanges, StateError, StateReader, StateWriter,
+};
 
-/// What the commits so far changed, relative to the base store.
+/// What the commits so far changed, relative to the base store, and the height they reached.
 #[derive(Debug, Default)]
 struct Changes {
-    /// `None`: the account was deleted.
-    accounts: HashMap<Address, Option<AccountFlat>>,
-    /// Accounts whose whole base storage was wiped: their slots not in `storage` read zero.
-    wiped: HashSet<Address>,
-    /// Slot values written, zeros included (a zero hides the base value).
-    storage: HashMap<(Address, U256), U256>,
-    codes: HashMap<B256, Bytes>,
-    block_hashes: HashMap<u64, B256>,
+    map: ChangeMap,
     applied_block: Option<u64>,
     /// Meaningful only once `applied_block` is set: the overlay's height then hides the base's.
     applied_block_hash: Option<B256>,
@@ -59,7 +51,7 @@ impl<S: StateReader> MemOverlay<S> {
         hashes: impl IntoIterator<Item = (u64, B256)>,
     ) -> Result<(), StateError> {
         let mut changes = self.changes.write().map_err(|_| StateError::Poisoned)?;
-        changes.block_hashes.extend(hashes);
+        changes.map.insert_block_hashes(hashes);
         Ok(())
     }
 
@@ -70,13 +62,12 @@ impl<S: StateReader> MemOverlay<S> {
 
     /// Distinct keys (accounts, slots, codes, block hashes) the overlay holds.
     pub fn len(&self) -> Result<usize, StateError> {
-        let c = self.read()?;
-        Ok(c.accounts.len() + c.storage.len() + c.codes.len() + c.block_hashes.len())
+        Ok(self.read()?.map.len())
     }
 
     /// Whether nothing has been committed or inserted.
     pub fn is_empty(&self) -> Result<bool, StateError> {
-        Ok(self.len()? == 0 && self.read()?.wiped.is_empty())
+        Ok(self.read()?.map.is_empty())
     }
 
     fn read(&self) -> Result<RwLockReadGuard<'_, Changes>, StateError> {
@@ -86,35 +77,29 @@ impl<S: StateReader> MemOverlay<S> {
 
 impl<S: StateReader> StateReader for MemOverlay<S> {
     fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
-        if let Some(account) = self.read()?.accounts.get(&address) {
-            return Ok(*account);
+        if let Some(account) = self.read()?.map.account(address) {
+            return Ok(account);
         }
         self.base.account(address)
     }
 
     fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        {
-            let c = self.read()?;
-            if let Some(value) = c.storage.get(&(address, slot)) {
-                return Ok(*value);
-            }
-            if c.wiped.contains(&address) {
-                return Ok(U256::ZERO);
-            }
+        if let Some(value) = self.read()?.map.storage(address, slot) {
+            return Ok(value);
         }
         self.base.storage(address, slot)
     }
 
     fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
-        if let Some(code) = self.read()?.codes.get(&hash) {
+        if let Some(code) = self.read()?.map.code(hash) {
             return Ok(Some(code.clone()));
         }
         self.base.code(hash)
     }
 
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
-        if let Some(hash) = self.read()?.block_hashes.get(&number) {
-            return Ok(Some(*hash));
+        if let Some(hash) = self.read()?.map.block_hash(number) {
+            return Ok(Some(hash));
         }
         self.base.block_hash(number)
     }
@@ -146,23 +131,7 @@ impl<S: StateReader> StateReader for MemOverlay<S> {
 impl<S: StateReader> StateWriter for MemOverlay<S> {
     fn commit_block(&self, changes: &StateChanges, block: AppliedBlock) -> Result<(), StateError> {
         let mut c = self.changes.write().map_err(|_| StateError::Poisoned)?;
-        if !changes.wiped_storage.is_empty() {
-            let wiped: HashSet<Address> = changes.wiped_storage.iter().copied().collect();
-            c.storage.retain(|(address, _), _| !wiped.contains(address));
-            c.wiped.extend(wiped);
-        }
-        for (address, account) in &changes.accounts {
-            c.accounts.insert(*address, *account);
-        }
-        for (address, slot, value) in &changes.storage {
-            c.storage.insert((*address, *slot), *value);
-        }
-        for (hash, code) in &changes.codes {
-            c.codes.insert(*hash, code.clone());
-        }
-        for (number, hash) in &changes.block_hashes {
-            c.block_hashes.insert(*number, *hash);
-        }
+        c.map.apply(changes);
         c.applied_block = Some(block.number);
         c.applied_block_hash = block.hash;
         if block.chain_id.is_some() {
