@@ -23,7 +23,7 @@ use std::{
 
 use alloy_primitives::{B256, U256};
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
-use bal_replay_state::{AccountFlat, KeyScheme, RocksStore, StateError, cf};
+use bal_replay_state::{FlatAccount, KeyScheme, RocksStore, StateError, cf};
 
 /// Why a bench-db run failed.
 #[derive(Debug, thiserror::Error)]
@@ -150,13 +150,13 @@ pub struct BenchDbReport {
 /// Point reads by the store's own keys (addresses or their hashes), decoded.
 pub trait PointReads: Sync {
     /// The account under `key`.
-    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError>;
+    fn read_account(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError>;
     /// The slot `slot_key` of `account_key` (zero when absent).
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError>;
 }
 
 impl PointReads for MdbxStore<'_> {
-    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+    fn read_account(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError> {
         self.account_by_key(key)
     }
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {
@@ -167,7 +167,7 @@ impl PointReads for MdbxStore<'_> {
 /// RocksDB point reads by the store's own keys: [`RocksStore`]'s reads (pinned gets, one reused
 /// `ReadOptions`), so the bench measures the store, not key hashing.
 impl PointReads for RocksStore {
-    fn read_account(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+    fn read_account(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError> {
         self.account_by_key(key)
     }
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {

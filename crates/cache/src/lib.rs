@@ -21,7 +21,7 @@ mod stats;
 pub use stats::{CacheStats, LatencyHistogram, ReadKind};
 
 use alloy_primitives::{Address, B256, U256, map::DefaultHashBuilder};
-use bal_replay_state::{AccountFlat, StateChanges, StateError, StateReader};
+use bal_replay_state::{FlatAccount, StateChanges, StateError, StateReader};
 use quick_cache::{UnitWeighter, sync::Cache};
 use revm::{
     bytecode::Bytecode,
@@ -70,7 +70,7 @@ fn table<K: Eq + std::hash::Hash, V: Clone>(capacity: usize) -> Table<K, V> {
 /// A bounded concurrent read-through cache over a [`StateReader`].
 pub struct SharedCache<S> {
     inner: S,
-    accounts: Table<Address, Option<AccountFlat>>,
+    accounts: Table<Address, Option<FlatAccount>>,
     storage: Table<(Address, U256), U256>,
     codes: Table<B256, Bytecode>,
     counters: Counters,
@@ -128,7 +128,7 @@ impl<S: StateReader> SharedCache<S> {
     }
 
     /// The account at `address`, from the cache or read once from the store.
-    pub fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+    pub fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         let mut missed = false;
         let value = self.accounts.get_or_insert_with(&address, || {
             missed = true;
@@ -267,7 +267,7 @@ mod tests {
     }
 
     impl StateReader for CountingStore {
-        fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+        fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
             self.reads.fetch_add(1, Ordering::SeqCst);
             std::thread::sleep(std::time::Duration::from_millis(20));
             self.inner.account(address)
@@ -294,7 +294,7 @@ mod tests {
         let changes = StateChanges {
             accounts: vec![(
                 address,
-                Some(AccountFlat {
+                Some(FlatAccount {
                     nonce: 3,
                     balance: U256::from(99),
                     code_hash: KECCAK_EMPTY,

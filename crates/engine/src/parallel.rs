@@ -14,7 +14,7 @@ use alloy_evm::{
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
 use bal_replay_exec::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
-use bal_replay_state::{AccountFlat, StateChanges};
+use bal_replay_state::{FlatAccount, StateChanges};
 use revm::{
     DatabaseRef,
     database::{State, WrapDatabaseRef},
@@ -324,12 +324,12 @@ where
                         e,
                     ))
                 })?
-                .map(|i| AccountFlat {
+                .map(|i| FlatAccount {
                     nonce: i.nonce,
                     balance: i.balance,
                     code_hash: i.code_hash,
                 })
-                .unwrap_or(AccountFlat {
+                .unwrap_or(FlatAccount {
                     nonce: 0,
                     balance: Default::default(),
                     code_hash: KECCAK_EMPTY,

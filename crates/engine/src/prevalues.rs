@@ -3,7 +3,7 @@
 use crate::PreValueMissing;
 use alloy_primitives::{Address, B256, U256, map::HashMap};
 use bal_replay_dump::{BlockRecord, FirstPreValues};
-use bal_replay_state::AccountFlat;
+use bal_replay_state::FlatAccount;
 use revm::{
     DatabaseRef,
     bytecode::Bytecode,
@@ -51,7 +51,7 @@ impl DatabaseRef for PreValueDb {
         self.values
             .accounts
             .get(&address)
-            .map(|account| account.map(|a| AccountFlat::from(a).into()))
+            .map(|account| account.map(|a| FlatAccount::from(a).into()))
             .ok_or(PreValueMissing::Account(address))
     }
 

@@ -1,6 +1,6 @@
 //! Conversion of revm's bundle state into flat-state changes.
 
-use bal_replay_state::{AccountFlat, StateChanges};
+use bal_replay_state::{FlatAccount, StateChanges};
 use revm::database::{BundleState, OriginalValuesKnown};
 
 /// The flat-state changes a bundle makes, in a deterministic order (sorted by address, slot, hash).
@@ -10,7 +10,7 @@ pub fn state_changes_from_bundle(bundle: &BundleState) -> StateChanges {
         accounts: plain
             .accounts
             .into_iter()
-            .map(|(address, info)| (address, info.map(AccountFlat::from)))
+            .map(|(address, info)| (address, info.map(FlatAccount::from)))
             .collect(),
         ..Default::default()
     };

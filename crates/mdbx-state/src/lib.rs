@@ -27,7 +27,7 @@ use bal_replay_reth_db::{
     Layout, TableKind, decode_account_flat, decode_bytecode, decode_storage,
     table::CANONICAL_HEADERS,
 };
-use bal_replay_state::{AccountFlat, KeyScheme, StateError, StateReader};
+use bal_replay_state::{FlatAccount, KeyScheme, StateError, StateReader};
 use libmdbx::{NoWriteMap, RO, Table, Transaction};
 use thread_local::ThreadLocal;
 
@@ -210,7 +210,7 @@ impl<'db> MdbxStore<'db> {
     }
 
     /// The account under `key`: an address (v1) or keccak256 of one (v2).
-    pub fn account_by_key(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+    pub fn account_by_key(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError> {
         let table = self.layout.table(TableKind::Accounts);
         let txn = self.txn()?;
         let value: Option<Cow<'_, [u8]>> = txn
@@ -290,7 +290,7 @@ impl<'db> MdbxStore<'db> {
 }
 
 impl StateReader for MdbxStore<'_> {
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         self.account_by_key(&self.scheme.account_key(address))
     }
 

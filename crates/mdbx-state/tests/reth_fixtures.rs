@@ -11,7 +11,7 @@ use bal_replay_fixtures::{
 use bal_replay_mdbx_state::MdbxStore;
 use bal_replay_reth_db::{Layout, RethDb};
 use bal_replay_state::{
-    AccountFlat, KeyScheme, MemOverlay, StateChanges, StateError, StateReader, StateWriter,
+    FlatAccount, KeyScheme, MemOverlay, StateChanges, StateError, StateReader, StateWriter,
 };
 
 /// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
@@ -119,7 +119,7 @@ fn an_overlay_makes_the_mdbx_state_committable_without_writing_it() {
     let changes = StateChanges {
         accounts: vec![
             (recipient(0), None),
-            (Address::repeat_byte(0xee), Some(AccountFlat::default())),
+            (Address::repeat_byte(0xee), Some(FlatAccount::default())),
         ],
         wiped_storage: vec![V1_CONTRACT],
         storage: vec![(V1_CONTRACT, U256::from(1001), U256::from(99))],

@@ -205,7 +205,7 @@ fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
 #[test]
 fn the_applied_blocks_hash_comes_from_canonical_headers() {
     use alloy_primitives::{B256, Bytes, KECCAK256_EMPTY};
-    use bal_replay_state::{AccountFlat, FlatContents, KeyScheme};
+    use bal_replay_state::{FlatAccount, FlatContents, KeyScheme};
 
     let hash = B256::repeat_byte(0x7a);
     for (name, block_hashes, expected) in [
@@ -221,7 +221,7 @@ fn the_applied_blocks_hash_comes_from_canonical_headers() {
             key_scheme: KeyScheme::Plain,
             accounts: vec![(
                 generated_address(1).to_vec(),
-                AccountFlat {
+                FlatAccount {
                     nonce: 1,
                     balance: U256::from(5),
                     code_hash: KECCAK256_EMPTY,

@@ -12,7 +12,7 @@ use libmdbx::{Database, DatabaseOptions, Mode, NoWriteMap, RO, Table, Transactio
 use reth_codecs::Compact;
 use reth_primitives_traits::{Account, Bytecode, StorageEntry};
 
-use bal_replay_state::{AccountFlat, KeyScheme};
+use bal_replay_state::{FlatAccount, KeyScheme};
 
 use crate::RethDbError;
 
@@ -534,8 +534,8 @@ pub fn decode_account_flat(
     table: &'static str,
     key: &[u8],
     value: &[u8],
-) -> Result<AccountFlat, RethDbError> {
-    decode_account(table, key, value).map(|account| AccountFlat {
+) -> Result<FlatAccount, RethDbError> {
+    decode_account(table, key, value).map(|account| FlatAccount {
         nonce: account.nonce,
         balance: account.balance,
         code_hash: account.bytecode_hash.unwrap_or(KECCAK256_EMPTY),

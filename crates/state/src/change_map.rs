@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 
-use crate::{AccountFlat, StateChanges};
+use crate::{FlatAccount, StateChanges};
 
 /// What a sequence of commits changed, relative to the state under them: the one in-memory form
 /// of "changes so far" that both [`crate::MemOverlay`] (commits over a read-only store) and the
@@ -16,7 +16,7 @@ use crate::{AccountFlat, StateChanges};
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct ChangeMap {
     /// `None`: the account was deleted.
-    accounts: HashMap<Address, Option<AccountFlat>>,
+    accounts: HashMap<Address, Option<FlatAccount>>,
     /// Accounts whose whole earlier storage was wiped: their slots not in `storage` read zero.
     wiped: HashSet<Address>,
     /// Slot values written, zeros included (a zero hides the value under it).
@@ -52,7 +52,7 @@ impl ChangeMap {
     }
 
     /// The account as changed: `Some(None)` if deleted, `None` if not changed here.
-    pub fn account(&self, address: Address) -> Option<Option<AccountFlat>> {
+    pub fn account(&self, address: Address) -> Option<Option<FlatAccount>> {
         self.accounts.get(&address).copied()
     }
 

@@ -4,9 +4,9 @@
 
 use alloy_primitives::{Address, B256, U256, hex, keccak256};
 
-use crate::{AccountFlat, KeyScheme, StateError};
+use crate::{FlatAccount, KeyScheme, StateError};
 
-/// Length of an encoded [`AccountFlat`]: nonce (8) ++ balance (32) ++ code hash (32).
+/// Length of an encoded [`FlatAccount`]: nonce (8) ++ balance (32) ++ code hash (32).
 pub const ACCOUNT_VALUE_LEN: usize = 8 + 32 + 32;
 
 /// An encoded key, kept on the stack: every key of the flat state is at most 64 bytes, and point
@@ -103,7 +103,7 @@ impl KeyScheme {
     }
 }
 
-impl AccountFlat {
+impl FlatAccount {
     /// The 72-byte value stored under an account key: nonce (u64 BE) ++ balance (32 BE) ++ code hash.
     pub fn to_bytes(&self) -> [u8; ACCOUNT_VALUE_LEN] {
         let mut out = [0u8; ACCOUNT_VALUE_LEN];
@@ -113,7 +113,7 @@ impl AccountFlat {
         out
     }
 
-    /// Decodes [`AccountFlat::to_bytes`]; `None` if `bytes` is not exactly 72 bytes long.
+    /// Decodes [`FlatAccount::to_bytes`]; `None` if `bytes` is not exactly 72 bytes long.
     pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let bytes: &[u8; ACCOUNT_VALUE_LEN] = bytes.try_into().ok()?;
         let (nonce, rest) = bytes.split_at(8);
@@ -163,8 +163,8 @@ pub(crate) fn decode_account(
     table: &'static str,
     key: &[u8],
     bytes: &[u8],
-) -> Result<AccountFlat, StateError> {
-    AccountFlat::from_bytes(bytes).ok_or_else(|| StateError::Corrupt {
+) -> Result<FlatAccount, StateError> {
+    FlatAccount::from_bytes(bytes).ok_or_else(|| StateError::Corrupt {
         table,
         key: hex::encode_prefixed(key),
         reason: format!(
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn account_value_round_trips_and_has_fixed_layout() {
-        let account = AccountFlat {
+        let account = FlatAccount {
             nonce: 0x0102_0304_0506_0708,
             balance: U256::from(0xaabbu64),
             code_hash: b256!("0x1111111111111111111111111111111111111111111111111111111111111111"),
@@ -218,8 +218,8 @@ mod tests {
         assert_eq!(&bytes[38..40], &[0xaa, 0xbb]);
         assert!(bytes[8..38].iter().all(|b| *b == 0));
         assert_eq!(&bytes[40..], &[0x11; 32]);
-        assert_eq!(AccountFlat::from_bytes(&bytes), Some(account));
-        assert_eq!(AccountFlat::from_bytes(&bytes[..71]), None);
+        assert_eq!(FlatAccount::from_bytes(&bytes), Some(account));
+        assert_eq!(FlatAccount::from_bytes(&bytes[..71]), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 
 use alloy_primitives::{B256, Bytes, Keccak256, U256, hex, keccak256};
 
-use crate::{AccountFlat, KeyScheme, StateError};
+use crate::{FlatAccount, KeyScheme, StateError};
 
 /// Everything a flat state holds, keyed and sorted the same way for every store, so two stores can
 /// be compared whole with `==` (see [`crate::MemStore::dump_all`], [`crate::RocksStore::dump_all`]).
@@ -14,7 +14,7 @@ pub struct FlatContents {
     /// How the account and storage keys are encoded.
     pub key_scheme: KeyScheme,
     /// Accounts by encoded account key.
-    pub accounts: Vec<(Vec<u8>, AccountFlat)>,
+    pub accounts: Vec<(Vec<u8>, FlatAccount)>,
     /// Non-zero slot values by encoded storage key.
     pub storage: Vec<(Vec<u8>, U256)>,
     /// Codes by hash.

@@ -1,14 +1,14 @@
 //! Access to a [`RocksStore`] by its stores' own keys and encoded values (see [`cf`]), for the tools
 //! that move whole tables (the migration's bulk copy and its verification, the point-read bench)
 //! without decoding every entry into a [`FlatContents`]. The encodings stay in this crate: callers
-//! name tables by [`cf`] and pass values encoded by [`AccountFlat::to_bytes`] and
+//! name tables by [`cf`] and pass values encoded by [`FlatAccount::to_bytes`] and
 //! [`encode_storage_value`](crate::encode_storage_value).
 
 use alloy_primitives::{B256, Keccak256, U256};
 use rocksdb::{ColumnFamily, DB, DBRawIteratorWithThreadMode, IteratorMode, Snapshot, WriteBatch};
 
 use crate::{
-    ACCOUNT_VALUE_LEN, AccountFlat, StateError, cf, codec,
+    ACCOUNT_VALUE_LEN, FlatAccount, StateError, cf, codec,
     rocks::{RocksStore, decode_slot, hex_key},
 };
 
@@ -271,7 +271,7 @@ impl RocksStore {
 
     /// The account under its stored key: an address, or keccak256 of one under
     /// [`KeyScheme::Hashed`](crate::KeyScheme::Hashed).
-    pub fn account_by_key(&self, key: &[u8]) -> Result<Option<AccountFlat>, StateError> {
+    pub fn account_by_key(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError> {
         self.get(cf::ACCOUNTS, key, |v| {
             codec::decode_account(cf::ACCOUNTS, key, v)
         })

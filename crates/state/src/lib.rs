@@ -64,14 +64,14 @@ pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;
 pub use rocks::{RocksOptions, RocksStore, cf};
-pub use types::{AccountFlat, AppliedBlock, KeyScheme, StateChanges};
+pub use types::{AppliedBlock, FlatAccount, KeyScheme, StateChanges};
 
 use alloy_primitives::{Address, B256, Bytes, U256};
 
 /// Read access to a flat state. Implementations are safe to share across threads.
 pub trait StateReader: Send + Sync {
     /// The account at `address`, or `None` if it does not exist.
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError>;
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError>;
     /// The value of `slot` of `address` (zero when absent).
     fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError>;
     /// The code whose keccak256 is `hash`, or `None` if unknown.
@@ -95,7 +95,7 @@ pub trait StateReader: Send + Sync {
 
     /// The accounts of `addresses`, in order. Stores that can batch lookups (RocksDB multi-get)
     /// override this; the default reads one by one.
-    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<FlatAccount>>, StateError> {
         addresses.iter().map(|a| self.account(*a)).collect()
     }
 
@@ -123,7 +123,7 @@ pub trait StateWriter {
 macro_rules! forward_state_reader {
     ($($pointer:ty),+) => {$(
         impl<T: StateReader + ?Sized> StateReader for $pointer {
-            fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+            fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
                 (**self).account(address)
             }
             fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
@@ -147,7 +147,7 @@ macro_rules! forward_state_reader {
             fn accounts_many(
                 &self,
                 addresses: &[Address],
-            ) -> Result<Vec<Option<AccountFlat>>, StateError> {
+            ) -> Result<Vec<Option<FlatAccount>>, StateError> {
                 (**self).accounts_many(addresses)
             }
             fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {

@@ -5,14 +5,14 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use alloy_primitives::{Address, B256, Bytes, U256, map::HashMap};
 
 use crate::{
-    AccountFlat, AppliedBlock, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
+    AppliedBlock, FlatAccount, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
     StateWriter,
 };
 
 /// The maps behind one lock, so a commit replaces the whole state at once for readers.
 #[derive(Debug, Default, Clone)]
 struct Tables {
-    accounts: HashMap<Address, AccountFlat>,
+    accounts: HashMap<Address, FlatAccount>,
     /// Slots grouped by account, so wiping an account's storage is one removal.
     storage: HashMap<Address, HashMap<U256, U256>>,
     codes: HashMap<B256, Bytes>,
@@ -227,7 +227,7 @@ impl MemStore {
 }
 
 impl StateReader for MemStore {
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         Ok(self.read()?.accounts.get(&address).copied())
     }
 

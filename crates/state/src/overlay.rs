@@ -5,7 +5,7 @@ use std::sync::{RwLock, RwLockReadGuard};
 use alloy_primitives::{Address, B256, Bytes, U256};
 
 use crate::{
-    AccountFlat, AppliedBlock, ChangeMap, StateChanges, StateError, StateReader, StateWriter,
+    AppliedBlock, ChangeMap, FlatAccount, StateChanges, StateError, StateReader, StateWriter,
 };
 
 /// What the commits so far changed, relative to the base store, and the height they reached.
@@ -76,7 +76,7 @@ impl<S: StateReader> MemOverlay<S> {
 }
 
 impl<S: StateReader> StateReader for MemOverlay<S> {
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         if let Some(account) = self.read()?.map.account(address) {
             return Ok(account);
         }
@@ -146,8 +146,8 @@ mod tests {
     use super::*;
     use crate::MemStore;
 
-    fn account(nonce: u64) -> AccountFlat {
-        AccountFlat {
+    fn account(nonce: u64) -> FlatAccount {
+        FlatAccount {
             nonce,
             balance: U256::from(nonce * 10),
             code_hash: B256::repeat_byte(nonce as u8),

@@ -11,7 +11,7 @@ use rocksdb::{
 use tracing::{debug, warn};
 
 use crate::{
-    AccountFlat, AppliedBlock, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
+    AppliedBlock, FlatAccount, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
     StateWriter,
     codec::{self, StateKey},
 };
@@ -485,7 +485,7 @@ impl RocksStore {
     pub fn multi_get_accounts(
         &self,
         addresses: &[Address],
-    ) -> Result<Vec<Option<AccountFlat>>, StateError> {
+    ) -> Result<Vec<Option<FlatAccount>>, StateError> {
         let keys: Vec<StateKey> = addresses
             .iter()
             .map(|a| self.key_scheme.account_key(*a))
@@ -665,7 +665,7 @@ pub(crate) fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> 
 }
 
 impl StateReader for RocksStore {
-    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<AccountFlat>>, StateError> {
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<FlatAccount>>, StateError> {
         self.multi_get_accounts(addresses)
     }
 
@@ -673,7 +673,7 @@ impl StateReader for RocksStore {
         self.multi_get_storage(slots)
     }
 
-    fn account(&self, address: Address) -> Result<Option<AccountFlat>, StateError> {
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         let key = self.key_scheme.account_key(address);
         self.get(cf::ACCOUNTS, &key, |v| {
             codec::decode_account(cf::ACCOUNTS, &key, v)

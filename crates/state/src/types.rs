@@ -5,7 +5,7 @@ use bal_replay_dump::{AccountPre, BlockHashEntry, PreState};
 
 /// An account's flat value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct AccountFlat {
+pub struct FlatAccount {
     /// Nonce.
     pub nonce: u64,
     /// Balance in wei.
@@ -14,7 +14,7 @@ pub struct AccountFlat {
     pub code_hash: B256,
 }
 
-impl AccountFlat {
+impl FlatAccount {
     /// The account as revm reads it: without code, which revm fetches by hash when it runs it, except
     /// the empty code, attached so revm never asks for it.
     pub fn to_account_info(&self) -> revm::state::AccountInfo {
@@ -29,7 +29,7 @@ impl AccountFlat {
     }
 }
 
-impl From<AccountPre> for AccountFlat {
+impl From<AccountPre> for FlatAccount {
     fn from(account: AccountPre) -> Self {
         Self {
             nonce: account.nonce,
@@ -40,7 +40,7 @@ impl From<AccountPre> for AccountFlat {
 }
 
 /// The account without its code and id, which a flat value does not hold.
-impl From<&revm::state::AccountInfo> for AccountFlat {
+impl From<&revm::state::AccountInfo> for FlatAccount {
     fn from(info: &revm::state::AccountInfo) -> Self {
         Self {
             nonce: info.nonce,
@@ -50,15 +50,15 @@ impl From<&revm::state::AccountInfo> for AccountFlat {
     }
 }
 
-impl From<revm::state::AccountInfo> for AccountFlat {
+impl From<revm::state::AccountInfo> for FlatAccount {
     fn from(info: revm::state::AccountInfo) -> Self {
         Self::from(&info)
     }
 }
 
-/// See [`AccountFlat::to_account_info`].
-impl From<AccountFlat> for revm::state::AccountInfo {
-    fn from(account: AccountFlat) -> Self {
+/// See [`FlatAccount::to_account_info`].
+impl From<FlatAccount> for revm::state::AccountInfo {
+    fn from(account: FlatAccount) -> Self {
         account.to_account_info()
     }
 }
@@ -113,7 +113,7 @@ impl AppliedBlock {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct StateChanges {
     /// New account values; `None` deletes the account.
-    pub accounts: Vec<(Address, Option<AccountFlat>)>,
+    pub accounts: Vec<(Address, Option<FlatAccount>)>,
     /// Accounts whose whole storage is deleted (self-destructed or re-created) before `storage` applies.
     pub wiped_storage: Vec<Address>,
     /// New slot values; zero deletes the slot.
@@ -156,7 +156,7 @@ impl StateChanges {
             accounts: pre
                 .accounts
                 .iter()
-                .map(|a| (a.address, Some(AccountFlat::from(*a))))
+                .map(|a| (a.address, Some(FlatAccount::from(*a))))
                 .collect(),
             wiped_storage: Vec::new(),
             storage: pre

@@ -4,7 +4,7 @@ use std::{sync::Arc, thread};
 
 use alloy_primitives::{Address, B256, Bytes, U256, address, b256, keccak256};
 use bal_replay_state::{
-    AccountFlat, AppliedBlock, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore,
+    AppliedBlock, FlatAccount, FlatContents, KeyScheme, MemStore, RocksOptions, RocksStore,
     StateChanges, StateDatabase, StateError, StateReader, StateWriter, cf,
 };
 use revm::{DatabaseRef, primitives::KECCAK_EMPTY};
@@ -30,8 +30,8 @@ fn rocks(scheme: KeyScheme) -> (TempDir, RocksStore) {
     (dir, store)
 }
 
-fn account(nonce: u64, balance: u64, code_hash: B256) -> AccountFlat {
-    AccountFlat {
+fn account(nonce: u64, balance: u64, code_hash: B256) -> FlatAccount {
+    FlatAccount {
         nonce,
         balance: U256::from(balance),
         code_hash,
@@ -268,7 +268,7 @@ fn hashed_scheme_stores_keccak_keys() {
     let storage = db.cf_handle(cf::STORAGE).unwrap();
     let value = db.get_cf(accounts, keccak256(A_NEXT)).unwrap().unwrap();
     assert_eq!(
-        AccountFlat::from_bytes(&value),
+        FlatAccount::from_bytes(&value),
         store.account(A_NEXT).unwrap()
     );
     assert_eq!(db.get_cf(accounts, A_NEXT).unwrap(), None);

@@ -473,7 +473,7 @@ impl<'a> ChainBuilder<'a> {
 mod tests {
     use super::*;
     use alloy_primitives::Address;
-    use bal_replay_state::AccountFlat;
+    use bal_replay_state::FlatAccount;
 
     #[test]
     fn drained_senders_hand_their_transactions_to_hot_wallets() {
@@ -490,7 +490,7 @@ mod tests {
         let (world, genesis) = genesis::build(&config);
         let mut builder = ChainBuilder::new(&config, world, &genesis);
         // Every account but the hot wallets is left with 1,000 wei.
-        let drained: Vec<(Address, Option<AccountFlat>)> = builder.world.eoas[HOT_WALLETS..]
+        let drained: Vec<(Address, Option<FlatAccount>)> = builder.world.eoas[HOT_WALLETS..]
             .iter()
             .map(|eoa| {
                 let mut account = builder.state.account(eoa.address).unwrap().unwrap();

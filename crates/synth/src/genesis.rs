@@ -8,7 +8,7 @@ use crate::{
 };
 use alloy_eips::eip4788::{BEACON_ROOTS_ADDRESS, BEACON_ROOTS_CODE};
 use alloy_primitives::{Address, B256, Bytes, U256, keccak256};
-use bal_replay_state::{AccountFlat, StateChanges};
+use bal_replay_state::{FlatAccount, StateChanges};
 use revm::primitives::KECCAK_EMPTY;
 use secp256k1::{PublicKey, SecretKey};
 
@@ -207,7 +207,7 @@ impl ContractAddresses {
 /// The genesis state as it is built.
 #[derive(Default)]
 struct Genesis {
-    accounts: Vec<(Address, Option<AccountFlat>)>,
+    accounts: Vec<(Address, Option<FlatAccount>)>,
     storage: Vec<(Address, U256, U256)>,
     codes: Vec<(B256, Bytes)>,
 }
@@ -231,7 +231,7 @@ impl Genesis {
             nonces.push(nonce);
             self.accounts.push((
                 eoa.address,
-                Some(AccountFlat {
+                Some(FlatAccount {
                     nonce,
                     balance,
                     code_hash: KECCAK_EMPTY,
@@ -249,7 +249,7 @@ impl Genesis {
         }
         self.accounts.push((
             address,
-            Some(AccountFlat {
+            Some(FlatAccount {
                 nonce: 1,
                 balance,
                 code_hash,
@@ -278,7 +278,7 @@ impl Genesis {
         self.add_contract(BEACON_ROOTS_ADDRESS, &BEACON_ROOTS_CODE.clone(), U256::ZERO);
         self.accounts.push((
             at.fee_recipient,
-            Some(AccountFlat {
+            Some(FlatAccount {
                 nonce: 0,
                 balance: U256::from(ETHER),
                 code_hash: KECCAK_EMPTY,

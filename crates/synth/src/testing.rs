@@ -13,7 +13,7 @@ use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
 use bal_replay_exec::{BlockOutput, ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
-    AccountFlat, MemStore, StateChanges, StateDatabase, StateReader, StateWriter,
+    FlatAccount, MemStore, StateChanges, StateDatabase, StateReader, StateWriter,
 };
 use revm::primitives::KECCAK_EMPTY;
 use secp256k1::SecretKey;
@@ -61,7 +61,7 @@ pub(crate) fn deploy(
     let code_hash = keccak256(code);
     changes.accounts.push((
         address,
-        Some(AccountFlat {
+        Some(FlatAccount {
             nonce: 1,
             balance: U256::ZERO,
             code_hash,
@@ -83,7 +83,7 @@ impl TestBed {
         contracts.accounts.extend(addresses.iter().map(|a| {
             (
                 *a,
-                Some(AccountFlat {
+                Some(FlatAccount {
                     nonce: 0,
                     balance: U256::from(1_000 * ETHER),
                     code_hash: KECCAK_EMPTY,
