@@ -3,11 +3,11 @@
 //! block, which is named with the index and the block's range.
 
 use alloy_primitives::{B256, U256};
-use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
+use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_synth::{GeneratorConfig, generate};
-use std::process::Command;
+use std::{path::Path, process::Command};
 
-fn validate(dump: &std::path::Path) -> (bool, String) {
+fn validate(dump: &Path) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_bal-dump"))
         .arg("validate")
         .arg(dump)
@@ -20,6 +20,26 @@ fn validate(dump: &std::path::Path) -> (bool, String) {
         String::from_utf8_lossy(&out.stderr)
     );
     (out.status.success(), text)
+}
+
+/// A copy of the dump `reader` reads, at `dir`, with `edit` applied to each record (by position).
+fn altered_copy(reader: &DumpReader, dir: &Path, mut edit: impl FnMut(usize, &mut BlockRecord)) {
+    let mut writer = DumpWriter::create(
+        dir,
+        DumpMeta {
+            chain_id: reader.chain_id(),
+            chained: true,
+            source: "altered".into(),
+        },
+        WriterOptions::default(),
+    )
+    .unwrap();
+    for (i, record) in reader.records().enumerate() {
+        let mut record = record.unwrap();
+        edit(i, &mut record);
+        writer.append(&record).unwrap();
+    }
+    writer.finish().unwrap();
 }
 
 #[test]
@@ -43,19 +63,8 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
     // block 2's hash (its execution does not depend on it, so only the link is wrong).
     let reader = DumpReader::open(&dump).unwrap();
     let bad = tmp.path().join("bad");
-    let mut writer = DumpWriter::create(
-        &bad,
-        DumpMeta {
-            chain_id: reader.chain_id(),
-            chained: true,
-            source: "altered".into(),
-        },
-        WriterOptions::default(),
-    )
-    .unwrap();
     let mut numbers = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let mut record = record.unwrap();
+    altered_copy(&reader, &bad, |i, record| {
         numbers.push(record.number());
         if i == 1 {
             let slot = record
@@ -69,9 +78,7 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
         if i == 3 {
             record.block.header.parent_hash = B256::repeat_byte(0x11);
         }
-        writer.append(&record).unwrap();
-    }
-    writer.finish().unwrap();
+    });
 
     let (ok, text) = validate(&bad);
     assert!(!ok, "{text}");
@@ -95,19 +102,8 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
     // A balance change at an index past block 2's last (n + 1): once dropped silently, so the
     // dump validated.
     let bad_index = tmp.path().join("bad-index");
-    let mut writer = DumpWriter::create(
-        &bad_index,
-        DumpMeta {
-            chain_id: reader.chain_id(),
-            chained: true,
-            source: "altered".into(),
-        },
-        WriterOptions::default(),
-    )
-    .unwrap();
     let mut target = None;
-    for (i, record) in reader.records().enumerate() {
-        let mut record = record.unwrap();
+    altered_copy(&reader, &bad_index, |i, record| {
         if i == 2 {
             let (number, txs) = (record.number(), record.tx_count());
             let past = txs as u64 + 2;
@@ -121,9 +117,7 @@ fn validate_names_the_blocks_a_dump_gets_wrong() {
             account.balance_changes.push(change);
             target = Some((number, account.address, past, txs));
         }
-        writer.append(&record).unwrap();
-    }
-    writer.finish().unwrap();
+    });
     let (number, address, past, txs) = target.unwrap();
     let (ok, text) = validate(&bad_index);
     assert!(!ok, "{text}");

@@ -8,23 +8,17 @@ use alloy_primitives::Address;
 use bal_replay_bench::point_reads::{
     BenchDbOptions, PointReads, SampledKey, bench_db, render_bench_db, sample_mdbx,
 };
-use bal_replay_fixtures::{
-    copy_reth_db,
-    reth_db::{DEV, RethDbFixture, V1_CONTRACT, assert_fixture_values, recipient},
+use bal_replay_fixtures::reth_db::{
+    DEV, RethDbFixture, V1_CONTRACT, assert_fixture_values, recipient,
 };
 use bal_replay_mdbx_state::{MdbxStore, StateSpec};
 use bal_replay_migrate::{MigrateOptions, NoProgress, migrate};
 use bal_replay_reth_db::RethDb;
 use bal_replay_state::{RocksStore, StateReader};
 
-/// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
+/// A reth datadir holding a private copy of a fixture's `db/`.
 fn fixture(layout: &str) -> tempfile::TempDir {
-    let datadir = tempfile::Builder::new()
-        .prefix("reth-fixture")
-        .tempdir()
-        .unwrap();
-    copy_reth_db(layout, datadir.path()).unwrap_or_else(|e| panic!("{e}"));
-    datadir
+    bal_replay_fixtures::reth_db::private_copy(layout)
 }
 
 fn migrated(src: &Path, dst: &Path) -> RocksStore {

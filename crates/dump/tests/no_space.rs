@@ -9,21 +9,13 @@
 
 mod common;
 
-use std::{io, path::Path};
+use std::io;
 
 use bal_replay_dump::{
     BlockRecord, DumpError, DumpReader, DumpWriter, MANIFEST_FILE, WriterOptions, encode_record,
 };
 use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
-use common::{meta, record};
-
-fn read_all(dir: &Path) -> Vec<BlockRecord> {
-    DumpReader::open(dir)
-        .expect("dump opens")
-        .records()
-        .collect::<Result<Vec<_>, _>>()
-        .expect("every record reads")
-}
+use common::{meta, read_all, record};
 
 #[test]
 fn a_full_disk_stops_the_writer_clearly_and_a_new_writer_resumes_after_the_flushed_records() {

@@ -8,15 +8,7 @@ use bal_replay_dump::{
     BlockRecord, DumpError, DumpReader, DumpWriter, FORMAT_VERSION, MAGIC, Manifest,
     SEGMENT_HEADER_LEN, WriterOptions, decode_record, decode_segment_bytes, encode_record,
 };
-use common::{CHAIN_ID, meta, read_manifest, record};
-
-fn read_all(dir: &std::path::Path) -> Vec<BlockRecord> {
-    DumpReader::open(dir)
-        .expect("dump opens")
-        .records()
-        .collect::<Result<Vec<_>, _>>()
-        .expect("every record reads")
-}
+use common::{CHAIN_ID, meta, read_all, read_manifest, record};
 
 fn write_dump(
     dir: &std::path::Path,

@@ -12,15 +12,7 @@ use std::{
 use bal_replay_dump::{
     BlockRecord, DumpError, DumpReader, DumpWriter, LOCK_FILE, WriterOptions, encode_record,
 };
-use common::{meta, record};
-
-fn read_all(dir: &Path) -> Vec<BlockRecord> {
-    DumpReader::open(dir)
-        .expect("dump opens")
-        .records()
-        .collect::<Result<Vec<_>, _>>()
-        .expect("every record reads")
-}
+use common::{meta, read_all, record};
 
 fn numbers(dir: &Path) -> Vec<u64> {
     read_all(dir).iter().map(BlockRecord::number).collect()

@@ -4,9 +4,8 @@
 //! over them, are tested in `bal-replay-bench`'s `tests/point_reads_fixtures.rs`.)
 
 use alloy_primitives::{Address, B256, U256, b256, keccak256};
-use bal_replay_fixtures::{
-    copy_reth_db,
-    reth_db::{DEV, RethDbFixture, V1_CONTRACT, V2_CONTRACT, assert_fixture_values, recipient},
+use bal_replay_fixtures::reth_db::{
+    DEV, RethDbFixture, V1_CONTRACT, V2_CONTRACT, assert_fixture_values, recipient,
 };
 use bal_replay_mdbx_state::MdbxStore;
 use bal_replay_reth_db::{Layout, RethDb};
@@ -14,14 +13,9 @@ use bal_replay_state::{
     FlatAccount, KeyScheme, MemOverlay, StateChanges, StateError, StateReader, StateWriter,
 };
 
-/// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
+/// A reth datadir holding a private copy of a fixture's `db/`.
 fn fixture(layout: &str) -> tempfile::TempDir {
-    let datadir = tempfile::Builder::new()
-        .prefix("reth-fixture")
-        .tempdir()
-        .unwrap();
-    copy_reth_db(layout, datadir.path()).unwrap_or_else(|e| panic!("{e}"));
-    datadir
+    bal_replay_fixtures::reth_db::private_copy(layout)
 }
 
 #[test]

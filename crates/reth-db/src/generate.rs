@@ -144,8 +144,10 @@ impl<'db> Writer<'db> {
 
 /// Read-write options for a generated database (a generated file is thrown away on a crash, so
 /// durability would only slow it down).
-fn rw_options() -> DatabaseOptions {
-    DatabaseOptions {
+/// Opens (creating if needed) the MDBX environment at `db_dir` for writing test data: no syncs
+/// (a generated database is rebuilt, never recovered), room to grow to 1 TiB.
+fn open_rw(db_dir: &Path) -> Result<Database<NoWriteMap>, RethDbError> {
+    let options = DatabaseOptions {
         max_tables: Some(64),
         mode: Mode::ReadWrite(ReadWriteOptions {
             sync_mode: SyncMode::UtterlyNoSync,
@@ -154,7 +156,11 @@ fn rw_options() -> DatabaseOptions {
             ..ReadWriteOptions::default()
         }),
         ..DatabaseOptions::default()
-    }
+    };
+    Database::<NoWriteMap>::open_with_options(db_dir, options).map_err(|source| RethDbError::Open {
+        path: db_dir.to_path_buf(),
+        source,
+    })
 }
 
 /// The Execution checkpoint value for `height` (`StageCheckpoint` without a unit checkpoint).
@@ -194,13 +200,7 @@ pub fn churn_source(
             src.execution_height()?,
         )
     };
-    let db =
-        Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
-            RethDbError::Open {
-                path: db_dir.clone(),
-                source,
-            }
-        })?;
+    let db = open_rw(&db_dir)?;
     let key = |a: Address| -> Vec<u8> {
         match layout {
             Layout::V1 => a.to_vec(),
@@ -272,13 +272,7 @@ fn create_source(
         path: db_dir.clone(),
         source,
     })?;
-    let db =
-        Database::<NoWriteMap>::open_with_options(&db_dir, rw_options()).map_err(|source| {
-            RethDbError::Open {
-                path: db_dir.clone(),
-                source,
-            }
-        })?;
+    let db = open_rw(&db_dir)?;
     {
         let txn = db
             .begin_rw_txn()

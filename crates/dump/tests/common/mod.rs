@@ -22,8 +22,8 @@ use alloy_eips::{
 };
 use alloy_primitives::{Address, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{
-    AccountPre, BlockHashEntry, BlockRecord, CodePre, DumpMeta, FORMAT_VERSION, MAGIC, Manifest,
-    PreState, StoragePre, encode_record,
+    AccountPre, BlockHashEntry, BlockRecord, CodePre, DumpMeta, DumpReader, FORMAT_VERSION, MAGIC,
+    Manifest, PreState, StoragePre, encode_record,
 };
 
 pub const CHAIN_ID: u64 = 1;
@@ -272,6 +272,15 @@ pub fn segment_from_records(records: &[BlockRecord]) -> Vec<u8> {
         .map(|r| frame_from_raw(&encode_record(r)))
         .collect();
     segment_from_frames(&frames)
+}
+
+/// Every record of the dump at `dir`, in order (panics naming what failed).
+pub fn read_all(dir: &Path) -> Vec<BlockRecord> {
+    DumpReader::open(dir)
+        .expect("dump opens")
+        .records()
+        .collect::<Result<Vec<_>, _>>()
+        .expect("every record reads")
 }
 
 pub fn read_manifest(dir: &Path) -> Manifest {
