@@ -3,7 +3,7 @@
 
 use bal_replay_dump::{ChainLinks, DumpReader, RecordSummary};
 use bal_replay_engine::{BalSizeTotals, BalSizes, check_record, warm_up_kzg};
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_import::{FixtureChecks, import_fixtures, read_fixtures, write_fixture_dump};
 use clap::Parser;
 use cli::{Cli, Command};

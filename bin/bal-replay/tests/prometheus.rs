@@ -55,6 +55,19 @@ fn prometheus_scrapes_the_run_totals() {
         serde_json::from_slice(&std::fs::read(&summary_path).unwrap()).unwrap();
     let expect = |key: &str| summary[key].as_f64().unwrap();
     assert_eq!(expect("blocks"), 6.0);
+    // Where the reads were served from: RocksDB counted its key reads, and a state of a few MB,
+    // read through the page cache, is not disk-resident.
+    assert!(expect("key_reads") > 0.0, "{summary}");
+    assert!(expect("block_cache_hits") + expect("block_cache_misses") > 0.0);
+    assert_eq!(summary["disk_resident"], serde_json::Value::Bool(false));
+    for key in [
+        "device_reads",
+        "device_read_bytes",
+        "process_read_bytes",
+        "major_faults",
+    ] {
+        assert!(summary.get(key).is_some(), "{key} missing from {summary}");
+    }
 
     for (metric, key) in [
         ("bal_replay_gas_total", "gas"),
@@ -70,6 +83,7 @@ fn prometheus_scrapes_the_run_totals() {
     // Both failure counters are exported from the first scrape, and apart: a clean run has neither.
     prometheus.expect_last_value("bal_replay_verification_failures_total", 0.0);
     prometheus.expect_last_value("bal_replay_store_errors_total", 0.0);
+    prometheus.expect_last_value("bal_replay_disk_resident", 0.0);
     assert!(
         prometheus
             .value("max_over_time(bal_replay_resident_memory_bytes[10m])")

@@ -1,7 +1,7 @@
 //! From reth's types to the project's: blocks and chain config.
 
 use alloy_consensus::{Block, TxEnvelope};
-use bal_replay_exec::{ChainConfig, ForkSchedule};
+use bal_replay_executor::{ChainConfig, ForkSchedule};
 use reth_ethereum::{
     chainspec::{ChainSpec, EthChainSpec},
     primitives::RecoveredBlock,

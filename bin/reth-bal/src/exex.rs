@@ -4,7 +4,7 @@ use crate::adapter::{chain_config, dump_block};
 use alloy_consensus::{Block, BlockHeader, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_exex::{
     BlockRange, ChainBlock, ChainDumper, RecordError, last_block_hashes, record_block, record_lag,
 };

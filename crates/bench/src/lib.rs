@@ -17,18 +17,21 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+pub mod device;
 pub mod point_reads;
 mod tables;
 
+pub use device::DiskEvidence;
 pub use tables::render_tables;
 
+use crate::device::IoSample;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
     ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{
     AppliedBlock, FlatContents, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges,
@@ -323,6 +326,9 @@ pub struct RunResult {
     /// Highest.
     #[serde(default)]
     pub mgas_per_s_max: f64,
+    /// What the run read from the disk, and whether it is disk-resident by the 80% rule.
+    #[serde(flatten)]
+    pub disk: DiskEvidence,
     /// Each batch of this run, in order (empty in JSON written before batches were recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<BatchSample>,
@@ -432,6 +438,7 @@ impl RunResult {
             repeats: 1,
             mgas_per_s_min: r.mgas_per_s(),
             mgas_per_s_max: r.mgas_per_s(),
+            disk: DiskEvidence::default(),
             batches: Vec::new(),
         }
     }
@@ -623,7 +630,7 @@ impl Bench<'_> {
             })
             .map_err(run_err)
         };
-        let (report, cold) = match run.store {
+        let (report, cold, disk) = match run.store {
             StoreKind::Rocksdb => {
                 // A fresh checkpoint per run, in a directory of its own beside the state, removed
                 // when `scratch` drops (after the store closes, below).
@@ -632,10 +639,17 @@ impl Bench<'_> {
                     drop_page_cache()?;
                 }
                 let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
+                let before = (IoSample::take(scratch.path()), store.read_counters());
                 let report = replay_over(&|| store.approximate_size_bytes().ok(), &store)?;
+                let rocks = match (store.read_counters(), before.1) {
+                    (Some(after), Some(before)) => Some(after.since(&before)),
+                    _ => None,
+                };
+                let io = IoSample::take(scratch.path()).since(&before.0);
+                let disk = DiskEvidence::new(io, store_key_reads(&report), rocks);
                 drop(store);
                 drop(scratch);
-                (report, self.matrix.drop_caches)
+                (report, self.matrix.drop_caches, disk)
             }
             StoreKind::Mdbx => {
                 // Opened afresh for each run, after the previous run's handle is gone: pages the
@@ -643,22 +657,38 @@ impl Bench<'_> {
                 if self.matrix.drop_caches {
                     drop_page_cache()?;
                 }
+                let before = IoSample::take(self.state.path());
                 let report =
                     with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
                         replay_over(&|| None, store)
                     })??;
-                (report, self.matrix.drop_caches)
+                let io = IoSample::take(self.state.path()).since(&before);
+                let disk = DiskEvidence::new(io, store_key_reads(&report), None);
+                (report, self.matrix.drop_caches, disk)
             }
             StoreKind::Memory => {
                 // In-memory runs are only scheduled when the contents were loaded.
                 let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
-                (replay_over(&|| None, &memory.store()?)?, false)
+                let report = replay_over(&|| None, &memory.store()?)?;
+                (report, false, DiskEvidence::default())
             }
         };
         let mut result = RunResult::from_report(run, cold, &report);
+        result.disk = disk;
         result.batches = samples;
         Ok(result)
     }
+}
+
+/// Keys a replay read from its store, as the shared cache counts them: its misses and the keys
+/// prefetched (a store with its own count, RocksDB, overrides this in [`DiskEvidence::new`]).
+fn store_key_reads(report: &ReplayReport) -> u64 {
+    report.cache.misses
+        + report
+            .batches
+            .iter()
+            .map(|b| b.keys_prefetched)
+            .sum::<u64>()
 }
 
 /// A store a bench run replays over, whatever its type (RocksDB, MDBX under an overlay, memory).
@@ -723,6 +753,8 @@ pub fn run_bench(
         rocks_options: RocksOptions {
             direct_io: matrix.direct_io,
             block_cache_bytes: matrix.block_cache_bytes,
+            // The evidence of where reads were served from (block-cache hits and misses).
+            statistics: true,
             ..RocksOptions::default()
         },
         in_memory: if matrix.in_memory {
@@ -786,7 +818,7 @@ pub fn reference_throughput(
     dump: &DumpReader,
     scratch: &Path,
 ) -> Result<ReferenceThroughput, BenchError> {
-    use bal_replay_exec::{ExecOptions, execute_block};
+    use bal_replay_executor::{ExecOptions, execute_block};
     use bal_replay_state::StateDatabase;
     warm_up_kzg();
     let mut out = ReferenceThroughput::default();
@@ -794,7 +826,7 @@ pub fn reference_throughput(
         let record = record?;
         let seed = StateChanges::from_pre_state(&record.pre_state, &record.block_hashes);
         let parent = record.number().saturating_sub(1);
-        let exec_err = |e: bal_replay_exec::ExecError| BenchError::Run {
+        let exec_err = |e: bal_replay_executor::ExecError| BenchError::Run {
             run: format!("block {}", record.number()),
             source: e.into(),
         };
@@ -834,7 +866,7 @@ pub fn reference_throughput(
         if a.gas_used != record.gas_used() || b.gas_used != record.gas_used() {
             return Err(BenchError::Run {
                 run: format!("block {}", record.number()),
-                source: EngineError::HeaderMismatch(bal_replay_exec::HeaderMismatch {
+                source: EngineError::HeaderMismatch(bal_replay_executor::HeaderMismatch {
                     block: record.number(),
                     field: "gasUsed",
                     expected: record.gas_used().to_string(),

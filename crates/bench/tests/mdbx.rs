@@ -6,7 +6,7 @@
 use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, StoreKind, render_tables, run_bench};
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
 use bal_replay_reth_db::write_source_from_flat;
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};

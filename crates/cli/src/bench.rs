@@ -1,6 +1,6 @@
 //! `bal-replay bench`, `demo`, `bench-db` and `bench-reference`: the research's measurements.
 
-use crate::{CacheArgs, at_least_one, count, progress_bar};
+use crate::{CacheArgs, DiskArgs, at_least_one, count, progress_bar};
 use bal_replay_bench::{
     BenchMatrix,
     point_reads::{BenchDbOptions, bench_db, render_bench_db},
@@ -9,11 +9,11 @@ use bal_replay_bench::{
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{IoDesign, TaskOrder, drop_page_cache};
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_state::RocksOptions;
 use clap::Args;
-use eyre::{WrapErr, eyre};
+use eyre::WrapErr;
 use std::{num::NonZeroUsize, path::PathBuf};
 
 /// Run the research's matrix from the same pre-state and print its tables.
@@ -38,7 +38,7 @@ pub struct BenchCommand {
     /// I/O designs.
     #[arg(
         long,
-        default_value = "full,batched,parallel,hybrid",
+        default_value = "full,full-verify,batched,parallel,hybrid",
         value_delimiter = ','
     )]
     pub io: Vec<IoDesign>,
@@ -50,12 +50,8 @@ pub struct BenchCommand {
     /// Task order: block or longest-first.
     #[arg(long, default_value = "block")]
     pub order: TaskOrder,
-    /// Drop the page cache before each run (root only).
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// RocksDB direct reads (RocksDB states only).
-    #[arg(long)]
-    pub direct_io: bool,
+    #[command(flatten)]
+    pub disk: DiskArgs,
     /// Skip the sequential and in-memory baselines.
     #[arg(long)]
     pub no_baselines: bool,
@@ -77,11 +73,11 @@ impl BenchCommand {
             designs: self.io.clone(),
             io_threads: self.io_threads,
             order: self.order,
-            drop_caches: self.drop_caches,
-            direct_io: self.direct_io,
+            drop_caches: self.disk.drop_caches,
+            direct_io: self.disk.direct_io(),
             sequential: !self.no_baselines,
             in_memory: !self.no_baselines && !over_mdbx,
-            block_cache_bytes: RocksOptions::default().block_cache_bytes,
+            block_cache_bytes: self.disk.block_cache_bytes(),
             cache: self.cache.into(),
             repeat: self.repeat,
         }
@@ -90,9 +86,7 @@ impl BenchCommand {
     /// Runs the matrix and prints its tables.
     pub fn run(&self) -> eyre::Result<()> {
         if matches!(self.state, StateSpec::Mdbx(_)) {
-            if self.direct_io {
-                return Err(eyre!("--direct-io applies to RocksDB states only"));
-            }
+            self.disk.refuse_over_mdbx()?;
             if !self.no_baselines {
                 eprintln!(
                     "note: no in-memory baseline over MDBX (it would need the whole state loaded \

@@ -17,6 +17,7 @@ pub mod record;
 pub mod run;
 
 use bal_replay_cache::CacheCapacity;
+use bal_replay_state::RocksOptions;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{num::NonZeroUsize, path::PathBuf};
@@ -127,6 +128,99 @@ impl From<CacheArgs> for CacheCapacity {
     }
 }
 
+/// Where the state's reads may be served from: the page cache, RocksDB's block cache, or only the
+/// disk (`--disk-resident`). RocksDB states only, except `--drop-caches`.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct DiskArgs {
+    /// Drop the page cache first (root only).
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// RocksDB direct reads (O_DIRECT): SST blocks are never served from the page cache.
+    #[arg(long)]
+    pub direct_io: bool,
+    /// Disk-resident mode: RocksDB direct reads and a block cache of --block-cache (default
+    /// 64MiB), so no more of the state than that is served from memory. The results say whether
+    /// at least 80% of the key reads reached the device. RocksDB states only.
+    #[arg(long)]
+    pub disk_resident: bool,
+    /// RocksDB block cache, e.g. 64MiB or 1GiB [default: 512MiB; 64MiB with --disk-resident].
+    #[arg(long, value_parser = parse_size)]
+    pub block_cache: Option<usize>,
+}
+
+impl DiskArgs {
+    /// The block cache under `--disk-resident` unless `--block-cache` says otherwise.
+    pub const DISK_RESIDENT_BLOCK_CACHE: usize = 64 << 20;
+
+    /// Whether RocksDB reads directly.
+    pub fn direct_io(&self) -> bool {
+        self.direct_io || self.disk_resident
+    }
+
+    /// RocksDB's block cache, bytes.
+    pub fn block_cache_bytes(&self) -> usize {
+        match (self.block_cache, self.disk_resident) {
+            (Some(bytes), _) => bytes,
+            (None, true) => Self::DISK_RESIDENT_BLOCK_CACHE,
+            (None, false) => RocksOptions::default().block_cache_bytes,
+        }
+    }
+
+    /// RocksDB's options for these flags (statistics on: they are the runs' evidence).
+    pub fn rocks_options(&self) -> RocksOptions {
+        RocksOptions {
+            direct_io: self.direct_io(),
+            block_cache_bytes: self.block_cache_bytes(),
+            statistics: true,
+            ..RocksOptions::default()
+        }
+    }
+
+    /// The error for these flags over reth's MDBX, which is memory-mapped: RocksDB's options do
+    /// not apply, and bounding its page cache needs a memory-limited cgroup around the process.
+    pub fn refuse_over_mdbx(&self) -> eyre::Result<()> {
+        let flag = if self.disk_resident {
+            "--disk-resident"
+        } else if self.direct_io {
+            "--direct-io"
+        } else if self.block_cache.is_some() {
+            "--block-cache"
+        } else {
+            return Ok(());
+        };
+        Err(eyre::eyre!(
+            "{flag} applies to RocksDB states only: MDBX is memory-mapped, so its pages are served \
+             from the page cache; bound it by running in a memory-limited cgroup (see \
+             docs/results.md, \"Disk-resident runs\")"
+        ))
+    }
+}
+
+/// Parses a size in bytes: a number with an optional binary unit (`64MiB`, `64M`, `1GiB`, `4k`).
+fn parse_size(s: &str) -> Result<usize, String> {
+    let s = s.trim();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let number: usize = number
+        .parse()
+        .map_err(|_| format!("{s:?} is not a size (e.g. 64MiB, 1GiB, 4096)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB)"
+            ));
+        }
+    };
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| format!("{s:?} is too large"))
+}
+
 /// Parses a number that must be at least 1 (blocks, readers, reads): a zero would otherwise run as
 /// 1 and be reported as 0.
 fn at_least_one<T>(s: &str) -> Result<T, String>
@@ -165,6 +259,44 @@ mod tests {
 
     fn n(count: usize) -> NonZeroUsize {
         NonZeroUsize::new(count).unwrap()
+    }
+
+    #[test]
+    fn sizes_and_the_disk_resident_defaults() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("64M"), Ok(64 << 20));
+        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
+        assert_eq!(parse_size("4k"), Ok(4096));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(
+            parse_size("64 parsecs")
+                .unwrap_err()
+                .contains("unknown size unit")
+        );
+        assert!(parse_size("MiB").unwrap_err().contains("is not a size"));
+        let parse = |args: &[&str]| {
+            let mut all = vec!["bal-replay", "run", "--dump", "d", "--state", "s"];
+            all.extend_from_slice(args);
+            match Cli::try_parse_from(all).unwrap().command {
+                Command::Run(run) => run.disk,
+                other => panic!("{other:?}"),
+            }
+        };
+        let plain = parse(&[]);
+        assert!(!plain.direct_io());
+        assert_eq!(plain.block_cache_bytes(), 512 << 20);
+        let resident = parse(&["--disk-resident"]);
+        assert!(resident.direct_io());
+        assert_eq!(resident.block_cache_bytes(), 64 << 20);
+        assert!(resident.rocks_options().statistics);
+        let sized = parse(&["--disk-resident", "--block-cache", "8MiB"]);
+        assert_eq!(sized.block_cache_bytes(), 8 << 20);
+        let err = sized.refuse_over_mdbx().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--disk-resident applies to RocksDB states only"),
+            "{err}"
+        );
+        assert!(plain.refuse_over_mdbx().is_ok());
     }
 
     #[test]

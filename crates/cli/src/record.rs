@@ -2,15 +2,17 @@
 //! [`EngineError`]), `bal-replay-metrics` declares the metrics, and this module maps one to the
 //! other, so neither of those crates knows the other.
 
+use bal_replay_bench::{DiskEvidence, device::IoDelta};
 use bal_replay_cache::{CacheStats, ReadKind};
 use bal_replay_engine::{BatchReport, EngineError};
 use bal_replay_metrics::{
     REPLAY_BATCH_GAS_PER_SECOND, REPLAY_BATCH_SECONDS, REPLAY_BATCHES, REPLAY_BLOCKS,
     REPLAY_CACHE_HITS, REPLAY_CACHE_MISSES, REPLAY_COMMIT_SECONDS, REPLAY_DB_READ_LATENCY,
-    REPLAY_DB_READ_SECONDS, REPLAY_DB_READS, REPLAY_GAS, REPLAY_LONGEST_TX_SECONDS,
-    REPLAY_PREFETCH_KEYS, REPLAY_PREFETCH_SECONDS, REPLAY_RESIDENT_MEMORY, REPLAY_STATE_SIZE,
-    REPLAY_STORE_ERRORS, REPLAY_TX_SECONDS, REPLAY_TXS, REPLAY_VERIFICATION_FAILURES,
-    REPLAY_WORKER_BUSY_SECONDS,
+    REPLAY_DB_READ_SECONDS, REPLAY_DB_READS, REPLAY_DEVICE_READ_BYTES, REPLAY_DEVICE_READS,
+    REPLAY_DISK_RESIDENT, REPLAY_GAS, REPLAY_LONGEST_TX_SECONDS, REPLAY_MAJOR_FAULTS,
+    REPLAY_PREFETCH_KEYS, REPLAY_PREFETCH_SECONDS, REPLAY_PROCESS_READ_BYTES,
+    REPLAY_RESIDENT_MEMORY, REPLAY_STATE_SIZE, REPLAY_STORE_ERRORS, REPLAY_TX_SECONDS, REPLAY_TXS,
+    REPLAY_VERIFICATION_FAILURES, REPLAY_WORKER_BUSY_SECONDS,
 };
 use metrics::{counter, gauge, histogram};
 
@@ -52,6 +54,24 @@ pub fn record_batch(batch: &BatchReport) {
     if let Some(rss) = bal_replay_bench::resident_memory_bytes() {
         gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
     }
+}
+
+/// Records the device and process reads since the last record (absent counters are not recorded).
+pub fn record_io(delta: &IoDelta) {
+    let add = |name: &'static str, value: Option<u64>| {
+        if let Some(value) = value {
+            counter!(name).increment(value);
+        }
+    };
+    add(REPLAY_DEVICE_READS, delta.device_reads);
+    add(REPLAY_DEVICE_READ_BYTES, delta.device_read_bytes);
+    add(REPLAY_PROCESS_READ_BYTES, delta.process_read_bytes);
+    add(REPLAY_MAJOR_FAULTS, delta.major_faults);
+}
+
+/// Records whether the finished replay was disk-resident.
+pub fn record_disk_evidence(evidence: &DiskEvidence) {
+    gauge!(REPLAY_DISK_RESIDENT).set(if evidence.disk_resident { 1.0 } else { 0.0 });
 }
 
 /// Records the state's size on disk.
@@ -109,14 +129,14 @@ mod tests {
 
     #[test]
     fn verification_failures_and_store_errors_are_counted_apart() {
-        use bal_replay_exec::{ExecError, PreValueMissing};
+        use bal_replay_executor::{ExecError, PreValueMissing};
         use bal_replay_state::StateError;
         let recorder = PrometheusBuilder::new().build_recorder();
         let handle = recorder.handle();
         metrics::with_local_recorder(&recorder, || {
             bal_replay_metrics::describe_all();
             let verification = [
-                EngineError::HeaderMismatch(bal_replay_exec::HeaderMismatch {
+                EngineError::HeaderMismatch(bal_replay_executor::HeaderMismatch {
                     block: 5,
                     field: "gas used",
                     expected: "1".into(),

@@ -1,18 +1,18 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
-use crate::{CacheArgs, count, progress_bar, record};
-use bal_replay_bench::{first_block_hashes, with_mdbx_overlay};
+use crate::{CacheArgs, DiskArgs, count, progress_bar, record};
+use bal_replay_bench::{DiskEvidence, device::IoSample, first_block_hashes, with_mdbx_overlay};
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
     BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, TaskOrder,
     drop_page_cache, replay, warm_up_kzg,
 };
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_state::{RocksOptions, RocksStore, StateReader, StateWriter};
+use bal_replay_state::{RocksReadCounters, RocksStore, StateReader, StateWriter};
 use clap::Args;
-use eyre::{WrapErr, eyre};
+use eyre::WrapErr;
 use indicatif::ProgressBar;
 use std::{
     net::SocketAddr,
@@ -77,12 +77,8 @@ pub struct RunCommand {
     /// it, removed afterwards), leaving the state as it was.
     #[arg(long)]
     pub rewind: bool,
-    /// Drop the page cache first (root only).
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// RocksDB direct reads.
-    #[arg(long)]
-    pub direct_io: bool,
+    #[command(flatten)]
+    pub disk: DiskArgs,
     /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9464).
     #[arg(long)]
     pub metrics: Option<SocketAddr>,
@@ -103,13 +99,15 @@ impl RunCommand {
         }
         let dump = DumpReader::open(&self.dump)?;
         let config = ChainConfig::for_dump(&dump)?;
-        let report = match &self.state {
+        let run = match &self.state {
             StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state)?,
             StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir)?,
         };
-        print_summary(&dump, &report);
+        record::record_disk_evidence(&run.disk);
+        print_summary(&dump, &run.report);
+        print_disk_evidence(&run.disk);
         if let Some(json) = &self.json {
-            std::fs::write(json, serde_json::to_vec_pretty(&report)?)
+            std::fs::write(json, serde_json::to_vec_pretty(&run)?)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
         }
         if self.metrics.is_some() && self.metrics_linger > 0 {
@@ -123,7 +121,7 @@ impl RunCommand {
         dump: &DumpReader,
         config: &ChainConfig,
         state: &Path,
-    ) -> eyre::Result<ReplayReport> {
+    ) -> eyre::Result<RunOutput> {
         // With --rewind the replay writes to a checkpoint in a fresh directory of its own beside
         // the state (removed when `scratch` drops, after the store); the state is never written.
         let scratch = if self.rewind {
@@ -135,16 +133,20 @@ impl RunCommand {
             None
         };
         let path = scratch.as_ref().map_or(state, |s| s.path());
-        if self.drop_caches {
+        if self.disk.drop_caches {
             drop_page_cache()?;
         }
-        let options = RocksOptions {
-            direct_io: self.direct_io,
-            ..RocksOptions::default()
-        };
+        let options = self.disk.rocks_options();
         let store = RocksStore::open(path, &options)
             .wrap_err_with(|| format!("opening state {}", path.display()))?;
-        let report = self.replay(dump, config, &store, || store.approximate_size_bytes().ok());
+        let report = self.replay(
+            dump,
+            config,
+            &store,
+            path,
+            || store.approximate_size_bytes().ok(),
+            || store.read_counters(),
+        );
         drop(store);
         drop(scratch);
         report
@@ -157,33 +159,39 @@ impl RunCommand {
         dump: &DumpReader,
         config: &ChainConfig,
         dir: &Path,
-    ) -> eyre::Result<ReplayReport> {
-        if self.direct_io {
-            return Err(eyre!("--direct-io applies to RocksDB states only"));
-        }
-        if self.drop_caches {
+    ) -> eyre::Result<RunOutput> {
+        self.disk.refuse_over_mdbx()?;
+        if self.disk.drop_caches {
             drop_page_cache()?;
         }
         let hashes = first_block_hashes(dump)?;
         with_mdbx_overlay(dir, &hashes, |store| {
-            self.replay(dump, config, store, || None)
+            self.replay(dump, config, store, dir, || None, || None)
         })
         .wrap_err_with(|| format!("reading {}", self.state))?
     }
 
-    /// Replays `dump` over `store` with the progress bar, recording metrics per batch.
+    /// Replays `dump` over `store` (on the device holding `path`) with the progress bar, recording
+    /// metrics per batch, and gathers the run's disk evidence.
     fn replay<S: StateReader + StateWriter>(
         &self,
         dump: &DumpReader,
         config: &ChainConfig,
         store: &S,
+        path: &Path,
         state_size: impl Fn() -> Option<u64>,
-    ) -> eyre::Result<ReplayReport> {
+        rocks_counters: impl Fn() -> Option<RocksReadCounters>,
+    ) -> eyre::Result<RunOutput> {
         warm_up_kzg();
         let options = ReplayOptions::from(&self.replay);
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
+        let (first_io, first_rocks) = (IoSample::take(path), rocks_counters());
+        let mut io_seen = first_io;
         let result = replay(config, dump, store, &options, |b| {
+            let io = IoSample::take(path);
+            record::record_io(&io.since(&io_seen));
+            io_seen = io;
             record::record_batch(b);
             record::record_cache(&cache_seen, &b.cache);
             cache_seen = b.cache.clone();
@@ -193,10 +201,22 @@ impl RunCommand {
             progress.batch_done(b);
         });
         progress.bar.finish_and_clear();
-        result.map_err(|e| {
+        let report = result.map_err(|e| {
             record::record_replay_error(&e);
-            e.into()
-        })
+            eyre::Report::from(e)
+        })?;
+        let rocks = match (rocks_counters(), first_rocks) {
+            (Some(now), Some(first)) => Some(now.since(&first)),
+            _ => None,
+        };
+        let key_reads = report.cache.misses
+            + report
+                .batches
+                .iter()
+                .map(|b| b.keys_prefetched)
+                .sum::<u64>();
+        let disk = DiskEvidence::new(IoSample::take(path).since(&first_io), key_reads, rocks);
+        Ok(RunOutput { report, disk })
     }
 }
 
@@ -237,6 +257,41 @@ impl ReplayProgress {
 }
 
 /// What `run` prints: what it skipped (a resumed run) and what it replayed.
+/// What `run --json` writes: the replay's report and where its reads were served from.
+#[derive(Debug, serde::Serialize)]
+struct RunOutput {
+    #[serde(flatten)]
+    report: ReplayReport,
+    #[serde(flatten)]
+    disk: DiskEvidence,
+}
+
+/// One line on where the run's reads were served from.
+fn print_disk_evidence(disk: &DiskEvidence) {
+    let mib = |v: Option<u64>| {
+        v.map_or("-".to_string(), |v| {
+            format!("{:.1} MiB", v as f64 / 1048576.0)
+        })
+    };
+    let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let per_key = disk
+        .device_reads_per_key
+        .map_or(String::new(), |v| format!(" ({v:.2} per key)"));
+    let misses = match (disk.block_cache_misses, disk.block_cache_hits) {
+        (Some(m), Some(h)) => format!("; block-cache misses {m} of {}", m + h),
+        _ => String::new(),
+    };
+    println!(
+        "reads: {} keys from the store; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; disk-resident (>= 80% of key reads reached the device): {}",
+        disk.key_reads,
+        count(disk.device_reads),
+        mib(disk.device_read_bytes),
+        mib(disk.process_read_bytes),
+        count(disk.major_faults),
+        if disk.disk_resident { "yes" } else { "no" },
+    );
+}
+
 fn print_summary(dump: &DumpReader, report: &ReplayReport) {
     let manifest = dump.manifest();
     if report.skipped > 0 {

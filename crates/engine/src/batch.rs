@@ -7,7 +7,7 @@ use alloy_eip7928::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ExecError, check_bal_indices, writes_by_index};
+use bal_replay_executor::{ExecError, check_bal_indices, writes_by_index};
 use revm::state::bal::Bal;
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -84,7 +84,7 @@ pub struct BatchPlan {
     /// Every task of the batch, in block order.
     pub tasks: Vec<Task>,
     /// The writes the BAL records for each global index (what each task must write).
-    pub expected_writes: Vec<bal_replay_exec::TxWrites>,
+    pub expected_writes: Vec<bal_replay_executor::TxWrites>,
 }
 
 impl BatchPlan {

@@ -12,6 +12,12 @@ pub enum IoDesign {
     /// Full BAL: diffs, read keys and read values. The dump's pre-block values answer every read;
     /// no database read at all (a read outside them means the dump is incomplete: an error).
     Full,
+    /// Full BAL as a validating node uses it: execution reads the BAL's values as [`Self::Full`]
+    /// does, while `io_threads` readers read every value the BAL claims from the state, off
+    /// execution's critical path, and compare; the batch fails on a difference, naming the block,
+    /// account and slot. On a disk-resident state, the fair baseline for the other designs.
+    #[serde(rename = "full-verify")]
+    FullVerify,
     /// Batched I/O BAL: diffs and read keys. Every key the BAL names is fetched before the batch
     /// executes (multi-get on `io_threads` readers), then execution reads the cache.
     Batched,
@@ -25,16 +31,28 @@ pub enum IoDesign {
 
 impl IoDesign {
     /// Every design, in table order.
-    pub const ALL: [IoDesign; 4] = [Self::Full, Self::Batched, Self::Parallel, Self::Hybrid];
+    pub const ALL: [IoDesign; 5] = [
+        Self::Full,
+        Self::FullVerify,
+        Self::Batched,
+        Self::Parallel,
+        Self::Hybrid,
+    ];
 
     /// The lowercase name used on the command line.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Full => "full",
+            Self::FullVerify => "full-verify",
             Self::Batched => "batched",
             Self::Parallel => "parallel",
             Self::Hybrid => "hybrid",
         }
+    }
+
+    /// Whether execution reads the BAL's values (the dump's pre-block values) instead of the state.
+    pub const fn executes_from_bal_values(self) -> bool {
+        matches!(self, Self::Full | Self::FullVerify)
     }
 
     /// Whether execution sees only the diffs (reads not named by the BAL fall back to the state).
@@ -63,7 +81,9 @@ impl FromStr for IoDesign {
             .into_iter()
             .find(|d| d.name() == s)
             .ok_or_else(|| {
-                format!("unknown I/O design {s:?} (expected full, batched, parallel or hybrid)")
+                format!(
+                    "unknown I/O design {s:?} (expected full, full-verify, batched, parallel or hybrid)"
+                )
             })
     }
 }

@@ -1,8 +1,8 @@
 //! Engine errors.
 
-use alloy_primitives::B256;
+use alloy_primitives::{Address, B256, U256};
 use bal_replay_dump::DumpError;
-use bal_replay_exec::{ExecError, HeaderMismatch};
+use bal_replay_executor::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
 
 /// Why a replay stopped.
@@ -17,6 +17,26 @@ pub enum EngineError {
     /// Execution failed or did not match the BAL.
     #[error(transparent)]
     Exec(#[from] ExecError),
+    /// The state disagrees with a pre-block value the full BAL claims (the verifying full design).
+    #[error(
+        "block {block}{}: the BAL claims {address}{} was {claimed} before the batch, the state holds {state}",
+        tx.map_or(String::new(), |tx| format!(", tx {tx}")),
+        slot.map_or(String::new(), |slot| format!(" slot {slot:#x}"))
+    )]
+    PreValueMismatch {
+        /// The first block of the batch whose record claims the value.
+        block: u64,
+        /// The first transaction of that block whose BAL entry writes the account or slot, if any.
+        tx: Option<u64>,
+        /// The account.
+        address: Address,
+        /// The slot, for a storage value.
+        slot: Option<U256>,
+        /// The value the BAL claims.
+        claimed: String,
+        /// The state's value.
+        state: String,
+    },
     /// The dump's BAL could not be turned into revm's form.
     #[error("block {block}: invalid BAL: {message}")]
     InvalidBal {
@@ -101,7 +121,7 @@ pub enum EngineError {
 
 /// A read the full-BAL design could not answer from the dump's pre-block values (defined next to
 /// the executor, which keeps it typed in [`ExecError::PreValueMissing`]).
-pub use bal_replay_exec::PreValueMissing;
+pub use bal_replay_executor::PreValueMissing;
 
 impl EngineError {
     /// Whether the replay stopped because a block did not match its record (BAL, header or
@@ -109,7 +129,10 @@ impl EngineError {
     pub fn is_verification_failure(&self) -> bool {
         match self {
             Self::Exec(e) => e.is_verification_failure(),
-            Self::HeaderMismatch(_) | Self::InvalidBal { .. } | Self::InvalidRecord { .. } => true,
+            Self::HeaderMismatch(_)
+            | Self::InvalidBal { .. }
+            | Self::InvalidRecord { .. }
+            | Self::PreValueMismatch { .. } => true,
             _ => false,
         }
     }

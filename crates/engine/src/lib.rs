@@ -26,10 +26,10 @@ mod error;
 mod overlay;
 mod parallel;
 mod prevalues;
+mod record_check;
 mod replay;
 mod rewind;
 mod sequential;
-mod validate;
 mod verify;
 
 pub use batch::{BatchPlan, IndexOverflow, Task, TaskKind, TaskOrder, merge_bals};
@@ -38,10 +38,10 @@ pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOutcome, execute_parallel};
 pub use prevalues::PreValueDb;
+pub use record_check::check_record;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay};
 pub use rewind::{ScratchState, drop_page_cache};
 pub use sequential::{SequentialOutcome, execute_sequential};
-pub use validate::check_record;
 pub use verify::{check_block, check_block_bal, check_output};
 
 /// Loads the KZG trusted setup (the first point-evaluation call takes seconds), so no timed run pays

@@ -13,7 +13,7 @@ use alloy_evm::{
 };
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
-use bal_replay_exec::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
+use bal_replay_executor::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
 use bal_replay_state::{FlatAccount, StateChanges};
 use revm::{
     DatabaseRef,
@@ -212,7 +212,7 @@ fn check_blocks<'a>(
             receipts.push(receipt);
             tx_times.push(out.elapsed);
         }
-        let (root, bloom) = bal_replay_exec::receipts_root_and_bloom(&receipts);
+        let (root, bloom) = bal_replay_executor::receipts_root_and_bloom(&receipts);
         check_block(config, record, cumulative, root, bloom)?;
     }
     Ok(tx_times)
@@ -257,7 +257,7 @@ where
     state.set_allow_bal_db_fallback(design.diffs_only());
     BalIndexedDatabase::set_bal_index(&mut state, task.global_index);
     let evm = EthEvmFactory::default().create_evm(state, env.clone());
-    let ctx = bal_replay_exec::execution_ctx(block);
+    let ctx = bal_replay_executor::execution_ctx(block);
     let mut executor =
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
     let (mut state, receipt) = match task.kind {

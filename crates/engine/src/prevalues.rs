@@ -42,6 +42,11 @@ impl PreValueDb {
             .collect();
         Self { values, codes }
     }
+
+    /// The batch's first values (codes excepted: they are held decoded).
+    pub fn values(&self) -> &FirstPreValues {
+        &self.values
+    }
 }
 
 impl DatabaseRef for PreValueDb {

@@ -6,8 +6,8 @@ use crate::{
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
 use bal_replay_dump::{BlockRecord, DumpReader, Records};
-use bal_replay_exec::ChainConfig;
-use bal_replay_state::{AppliedBlock, StateChanges, StateReader, StateWriter};
+use bal_replay_executor::ChainConfig;
+use bal_replay_state::{AppliedBlock, FlatAccount, StateChanges, StateReader, StateWriter};
 use std::{
     num::NonZeroUsize,
     time::{Duration, Instant},
@@ -396,6 +396,36 @@ fn execute_batch<S: StateReader>(
             report.longest_tx = out.longest_block;
             out.changes
         }
+        (mode, IoDesign::FullVerify) => {
+            let db = PreValueDb::from_records(&plan.records);
+            // Execution reads the BAL's values while the readers check them against the state.
+            let (verified, out) = std::thread::scope(|scope| {
+                let verifier =
+                    scope.spawn(|| verify_pre_values(cache, plan, &db, options.io_threads));
+                let out = match mode {
+                    ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
+                        .map(|out| (out.exec_time, out.longest_block, out.changes)),
+                    ExecMode::Parallel => {
+                        execute_parallel(config, plan, &db, design, options.threads, options.order)
+                            .map(|out| {
+                                let changes = report.take_parallel(out);
+                                (report.exec, report.longest_tx, changes)
+                            })
+                    }
+                };
+                let verified = verifier
+                    .join()
+                    .map_err(|_| EngineError::WorkerPanic("pre-value verifier".into()));
+                (verified, out)
+            });
+            // A claimed value the state disagrees with is the root cause of any execution
+            // failure it led to: it is reported first.
+            report.keys_prefetched = verified??;
+            let (exec, longest, changes) = out?;
+            report.exec = exec;
+            report.longest_tx = longest;
+            changes
+        }
         (ExecMode::Sequential, _) => {
             let out = execute_sequential(config, &plan.records, cache)?;
             report.exec = out.exec_time;
@@ -438,6 +468,115 @@ fn execute_batch<S: StateReader>(
         }
     };
     Ok(changes)
+}
+
+/// Reads every pre-batch value the records claim (the full BAL's read values) from the state
+/// through the cache, on `io_threads` readers (multi-gets), and compares. Returns the keys read.
+/// A difference is [`EngineError::PreValueMismatch`], naming the first record that claimed it.
+fn verify_pre_values<S: StateReader>(
+    cache: &SharedCache<S>,
+    plan: &BatchPlan,
+    db: &PreValueDb,
+    io_threads: NonZeroUsize,
+) -> Result<u64, EngineError> {
+    let values = db.values();
+    let accounts: Vec<Address> = values.accounts.keys().copied().collect();
+    // Slots of accounts that did not exist before the batch are empty by definition.
+    let slots: Vec<(Address, U256)> = values.storage.keys().copied().collect();
+    let threads = io_threads.get();
+    std::thread::scope(|scope| -> Result<u64, EngineError> {
+        let mut handles = Vec::new();
+        for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+            handles.push(scope.spawn(move || -> Result<u64, EngineError> {
+                cache.prefetch_accounts(chunk)?;
+                for address in chunk {
+                    let claimed = values.accounts[address].map(FlatAccount::from);
+                    let state = cache.account(*address)?;
+                    if claimed != state {
+                        return Err(pre_value_mismatch(plan, *address, None, &claimed, &state));
+                    }
+                }
+                Ok(chunk.len() as u64)
+            }));
+        }
+        for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+            handles.push(scope.spawn(move || -> Result<u64, EngineError> {
+                cache.prefetch_storage(chunk)?;
+                for key @ (address, slot) in chunk {
+                    let claimed = values.storage[key];
+                    let state = cache.storage(*address, *slot)?;
+                    if claimed != state {
+                        return Err(pre_value_mismatch(
+                            plan,
+                            *address,
+                            Some(*slot),
+                            &claimed,
+                            &state,
+                        ));
+                    }
+                }
+                Ok(chunk.len() as u64)
+            }));
+        }
+        let mut total = 0;
+        for h in handles {
+            total += h
+                .join()
+                .map_err(|_| EngineError::WorkerPanic("pre-value verifier".into()))??;
+        }
+        Ok(total)
+    })
+}
+
+/// The error for a claimed pre-value the state disagrees with: the first record of the batch that
+/// claims the key, and the first transaction of that block whose BAL entry names it (a read of a
+/// slot carries no transaction index in the BAL).
+fn pre_value_mismatch(
+    plan: &BatchPlan,
+    address: Address,
+    slot: Option<U256>,
+    claimed: &dyn std::fmt::Debug,
+    state: &dyn std::fmt::Debug,
+) -> EngineError {
+    let record = plan.records.iter().find(|r| match slot {
+        Some(slot) => r
+            .pre_state
+            .storage
+            .iter()
+            .any(|s| s.address == address && s.slot == slot),
+        None => {
+            r.pre_state.accounts.iter().any(|a| a.address == address)
+                || r.pre_state.absent.contains(&address)
+        }
+    });
+    let tx = record.and_then(|r| {
+        let entry = r.bal.iter().find(|a| a.address == address)?;
+        let indices = match slot {
+            Some(slot) => entry
+                .storage_changes
+                .iter()
+                .filter(|s| s.slot == slot)
+                .flat_map(|s| s.changes.iter().map(|c| c.block_access_index))
+                .min(),
+            None => entry
+                .balance_changes
+                .iter()
+                .map(|c| c.block_access_index)
+                .chain(entry.nonce_changes.iter().map(|c| c.block_access_index))
+                .chain(entry.code_changes.iter().map(|c| c.block_access_index))
+                .min(),
+        }?;
+        // BAL index 0 is the pre-transaction system calls; transaction i is index i + 1.
+        indices.0.checked_sub(1)
+    });
+    EngineError::PreValueMismatch {
+        block: record.map_or(plan.first_block(), |r| r.number()),
+        tx,
+        address,
+        slot,
+        claimed: format!("{claimed:?}"),
+        state: format!("{state:?}"),
+    }
 }
 
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account

@@ -2,7 +2,7 @@
 
 use crate::{BatchOverlay, EngineError, verify::check_output};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::StateChanges;
 use revm::{DatabaseRef, database_interface::DBErrorMarker};
 use std::time::{Duration, Instant};

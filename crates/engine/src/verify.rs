@@ -3,10 +3,10 @@
 use crate::EngineError;
 use alloy_primitives::{B256, Bloom};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{BlockOutput, ChainConfig, check_header, check_writes, writes_by_index};
+use bal_replay_executor::{BlockOutput, ChainConfig, check_header, check_writes, writes_by_index};
 
 /// Checks a block's gas used, logs bloom and (from Byzantium on) receipts root against its header
-/// (see [`bal_replay_exec::check_header`]).
+/// (see [`bal_replay_executor::check_header`]).
 pub fn check_block(
     config: &ChainConfig,
     record: &BlockRecord,
@@ -38,7 +38,7 @@ pub fn check_block_bal(
     Ok(())
 }
 
-/// Checks an executed block (run with [`bal_replay_exec::ExecOptions::for_verify`]) against its
+/// Checks an executed block (run with [`bal_replay_executor::ExecOptions::for_verify`]) against its
 /// record: the header's gas used, logs bloom and receipts root ([`check_block`]), and the BAL's
 /// writes for every index ([`check_block_bal`]).
 pub fn check_output(

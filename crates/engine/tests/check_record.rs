@@ -5,7 +5,7 @@
 use alloy_primitives::U256;
 use bal_replay_dump::{BlockRecord, DumpReader};
 use bal_replay_engine::{EngineError, check_record};
-use bal_replay_exec::{ChainConfig, ExecError};
+use bal_replay_executor::{ChainConfig, ExecError};
 use bal_replay_fixtures::{Fixture, default_mainnet_dir, fixture_dirs};
 use bal_replay_import::import_fixture;
 use bal_replay_synth::{GeneratorConfig, generate};

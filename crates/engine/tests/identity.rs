@@ -8,7 +8,7 @@ use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptio
 use bal_replay_engine::{
     EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, replay,
 };
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_state::{AppliedBlock, KeyScheme, RocksOptions, RocksStore, StateReader, cf};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::num::NonZeroUsize;

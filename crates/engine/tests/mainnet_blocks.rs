@@ -3,7 +3,7 @@
 
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, TaskOrder, replay};
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_fixtures::{Fixture, default_mainnet_dir, fixture_dirs};
 use bal_replay_import::{import_fixture, seed_rocks_state};
 use bal_replay_state::{RocksOptions, RocksStore};

@@ -15,7 +15,7 @@ use alloy_eip7928::{
 use alloy_primitives::{Address, Signature, U256};
 use bal_replay_dump::BlockRecord;
 use bal_replay_engine::{BatchPlan, EngineError, IoDesign, merge_bals};
-use bal_replay_exec::{ExecError, tx_writes_from_bal};
+use bal_replay_executor::{ExecError, tx_writes_from_bal};
 use bal_replay_test_utils::proptest_config as cases;
 use proptest::prelude::*;
 use std::collections::BTreeMap;

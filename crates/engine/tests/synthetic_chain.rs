@@ -5,7 +5,7 @@ use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{
     EngineError, ExecMode, IoDesign, ReplayOptions, ScratchState, TaskOrder, replay,
 };
-use bal_replay_exec::{ChainConfig, ExecError};
+use bal_replay_executor::{ChainConfig, ExecError};
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::num::NonZeroUsize;
@@ -40,6 +40,8 @@ fn every_mode_leaves_the_sequential_state() {
         (ExecMode::Parallel, IoDesign::Parallel, 2, 1),
         (ExecMode::Parallel, IoDesign::Parallel, 4, 8),
         (ExecMode::Parallel, IoDesign::Hybrid, 2, 5),
+        (ExecMode::Parallel, IoDesign::FullVerify, 2, 4),
+        (ExecMode::Sequential, IoDesign::FullVerify, 1, 3),
     ];
     let mut digests = Vec::new();
     for (i, (mode, design, threads, batch)) in runs.into_iter().enumerate() {
@@ -317,4 +319,77 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
         }
     }
     assert_eq!(runs, 48);
+}
+
+/// The verifying full design reads every pre-value a record claims from the state: a claimed value
+/// the state does not hold stops the batch, naming the record that first claimed it, the account
+/// and the slot, and nothing of the batch is committed.
+#[test]
+fn full_verify_catches_a_claimed_value_the_state_does_not_hold() {
+    use alloy_primitives::U256;
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump_dir, pristine) = small_chain(tmp.path());
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let records: Vec<_> = dump.records().map(Result::unwrap).collect();
+    // A slot record 2 claims first (records 0 and 1 do not name it).
+    let earlier: std::collections::HashSet<_> = records[..2]
+        .iter()
+        .flat_map(|r| r.pre_state.storage.iter().map(|s| (s.address, s.slot)))
+        .collect();
+    let target = records[2]
+        .pre_state
+        .storage
+        .iter()
+        .find(|s| !earlier.contains(&(s.address, s.slot)))
+        .map(|s| (s.address, s.slot, s.value))
+        .expect("record 2 claims a slot of its own");
+    let bad = edited_dump(&dump, &tmp.path().join("bad"), |i, record| {
+        if i == 2 {
+            let claim = record
+                .pre_state
+                .storage
+                .iter_mut()
+                .find(|s| (s.address, s.slot) == (target.0, target.1))
+                .unwrap();
+            claim.value += U256::from(1);
+        }
+    });
+    let config = ChainConfig::mainnet();
+    for (mode, threads) in [(ExecMode::Parallel, 2), (ExecMode::Sequential, 1)] {
+        let work = ScratchState::checkpoint_of(&pristine, &format!("verify-{mode:?}")).unwrap();
+        let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
+        let before = store.applied_block().unwrap();
+        let options = ReplayOptions {
+            mode,
+            threads: NonZeroUsize::new(threads).unwrap(),
+            batch: NonZeroUsize::new(4).unwrap(),
+            design: IoDesign::FullVerify,
+            io_threads: NonZeroUsize::new(3).unwrap(),
+            ..ReplayOptions::default()
+        };
+        let err = replay(&config, &bad, &store, &options, |_| {})
+            .expect_err("a wrong claimed value must fail");
+        match &err {
+            EngineError::PreValueMismatch {
+                block,
+                address,
+                slot,
+                claimed,
+                state,
+                ..
+            } => {
+                assert_eq!(*block, records[2].number(), "{err}");
+                assert_eq!((*address, *slot), (target.0, Some(target.1)), "{err}");
+                assert_eq!(claimed, &format!("{:?}", target.2 + U256::from(1)));
+                assert_eq!(state, &format!("{:?}", target.2));
+            }
+            other => panic!("{mode:?}: unexpected error {other}"),
+        }
+        assert!(err.is_verification_failure());
+        assert_eq!(
+            store.applied_block().unwrap(),
+            before,
+            "the batch must not commit"
+        );
+    }
 }

@@ -2,7 +2,7 @@
 
 use alloy_primitives::B256;
 use bal_replay_dump::DumpError;
-use bal_replay_exec::{ExecError, HeaderMismatch};
+use bal_replay_executor::{ExecError, HeaderMismatch};
 
 /// Why one block could not be turned into a record.
 #[derive(Debug, thiserror::Error)]

@@ -10,7 +10,7 @@
 //!
 //! - **Every record was re-executed and checked.** [`record_block`] runs the block over its
 //!   parent's state with revm's BAL builder and the pre-value recorder on (the reference executor,
-//!   `bal_replay_exec::execute_block`), and the block's gas used, logs bloom and receipts root must
+//!   `bal_replay_executor::execute_block`), and the block's gas used, logs bloom and receipts root must
 //!   equal its header's. A mismatch is an error, never a silent record.
 //! - **Records link.** Each record's parent hash is the previous record's hash; numbers go up by
 //!   one. A block the dump already holds under another hash is a divergence (the node must revert

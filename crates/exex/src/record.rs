@@ -4,7 +4,7 @@ use crate::RecordError;
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Address, B256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord};
-use bal_replay_exec::{ChainConfig, HeaderFields, execute_for_dump};
+use bal_replay_executor::{ChainConfig, HeaderFields, execute_for_dump};
 use revm::{DatabaseRef, database_interface::DBErrorMarker};
 use std::time::Instant;
 

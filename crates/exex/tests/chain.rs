@@ -6,7 +6,7 @@
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::{Address, B256, Bytes};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpError, DumpReader};
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_exex::{
     BlockRange, ChainBlock, ChainDumper, CommitOutcome, ExexError, RecordError, dump_range,
     last_block_hashes, record_block,

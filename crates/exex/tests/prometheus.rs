@@ -5,7 +5,7 @@
 
 #![allow(clippy::result_large_err)]
 
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_exex::{BlockRange, ChainBlock, ChainDumper, record_block, record_lag};
 use bal_replay_state::{MemStore, StateDatabase, StateWriter};
 use bal_replay_synth::{GeneratorConfig, generate_in_memory};

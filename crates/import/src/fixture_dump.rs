@@ -2,7 +2,7 @@
 
 use crate::{ImportError, import_fixture, seed_rocks_state, verify_fixture};
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpWriter, Manifest, WriterOptions};
-use bal_replay_exec::{BlockCheck, ChainConfig};
+use bal_replay_executor::{BlockCheck, ChainConfig};
 use bal_replay_fixtures::{Fixture, fixture_dirs};
 use bal_replay_state::RocksOptions;
 use std::path::{Path, PathBuf};

@@ -24,7 +24,7 @@ pub use fixture_dump::{FixtureChecks, import_fixtures, read_fixtures, write_fixt
 
 use alloy_primitives::B256;
 use bal_replay_dump::{BlockRecord, DumpError};
-use bal_replay_exec::{
+use bal_replay_executor::{
     BlockCheck, BlockOutput, ChainConfig, ExecError, ExecOptions, HeaderFields, HeaderMismatch,
     execute_block, execute_for_dump, replay_bal_per_tx,
 };

@@ -1,7 +1,7 @@
 //! Every real mainnet block in `../shared/fixtures/mainnet`, executed and checked against its header,
 //! over RocksDB and in memory, with its BAL replayed per transaction.
 
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_fixtures::{Fixture, default_mainnet_dir, fixture_dirs};
 use bal_replay_import::verify_fixture;
 
@@ -37,12 +37,12 @@ fn every_mainnet_fixture_matches_its_header() {
                 receipts_checked += report.receipts_root_checked as usize;
                 // The one-pass split of a BAL by index equals filtering it index by index.
                 let n = record.tx_count() + 2;
-                let split = bal_replay_exec::writes_by_index(record.number(), &record.bal, n)
+                let split = bal_replay_executor::writes_by_index(record.number(), &record.bal, n)
                     .expect("a fixture's BAL indices lie within its block");
                 for (i, writes) in split.iter().enumerate() {
                     assert_eq!(
                         writes,
-                        &bal_replay_exec::tx_writes_from_bal(&record.bal, i as u64)
+                        &bal_replay_executor::tx_writes_from_bal(&record.bal, i as u64)
                     );
                 }
             }

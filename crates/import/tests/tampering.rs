@@ -1,7 +1,7 @@
 //! The checks can fail: a tampered BAL, pre-state or header is caught and named.
 
 use alloy_primitives::U256;
-use bal_replay_exec::{ChainConfig, ExecError, HeaderMismatch, replay_bal_per_tx};
+use bal_replay_executor::{ChainConfig, ExecError, HeaderMismatch, replay_bal_per_tx};
 use bal_replay_fixtures::{Fixture, default_mainnet_dir};
 use bal_replay_import::{ImportError, import_fixture};
 use bal_replay_state::{MemStore, StateChanges, StateDatabase};

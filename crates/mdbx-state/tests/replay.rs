@@ -5,7 +5,7 @@
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
-use bal_replay_exec::ChainConfig;
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb};
 use bal_replay_reth_db::write_source_from_flat;
 use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader};

@@ -77,6 +77,11 @@ metrics_table! {
     REPLAY_STORE_ERRORS = "bal_replay_store_errors_total", Counter, Count, "Replays stopped by a state store error (I/O, RocksDB or MDBX, reading or committing); not verification failures.";
     REPLAY_RESIDENT_MEMORY = "bal_replay_resident_memory_bytes", Gauge, Bytes, "Resident memory of the replay process.";
     REPLAY_STATE_SIZE = "bal_replay_state_size_bytes", Gauge, Bytes, "Size of the RocksDB state on disk (SST files and memtables).";
+    REPLAY_DEVICE_READS = "bal_replay_device_reads_total", Counter, Count, "Read requests the state's block device completed during the replay (every process's).";
+    REPLAY_DEVICE_READ_BYTES = "bal_replay_device_read_bytes_total", Counter, Bytes, "Bytes the state's block device read during the replay (every process's).";
+    REPLAY_PROCESS_READ_BYTES = "bal_replay_process_read_bytes_total", Counter, Bytes, "Bytes the replay process caused to be read from storage (/proc/self/io read_bytes).";
+    REPLAY_MAJOR_FAULTS = "bal_replay_major_faults_total", Counter, Count, "Major page faults of the replay process (memory-mapped reads that waited for the disk).";
+    REPLAY_DISK_RESIDENT = "bal_replay_disk_resident", Gauge, Count, "1 when at least 80% of the finished replay's key reads reached the device, else 0.";
     MIGRATE_ENTRIES = "bal_migrate_entries_total", Counter, Count, "Entries migrated, by table.";
     MIGRATE_BYTES = "bal_migrate_bytes_total", Counter, Bytes, "Bytes written to the flat state.";
     MIGRATE_RATE = "bal_migrate_entries_per_second", Gauge, CountPerSecond, "Migration rate over the last progress interval.";

@@ -101,6 +101,10 @@ fn kind(r: &RunResult) -> (&'static str, RGBColor) {
         (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Full) => {
             (pick("full BAL", "full BAL (MDBX)"), RGBColor(31, 119, 180))
         }
+        (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::FullVerify) => (
+            pick("full BAL, verifying", "full BAL, verifying (MDBX)"),
+            RGBColor(23, 190, 207),
+        ),
         (ExecMode::Parallel, StoreKind::Rocksdb | StoreKind::Mdbx, IoDesign::Batched) => (
             pick("batched I/O", "batched I/O (MDBX)"),
             RGBColor(255, 127, 14),

@@ -39,6 +39,7 @@ fn parallel_run(
 fn design_name(d: IoDesign) -> &'static str {
     match d {
         IoDesign::Full => "full BAL",
+        IoDesign::FullVerify => "full BAL, verifying",
         IoDesign::Batched => "batched I/O",
         IoDesign::Parallel => "parallel I/O",
         IoDesign::Hybrid => "hybrid",

@@ -46,6 +46,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         repeats: 3,
         mgas_per_s_min: mgas * 0.9,
         mgas_per_s_max: mgas * 1.1,
+        disk: Default::default(),
         batches,
     }
 }

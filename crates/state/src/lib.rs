@@ -50,6 +50,7 @@ mod contents;
 mod database;
 mod encoded;
 mod error;
+mod ingest;
 mod mem;
 mod overlay;
 mod rocks;
@@ -63,7 +64,7 @@ pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;
-pub use rocks::{RocksOptions, RocksStore, cf};
+pub use rocks::{RocksOptions, RocksReadCounters, RocksStore, cf};
 pub use types::{AppliedBlock, FlatAccount, KeyScheme, StateChanges};
 
 use alloy_primitives::{Address, B256, Bytes, U256};

@@ -17,7 +17,7 @@ use alloy_eips::{
 };
 use alloy_primitives::{Address, B64, B256, Bytes, Signature, TxKind, U256, keccak256};
 use bal_replay_dump::{BlockHashEntry, BlockRecord, DumpMeta, DumpWriter, WriterOptions};
-use bal_replay_exec::{ChainConfig, HeaderFields, RecordedBlock, execute_for_dump};
+use bal_replay_executor::{ChainConfig, HeaderFields, RecordedBlock, execute_for_dump};
 use bal_replay_state::{
     AppliedBlock, KeyScheme, MemStore, RocksOptions, RocksStore, StateChanges, StateDatabase,
     StateReader, StateWriter,

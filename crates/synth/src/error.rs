@@ -1,7 +1,7 @@
 //! Generation errors.
 
 use bal_replay_dump::DumpError;
-use bal_replay_exec::{ExecError, HeaderMismatch};
+use bal_replay_executor::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
 
 /// Why a chain could not be generated.

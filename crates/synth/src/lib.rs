@@ -19,7 +19,7 @@
 //!   every 12 s, so Cancun is active and Prague is not), EIP-1559 base fees chained from the parent,
 //!   empty withdrawals, no blobs, each header hashing its parent. Gas used, receipts root, logs
 //!   bloom and transactions root come from executing the block with the reference executor
-//!   ([`bal_replay_exec::execute_block`]) over the parent's state; the state root is zero (a flat
+//!   ([`bal_replay_executor::execute_block`]) over the parent's state; the state root is zero (a flat
 //!   state has no trie).
 //! - **Transactions**: EIP-1559 transactions with per-sender nonces and real signatures
 //!   (libsecp256k1, which revm already links; RFC 6979 nonces, so signatures are deterministic

@@ -11,7 +11,7 @@ use alloy_consensus::{
 };
 use alloy_eips::eip4895::Withdrawals;
 use alloy_primitives::{Address, B256, Bytes, TxKind, U256, keccak256};
-use bal_replay_exec::{BlockOutput, ChainConfig, ExecOptions, execute_block};
+use bal_replay_executor::{BlockOutput, ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
     FlatAccount, MemStore, StateChanges, StateDatabase, StateReader, StateWriter,
 };

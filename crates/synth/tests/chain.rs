@@ -7,7 +7,7 @@ use alloy_consensus::{
 use alloy_eips::eip1559::{BaseFeeParams, calc_next_block_base_fee};
 use alloy_primitives::{Address, U256, map::HashMap};
 use bal_replay_dump::{BlockRecord, DumpReader};
-use bal_replay_exec::{ChainConfig, ExecOptions, execute_block};
+use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
 use bal_replay_state::{
     MemStore, RocksStore, StateChanges, StateDatabase, StateReader, StateWriter,
 };

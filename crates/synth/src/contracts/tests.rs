@@ -76,7 +76,7 @@ fn balance(bed: &TestBed, token: Address, owner: Address) -> U256 {
     bed.slot(token, erc20_layout::balance_slot(owner))
 }
 
-fn logs(output: &bal_replay_exec::BlockOutput, tx: usize) -> Vec<Log> {
+fn logs(output: &bal_replay_executor::BlockOutput, tx: usize) -> Vec<Log> {
     output.receipts[tx].logs().to_vec()
 }
 

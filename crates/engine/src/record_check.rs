@@ -4,7 +4,7 @@ use crate::{EngineError, PreValueDb, check_output};
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_exec::{BlockCheck, ChainConfig, ExecOptions, check_bal_indices, execute_block};
+use bal_replay_executor::{BlockCheck, ChainConfig, ExecOptions, check_bal_indices, execute_block};
 use std::collections::BTreeSet;
 
 /// Checks one record on its own. Its block is executed over the record's pre-block values alone, so

@@ -1,0 +1,287 @@
+//! What a run read from the disk: the block device's counters, the process's I/O accounting and its
+//! major page faults, sampled before and after a run.
+//!
+//! These are the evidence that a figure was taken where the research's question lives (reads that
+//! wait for the SSD) and not in RocksDB's block cache or the page cache:
+//! - the block device under the state (`/sys/dev/block/MAJ:MIN/stat`) counts read requests and
+//!   sectors. It counts every process's reads of that device, so runs should have the disk to
+//!   themselves; the process's own `read_bytes` (`/proc/self/io`) is reported beside it to show
+//!   how much of it was ours.
+//! - `/proc/self/io`'s `read_bytes` is what this process caused to be read from storage, through
+//!   the page cache or around it (O_DIRECT).
+//! - major faults (`/proc/self/stat`) are reads of a memory map that waited for the disk: MDBX's.
+//!
+//! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
+//! it is `None` and reported as such, never as zero.
+
+use bal_replay_state::RocksReadCounters;
+use std::path::Path;
+
+/// A block device's read counters (`/sys/dev/block/MAJ:MIN/stat`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockDeviceReads {
+    /// Read requests completed.
+    pub reads: u64,
+    /// Bytes read (sectors of 512 bytes).
+    pub bytes: u64,
+}
+
+/// One sample of the counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoSample {
+    /// The device under the sampled path.
+    pub device: Option<BlockDeviceReads>,
+    /// `/proc/self/io` `read_bytes`.
+    pub process_read_bytes: Option<u64>,
+    /// `/proc/self/stat` major faults.
+    pub major_faults: Option<u64>,
+}
+
+/// The counters between two samples.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoDelta {
+    /// Read requests the device completed.
+    pub device_reads: Option<u64>,
+    /// Bytes the device read.
+    pub device_read_bytes: Option<u64>,
+    /// Bytes this process caused to be read from storage.
+    pub process_read_bytes: Option<u64>,
+    /// Major page faults of this process.
+    pub major_faults: Option<u64>,
+}
+
+impl IoSample {
+    /// Samples the counters of the block device holding `path` and of this process.
+    pub fn take(path: &Path) -> Self {
+        Self {
+            device: device_of(path).and_then(|dev| read_device_stat(&dev)),
+            process_read_bytes: std::fs::read_to_string("/proc/self/io")
+                .ok()
+                .and_then(|text| parse_proc_io_read_bytes(&text)),
+            major_faults: std::fs::read_to_string("/proc/self/stat")
+                .ok()
+                .and_then(|text| parse_major_faults(&text)),
+        }
+    }
+
+    /// The counters from `earlier` to `self`.
+    pub fn since(&self, earlier: &Self) -> IoDelta {
+        let diff = |a: Option<u64>, b: Option<u64>| Some(a?.saturating_sub(b?));
+        IoDelta {
+            device_reads: diff(
+                self.device.map(|d| d.reads),
+                earlier.device.map(|d| d.reads),
+            ),
+            device_read_bytes: diff(
+                self.device.map(|d| d.bytes),
+                earlier.device.map(|d| d.bytes),
+            ),
+            process_read_bytes: diff(self.process_read_bytes, earlier.process_read_bytes),
+            major_faults: diff(self.major_faults, earlier.major_faults),
+        }
+    }
+}
+
+/// The `/sys/dev/block` entry (`MAJ:MIN`) of the device holding `path`, or `None` when it has no
+/// block device (tmpfs, overlay: major 0).
+fn device_of(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    // glibc's gnu_dev_major / gnu_dev_minor.
+    let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0x0000_0fff);
+    let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0x0000_00ff);
+    (major != 0).then(|| format!("{major}:{minor}"))
+}
+
+fn read_device_stat(dev: &str) -> Option<BlockDeviceReads> {
+    let text = std::fs::read_to_string(format!("/sys/dev/block/{dev}/stat")).ok()?;
+    parse_block_stat(&text)
+}
+
+/// Fields 1 and 3 of a block device's `stat`: read I/Os completed and sectors read.
+fn parse_block_stat(text: &str) -> Option<BlockDeviceReads> {
+    let mut fields = text.split_whitespace().map(str::parse::<u64>);
+    let reads = fields.next()?.ok()?;
+    let _merged = fields.next()?.ok()?;
+    let sectors = fields.next()?.ok()?;
+    Some(BlockDeviceReads {
+        reads,
+        bytes: sectors * 512,
+    })
+}
+
+fn parse_proc_io_read_bytes(text: &str) -> Option<u64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix("read_bytes:"))
+        .and_then(|value| value.trim().parse().ok())
+}
+
+/// Field 12 of `/proc/self/stat`, counted after the command name, which may hold spaces and
+/// parentheses (so the fields start after its last `)`).
+fn parse_major_faults(text: &str) -> Option<u64> {
+    let rest = &text[text.rfind(')')? + 1..];
+    // After `)`: state (3), ppid (4), ..., majflt (12).
+    rest.split_whitespace().nth(9)?.parse().ok()
+}
+
+/// Where a run's reads were served from: the device's and the process's counters, RocksDB's, and
+/// the verdict of the 80% rule ([`DiskEvidence::disk_resident`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
+pub struct DiskEvidence {
+    /// Read requests the state's block device completed during the run (every process's).
+    pub device_reads: Option<u64>,
+    /// Bytes the state's block device read during the run.
+    pub device_read_bytes: Option<u64>,
+    /// Bytes this process caused to be read from storage (`/proc/self/io`).
+    pub process_read_bytes: Option<u64>,
+    /// Major page faults of this process (memory-mapped reads that waited for the disk: MDBX).
+    pub major_faults: Option<u64>,
+    /// Keys the run read from the store: RocksDB's count of keys looked up, or (for stores without
+    /// one) the shared cache's misses plus the keys prefetched. Each is a key's first read in its
+    /// batch: later reads are answered above the store.
+    pub key_reads: u64,
+    /// RocksDB block-cache hits.
+    pub block_cache_hits: Option<u64>,
+    /// RocksDB block-cache misses (data, index and filter blocks read from SST files).
+    pub block_cache_misses: Option<u64>,
+    /// Of the misses, data blocks.
+    pub block_cache_data_misses: Option<u64>,
+    /// Device reads per key read.
+    pub device_reads_per_key: Option<f64>,
+    /// At least 80% of the run's key reads reached the device: the key reads that can have (the
+    /// fewer of device reads and RocksDB's data-block misses, where RocksDB counts) are at least
+    /// 0.8 of the key reads. False for a run that read no key from the store.
+    pub disk_resident: bool,
+}
+
+/// The share of key reads that must reach the device for a run to call itself disk-resident.
+pub const DISK_RESIDENT_SHARE: f64 = 0.8;
+
+impl DiskEvidence {
+    /// The evidence of a run: its I/O counters, its key reads, and RocksDB's counters if the store
+    /// was RocksDB with statistics on.
+    pub fn new(io: IoDelta, key_reads: u64, rocks: Option<RocksReadCounters>) -> Self {
+        let key_reads = rocks.map_or(key_reads, |r| r.keys_read);
+        let reached_device = match (io.device_reads, rocks) {
+            (Some(reads), Some(r)) => Some(reads.min(r.block_cache_data_misses)),
+            (reads, _) => reads,
+        };
+        let disk_resident = key_reads > 0
+            && reached_device.is_some_and(|n| n as f64 >= DISK_RESIDENT_SHARE * key_reads as f64);
+        Self {
+            device_reads: io.device_reads,
+            device_read_bytes: io.device_read_bytes,
+            process_read_bytes: io.process_read_bytes,
+            major_faults: io.major_faults,
+            key_reads,
+            block_cache_hits: rocks.map(|r| r.block_cache_hits),
+            block_cache_misses: rocks.map(|r| r.block_cache_misses),
+            block_cache_data_misses: rocks.map(|r| r.block_cache_data_misses),
+            device_reads_per_key: io
+                .device_reads
+                .filter(|_| key_reads > 0)
+                .map(|reads| reads as f64 / key_reads as f64),
+            disk_resident,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_kernels_formats() {
+        assert_eq!(
+            parse_block_stat(
+                "  140225     7190 13546066    47912   305733   249016 23620744   443636        0   181444   546260\n"
+            ),
+            Some(BlockDeviceReads {
+                reads: 140_225,
+                bytes: 13_546_066 * 512
+            })
+        );
+        assert_eq!(parse_block_stat("12 x"), None);
+        assert_eq!(
+            parse_proc_io_read_bytes(
+                "rchar: 4292\nwchar: 0\nsyscr: 8\nsyscw: 0\nread_bytes: 1228800\nwrite_bytes: 0\ncancelled_write_bytes: 0\n"
+            ),
+            Some(1_228_800)
+        );
+        // A command name with a space and a parenthesis; majflt is 31.
+        let stat = "4242 (my (cmd) x) S 1 4242 4242 0 -1 4194560 870 0 31 0 1 0 0 0 20 0 1 0";
+        assert_eq!(parse_major_faults(stat), Some(31));
+    }
+
+    #[test]
+    fn a_read_of_a_file_on_disk_is_counted_by_its_device() {
+        // Read a fresh file with O_DIRECT, so the read cannot be served from the page cache.
+        use std::io::{Read, Write};
+        use std::os::unix::fs::OpenOptionsExt;
+        let dir = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+        let path = dir.path().join("data");
+        let mut file = std::fs::File::create(&path).unwrap();
+        file.write_all(&vec![7u8; 1 << 20]).unwrap();
+        file.sync_all().unwrap();
+        let before = IoSample::take(dir.path());
+        if before.device.is_none() {
+            // The temp dir is on tmpfs or overlay: no device to count (reported as None).
+            assert_eq!(before.since(&before).device_reads, None);
+            return;
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc_o_direct())
+            .open(&path)
+            .unwrap();
+        // O_DIRECT needs an aligned buffer: read into a 4 KiB-aligned slice of a larger one.
+        let mut buf = vec![0u8; (1 << 20) + 4096];
+        let offset = buf.as_ptr().align_offset(4096);
+        file.read_exact(&mut buf[offset..offset + (1 << 20)])
+            .unwrap();
+        let delta = IoSample::take(dir.path()).since(&before);
+        assert!(delta.device_reads.unwrap() >= 1, "{delta:?}");
+        assert!(delta.device_read_bytes.unwrap() >= 1 << 20, "{delta:?}");
+        assert!(delta.process_read_bytes.unwrap() >= 1 << 20, "{delta:?}");
+    }
+
+    /// O_DIRECT, whose value differs between architectures.
+    #[test]
+    fn the_80_percent_rule() {
+        let io = |reads| IoDelta {
+            device_reads: Some(reads),
+            ..IoDelta::default()
+        };
+        let rocks = |keys_read, block_cache_data_misses| RocksReadCounters {
+            keys_read,
+            block_cache_data_misses,
+            ..RocksReadCounters::default()
+        };
+        // RocksDB's own count of keys wins over the cache's.
+        let e = DiskEvidence::new(io(900), 5, Some(rocks(1000, 850)));
+        assert_eq!(e.key_reads, 1000);
+        assert!(e.disk_resident);
+        assert_eq!(e.device_reads_per_key, Some(0.9));
+        // Device reads by other processes do not count where RocksDB says the blocks were cached.
+        assert!(!DiskEvidence::new(io(5000), 0, Some(rocks(1000, 790))).disk_resident);
+        // Without RocksDB's counters (MDBX), the device's reads decide.
+        assert!(DiskEvidence::new(io(800), 1000, None).disk_resident);
+        assert!(!DiskEvidence::new(io(799), 1000, None).disk_resident);
+        // No key read, or no device to count: never disk-resident.
+        assert!(!DiskEvidence::new(io(10), 0, None).disk_resident);
+        assert!(!DiskEvidence::new(IoDelta::default(), 1000, None).disk_resident);
+        assert_eq!(
+            DiskEvidence::new(IoDelta::default(), 1000, None).device_reads_per_key,
+            None
+        );
+    }
+
+    const fn libc_o_direct() -> i32 {
+        if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
+            0o200000
+        } else {
+            0o40000
+        }
+    }
+}
