@@ -122,6 +122,14 @@ pub struct GenerateArgs {
     /// Target gas per block.
     #[arg(long)]
     pub gas_per_block: Option<u64>,
+    /// Total entries (accounts + slots) of the genesis state: the hot world's, then cold
+    /// accounts and token holders no recent block touched, written by streaming (sorted SST files,
+    /// ingested). E.g. 200000000 for a state of about 10 GB that must be read from the disk.
+    #[arg(long)]
+    pub state_entries: Option<u64>,
+    /// Per mille of transfer recipients that are cold (when the state has cold entries).
+    #[arg(long)]
+    pub cold_share: Option<u64>,
     /// Seed (the chain is a pure function of the parameters).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -140,6 +148,8 @@ impl GenerateArgs {
             pools: self.pools.unwrap_or(d.pools),
             holders_per_token: self.holders_per_token.unwrap_or(d.holders_per_token),
             gas_per_block: self.gas_per_block.unwrap_or(d.gas_per_block),
+            state_entries: self.state_entries.unwrap_or(d.state_entries),
+            cold_share_permille: self.cold_share.unwrap_or(d.cold_share_permille),
             ..d
         }
     }

@@ -2,6 +2,7 @@
 
 use crate::{
     GeneratorConfig, Profile, SynthError,
+    cold::{ColdKey, ColdState},
     config::{HOT_WALLETS, MAINNET_GAS_LIMIT},
     genesis::{self, World},
     stats::{ProfileAccumulator, ProfileStats},
@@ -23,7 +24,7 @@ use bal_replay_state::{
     StateReader, StateWriter,
 };
 use std::{
-    collections::{HashMap, VecDeque},
+    collections::{HashMap, HashSet, VecDeque},
     path::{Path, PathBuf},
 };
 
@@ -51,10 +52,12 @@ pub struct GeneratedChain {
     pub txs: u64,
     /// Gas used by all blocks.
     pub gas_used: u64,
-    /// Accounts in the genesis state.
+    /// Accounts in the genesis state (cold ones included).
     pub genesis_accounts: usize,
-    /// Storage slots in the genesis state.
+    /// Storage slots in the genesis state (cold ones included).
     pub genesis_slots: usize,
+    /// Of those accounts and slots, the cold ones (`GeneratorConfig::state_entries`).
+    pub cold_entries: u64,
     /// Distinct contract codes in the genesis state.
     pub genesis_codes: usize,
     /// The dump directory.
@@ -71,13 +74,14 @@ impl std::fmt::Display for GeneratedChain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "generated blocks {}..={}: {} txs, {} gas; genesis {} accounts, {} slots; dump {}, state {}",
+            "generated blocks {}..={}: {} txs, {} gas; genesis {} accounts, {} slots ({} of them cold); dump {}, state {}",
             self.first_block,
             self.first_block + self.blocks.saturating_sub(1),
             self.txs,
             self.gas_used,
             self.genesis_accounts,
             self.genesis_slots,
+            self.cold_entries,
             self.dump_dir.display(),
             self.state_dir.display()
         )?;
@@ -96,6 +100,15 @@ pub fn generate_in_memory(
 ) -> Result<(StateChanges, Vec<BlockRecord>), SynthError> {
     config.validate()?;
     let (world, genesis) = genesis::build(config);
+    if let Some(cold) = &world.cold {
+        return Err(SynthError::InvalidConfig {
+            reason: format!(
+                "state_entries asks for {} cold entries, which only `generate` writes (to RocksDB); \
+                 in memory, leave state_entries at 0",
+                cold.entries()
+            ),
+        });
+    }
     let mut builder = ChainBuilder::new(config, world, &genesis);
     let records = (0..config.blocks)
         .map(|_| builder.next_block())
@@ -127,13 +140,23 @@ pub fn generate(
         chained: true,
         source: "synthetic".into(),
     };
-    write_genesis(&genesis, out_state, config.first_block - 1, meta.chain_id)?;
+    write_genesis(
+        &genesis,
+        world.cold.as_ref(),
+        out_state,
+        config.first_block - 1,
+        meta.chain_id,
+        progress,
+    )?;
 
     let mut writer = DumpWriter::create(out_dump, meta, WriterOptions::default())?;
     if let Some(bar) = progress {
+        bar.set_length(config.blocks);
+        bar.set_position(0);
         bar.set_message("generating blocks");
     }
     let mut stats = ProfileAccumulator::default();
+    let cold = world.cold.clone();
     let mut builder = ChainBuilder::new(config, world, &genesis);
     for _ in 0..config.blocks {
         let record = builder.next_block()?;
@@ -158,8 +181,12 @@ pub fn generate(
         blocks: stats.blocks,
         txs: stats.txs,
         gas_used: stats.gas_used,
-        genesis_accounts: genesis.accounts.len(),
-        genesis_slots: genesis.storage.len(),
+        genesis_accounts: genesis.accounts.len() + cold.as_ref().map_or(0, |c| c.accounts as usize),
+        genesis_slots: genesis.storage.len()
+            + cold
+                .as_ref()
+                .map_or(0, |c| (c.entries() - c.accounts) as usize),
+        cold_entries: cold.as_ref().map_or(0, ColdState::entries),
         genesis_codes: genesis.codes.len(),
         dump_dir: out_dump.to_path_buf(),
         state_dir: out_state.to_path_buf(),
@@ -173,15 +200,35 @@ pub fn generate(
 /// crash part-way leaves a store to delete, since the dump is only created after this returns.
 fn write_genesis(
     genesis: &StateChanges,
+    cold: Option<&ColdState>,
     path: &Path,
     applied_block: u64,
     chain_id: u64,
+    progress: Option<&indicatif::ProgressBar>,
 ) -> Result<(), SynthError> {
     let options = RocksOptions {
         write_without_wal: true,
         ..RocksOptions::default()
     };
     let store = RocksStore::create(path, KeyScheme::Plain, &options)?;
+    // The cold state first, into the empty store: its sorted files are ingested into the last
+    // level, and the hot world written after it is above them.
+    if let Some(cold) = cold {
+        if let Some(bar) = progress {
+            bar.set_length(cold.entries());
+            bar.set_position(0);
+            bar.set_message("writing the cold state (sorted SST files, ingested)");
+        }
+        let written = cold.write(&store, &mut |n| {
+            if let Some(bar) = progress {
+                bar.set_position(n);
+            }
+        })?;
+        tracing::debug!(entries = written, "wrote cold state");
+        if let Some(bar) = progress {
+            bar.set_message("writing the hot world");
+        }
+    }
     for accounts in genesis.accounts.chunks(GENESIS_CHUNK) {
         store.commit(
             &StateChanges {
@@ -262,6 +309,9 @@ struct ChainBuilder<'a> {
     gas_limit: u64,
     /// Next unread slot index of the worst-case reader.
     next_reader_slot: u64,
+    /// Cold keys whose values are already in `state` (put there when a transaction first
+    /// touched them; later blocks may have changed them since).
+    cold_seeded: HashSet<ColdKey>,
 }
 
 impl<'a> ChainBuilder<'a> {
@@ -302,6 +352,7 @@ impl<'a> ChainBuilder<'a> {
             parent_gas: (gas_limit / 2, gas_limit, INITIAL_BASE_FEE),
             gas_limit,
             next_reader_slot: 0,
+            cold_seeded: HashSet::new(),
         }
     }
 
@@ -424,6 +475,15 @@ impl<'a> ChainBuilder<'a> {
         );
 
         let plans = self.plans(base_fee)?;
+        // The cold keys these transactions touch for the first time join the state they
+        // execute over, with the values the written state holds.
+        for key in self.txgen.take_cold() {
+            if let Some(cold) = &self.world.cold
+                && self.cold_seeded.insert(key)
+            {
+                self.state.commit(&cold.changes_of(key), number - 1)?;
+            }
+        }
         let (transactions, senders) = self.sign_plans(&plans, base_fee);
         let withdrawals = Withdrawals::default();
         let header = self.header(number, base_fee, &transactions, &withdrawals);

@@ -78,6 +78,13 @@ pub struct GeneratorConfig {
     /// Number of the first generated block (at least 15,537,394, mainnet's first post-merge
     /// block); the genesis state is its parent's post-state.
     pub first_block: u64,
+    /// Total entries (accounts and slots) of the genesis state: beyond the hot world's, the rest
+    /// are cold accounts and cold token holders (see `cold`), written by streaming. 0 (or
+    /// anything under the hot world's size) adds none.
+    pub state_entries: u64,
+    /// Per mille of transfer recipients (ETH and ERC-20) that are cold accounts or holders, when
+    /// the state has cold entries.
+    pub cold_share_permille: u64,
 }
 
 impl Default for GeneratorConfig {
@@ -97,6 +104,8 @@ impl Default for GeneratorConfig {
             worst_case_slots: 7_845,
             worst_case_txs: 4,
             first_block: 20_000_000,
+            state_entries: 0,
+            cold_share_permille: 500,
         }
     }
 }
@@ -124,6 +133,21 @@ impl GeneratorConfig {
                 "accounts is {}, at least {} are needed",
                 self.accounts,
                 2 * HOT_WALLETS
+            ));
+        }
+        if self.cold_share_permille > 1000 {
+            return fail(format!(
+                "cold share is {} per mille, at most 1000",
+                self.cold_share_permille
+            ));
+        }
+        let most_holders = self.state_entries.div_ceil(self.tokens.max(1) as u64);
+        if most_holders > crate::cold::MAX_HOLDERS_PER_TOKEN {
+            return fail(format!(
+                "{} state entries over {} tokens would give each token up to {most_holders} cold holders, at most {} fit in memory: raise tokens",
+                self.state_entries,
+                self.tokens,
+                crate::cold::MAX_HOLDERS_PER_TOKEN
             ));
         }
         if self.tokens < 2 {

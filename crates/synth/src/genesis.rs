@@ -2,6 +2,7 @@
 
 use crate::{
     GeneratorConfig,
+    cold::ColdState,
     config::HOT_WALLETS,
     contracts::{self, erc20_layout, nft_layout, pair_layout},
     rng::Rng,
@@ -48,6 +49,8 @@ pub(crate) struct World {
     pub router: Address,
     pub reader: Address,
     pub fee_recipient: Address,
+    /// The cold part of the state, if the config asks for more entries than the hot world has.
+    pub cold: Option<ColdState>,
 }
 
 /// A deterministic address for the `index`-th contract of `kind`.
@@ -151,7 +154,11 @@ pub(crate) fn build(config: &GeneratorConfig) -> (World, StateChanges) {
         reader,
         fee_recipient,
     } = contracts;
+    let genesis = genesis.finish(block_hashes);
+    let hot_entries = (genesis.accounts.len() + genesis.storage.len()) as u64;
+    let cold = ColdState::new(config, &tokens, hot_entries);
     let world = World {
+        cold,
         eoas,
         nonces,
         traders,
@@ -163,7 +170,7 @@ pub(crate) fn build(config: &GeneratorConfig) -> (World, StateChanges) {
         reader,
         fee_recipient,
     };
-    (world, genesis.finish(block_hashes))
+    (world, genesis)
 }
 
 /// Where the generated contracts live (and the fee recipient): pure functions of the seed.

@@ -65,6 +65,7 @@
 
 pub mod asm;
 mod chain;
+mod cold;
 mod config;
 pub mod contracts;
 mod error;

@@ -1,6 +1,7 @@
 //! The transaction mix: what each generated transaction does, who sends it, and its gas.
 
 use crate::{
+    cold::ColdKey,
     config::HOT_WALLETS,
     contracts::{self, RouterOp},
     genesis::{ETHER, TOKEN_UNIT, World},
@@ -103,6 +104,8 @@ pub(crate) struct TxGenerator {
     tokens: Zipf,
     pairs: Zipf,
     nfts: Zipf,
+    /// Cold keys the transactions generated since the last [`TxGenerator::take_cold`] touch.
+    cold_touched: Vec<ColdKey>,
 }
 
 /// The calldata of `selector(args...)` with 32-byte word arguments.
@@ -143,7 +146,37 @@ impl TxGenerator {
             tokens: Zipf::new(world.tokens.len()),
             pairs: Zipf::new(world.pairs.len()),
             nfts: Zipf::new(world.nfts.len()),
+            cold_touched: Vec::new(),
         }
+    }
+
+    /// The cold keys touched since the last call: their values must be in the state before the
+    /// transactions execute.
+    pub(crate) fn take_cold(&mut self) -> Vec<ColdKey> {
+        std::mem::take(&mut self.cold_touched)
+    }
+
+    /// A cold account, with the cold share's chance, when the state has them. (No random draw
+    /// without a cold state, so chains without one are the same as before it existed.)
+    fn cold_account(&mut self, world: &World) -> Option<Address> {
+        let cold = world.cold.as_ref()?;
+        if !self.rng.chance(cold.share_permille) {
+            return None;
+        }
+        let i = self.rng.below(cold.accounts);
+        self.cold_touched.push(ColdKey::Account(i));
+        Some(cold.account_address(i))
+    }
+
+    /// A cold holder of `token`, as [`TxGenerator::cold_account`].
+    fn cold_holder(&mut self, world: &World, token: usize) -> Option<Address> {
+        let cold = world.cold.as_ref()?;
+        if cold.holders == 0 || !self.rng.chance(cold.share_permille) {
+            return None;
+        }
+        let holder = self.rng.below(cold.holders);
+        self.cold_touched.push(ColdKey::Balance { token, holder });
+        Some(cold.holder_address(holder))
     }
 
     /// A random EOA: mostly uniform over all accounts (the cold long tail).
@@ -158,6 +191,9 @@ impl TxGenerator {
 
     /// The recipient of a transfer: now and then an address never seen before (a new account).
     fn recipient(&mut self, world: &World) -> Address {
+        if let Some(cold) = self.cold_account(world) {
+            return cold;
+        }
         if self.rng.chance(100) {
             Address::from_slice(&self.rng.bytes32()[12..])
         } else {
@@ -236,7 +272,9 @@ impl TxGenerator {
         };
         // Half the time to an existing holder (a balance update), else to anyone (mostly a
         // new balance slot).
-        let to = if self.rng.chance(500) {
+        let to = if let Some(cold) = self.cold_holder(world, token) {
+            cold
+        } else if self.rng.chance(500) {
             world.eoas[holders[self.rng.index(holders.len())] as usize].address
         } else {
             self.recipient(world)
