@@ -83,6 +83,11 @@ pub struct BenchDbOptions {
     pub seed: u64,
     /// Drop the page cache (and reopen the store) before each run.
     pub drop_caches: bool,
+    /// RocksDB direct reads (O_DIRECT) and this block cache, for a pread-pool queue-depth sweep
+    /// that reaches the disk: each reader thread has one read in flight.
+    pub rocks_direct_io: bool,
+    /// RocksDB block cache, bytes.
+    pub rocks_block_cache_bytes: usize,
 }
 
 impl Default for BenchDbOptions {
@@ -93,6 +98,8 @@ impl Default for BenchDbOptions {
             sample: 100_000,
             seed: 1,
             drop_caches: false,
+            rocks_direct_io: false,
+            rocks_block_cache_bytes: bal_replay_state::RocksOptions::default().block_cache_bytes,
         }
     }
 }
@@ -120,6 +127,10 @@ pub struct BenchDbRow {
     pub cpu_s: f64,
     /// `cpu_s / wall_s`, in percent of one core (200% = two cores busy).
     pub cpu_pct: f64,
+    /// Read requests the store's block device completed during the run (every process's); none
+    /// where the store has no block device.
+    #[serde(default)]
+    pub device_reads: Option<u64>,
 }
 
 /// All runs over one store.
@@ -419,6 +430,7 @@ pub fn run_reads(
         },
         cpu_s: cpu.as_secs_f64(),
         cpu_pct: cpu.as_secs_f64() / wall_s * 100.0,
+        device_reads: None,
     })
 }
 
@@ -496,7 +508,13 @@ fn bench_rocks(
     opts: &BenchDbOptions,
     drop_caches: DropCaches<'_>,
 ) -> Result<StoreRuns, BenchDbError> {
-    let open = || RocksStore::open_read_only(path).map_err(|e| state_error(spec, e));
+    let options = bal_replay_state::RocksOptions {
+        read_only: true,
+        direct_io: opts.rocks_direct_io,
+        block_cache_bytes: opts.rocks_block_cache_bytes,
+        ..bal_replay_state::RocksOptions::default()
+    };
+    let open = || RocksStore::open(path, &options).map_err(|e| state_error(spec, e));
     let store = open()?;
     let sample = sample_rocks(&store, opts.sample, opts.seed).map_err(|e| state_error(spec, e))?;
     check_sample(spec, &sample)?;
@@ -548,12 +566,16 @@ fn timed_row(
     keys: &[SampledKey],
     threads: usize,
 ) -> Result<BenchDbRow, BenchDbError> {
-    let row = run_reads(reader, keys, threads, opts.reads, opts.seed).map_err(|source| {
+    let before = crate::device::IoSample::take(spec.path());
+    let mut row = run_reads(reader, keys, threads, opts.reads, opts.seed).map_err(|source| {
         BenchDbError::State {
             spec: spec.clone(),
             source,
         }
     })?;
+    row.device_reads = crate::device::IoSample::take(spec.path())
+        .since(&before)
+        .device_reads;
     checked(spec, row)
 }
 
@@ -609,7 +631,7 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     }
     let cpus = reports.first().map_or(1, |r| r.cpus);
     out.push_str(&format!(
-        "\n| Threads | Database | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) |\n| --- | --- | --- | --- | --- | --- |\n"
+        "\n| Threads | Database | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) | Device reads / read |\n| --- | --- | --- | --- | --- | --- | --- |\n"
     ));
     let mut rows: Vec<(&BenchDbReport, &BenchDbRow)> = reports
         .iter()
@@ -618,7 +640,7 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     rows.sort_by_key(|(_, row)| row.threads);
     for (r, row) in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.1} | {:.0} |\n",
+            "| {} | {} | {} | {} | {:.1} | {:.0} | {} |\n",
             row.threads,
             if r.backend == "mdbx" {
                 "MDBX"
@@ -628,7 +650,11 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
             row.reads,
             human(row.iops),
             row.avg_latency_us,
-            row.cpu_pct
+            row.cpu_pct,
+            row.device_reads.map_or("-".to_string(), |d| format!(
+                "{:.2}",
+                d as f64 / row.reads.max(1) as f64
+            ))
         ));
     }
     out

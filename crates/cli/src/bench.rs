@@ -205,9 +205,11 @@ pub struct BenchDbCommand {
     /// Seed of the sampling and of the key choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Close the store, drop the page cache and reopen it before each run (root only).
-    #[arg(long)]
-    pub drop_caches: bool,
+    /// `--drop-caches` closes the store, drops the page cache and reopens it before each run;
+    /// `--disk-resident` (or `--direct-io`, `--block-cache`) makes each reader's read reach the
+    /// disk, a pread pool whose queue depth is the thread count (compare `scripts/fio-random-reads.sh`).
+    #[command(flatten)]
+    pub disk: DiskArgs,
     /// Write the results as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -221,11 +223,21 @@ impl BenchDbCommand {
             reads: self.reads,
             sample: self.sample,
             seed: self.seed,
-            drop_caches: self.drop_caches,
+            drop_caches: self.disk.drop_caches,
+            rocks_direct_io: self.disk.direct_io(),
+            rocks_block_cache_bytes: self.disk.block_cache_bytes(),
         };
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             drop_page_cache().map_err(Into::into)
         };
+        if self.disk.refuse_over_mdbx().is_err()
+            && self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)))
+        {
+            eprintln!(
+                "note: --disk-resident, --direct-io and --block-cache apply to the RocksDB stores \
+                 only; MDBX is memory-mapped and read through the page cache"
+            );
+        }
         let mut reports = Vec::new();
         for spec in &self.db {
             eprintln!("bench-db: sampling and reading {spec}");
