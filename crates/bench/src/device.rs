@@ -141,6 +141,10 @@ pub struct DiskEvidence {
     /// one) the shared cache's misses plus the keys prefetched. Each is a key's first read in its
     /// batch: later reads are answered above the store.
     pub key_reads: u64,
+    /// Of the key reads, those of keys stored in RocksDB's SST files: the reads that can reach
+    /// the device (RocksDB only; absent keys are answered by bloom filters, recent writes by the
+    /// memtable).
+    pub stored_key_reads: Option<u64>,
     /// RocksDB block-cache hits.
     pub block_cache_hits: Option<u64>,
     /// RocksDB block-cache misses (data, index and filter blocks read from SST files).
@@ -149,9 +153,10 @@ pub struct DiskEvidence {
     pub block_cache_data_misses: Option<u64>,
     /// Device reads per key read.
     pub device_reads_per_key: Option<f64>,
-    /// At least 80% of the run's key reads reached the device: the key reads that can have (the
-    /// fewer of device reads and RocksDB's data-block misses, where RocksDB counts) are at least
-    /// 0.8 of the key reads. False for a run that read no key from the store.
+    /// At least 80% of the run's key reads that can reach the device did: the fewer of device
+    /// reads and RocksDB's data-block misses (where RocksDB counts) are at least 0.8 of the stored
+    /// key reads (RocksDB) or of the key reads (other stores). False for a run that read no key
+    /// from the store.
     pub disk_resident: bool,
 }
 
@@ -163,18 +168,21 @@ impl DiskEvidence {
     /// was RocksDB with statistics on.
     pub fn new(io: IoDelta, key_reads: u64, rocks: Option<RocksReadCounters>) -> Self {
         let key_reads = rocks.map_or(key_reads, |r| r.keys_read);
+        let stored_key_reads = rocks.map(|r| r.keys_found_in_files);
+        let could_reach = stored_key_reads.unwrap_or(key_reads);
         let reached_device = match (io.device_reads, rocks) {
             (Some(reads), Some(r)) => Some(reads.min(r.block_cache_data_misses)),
             (reads, _) => reads,
         };
-        let disk_resident = key_reads > 0
-            && reached_device.is_some_and(|n| n as f64 >= DISK_RESIDENT_SHARE * key_reads as f64);
+        let disk_resident = could_reach > 0
+            && reached_device.is_some_and(|n| n as f64 >= DISK_RESIDENT_SHARE * could_reach as f64);
         Self {
             device_reads: io.device_reads,
             device_read_bytes: io.device_read_bytes,
             process_read_bytes: io.process_read_bytes,
             major_faults: io.major_faults,
             key_reads,
+            stored_key_reads,
             block_cache_hits: rocks.map(|r| r.block_cache_hits),
             block_cache_misses: rocks.map(|r| r.block_cache_misses),
             block_cache_data_misses: rocks.map(|r| r.block_cache_data_misses),
@@ -255,6 +263,7 @@ mod tests {
         };
         let rocks = |keys_read, block_cache_data_misses| RocksReadCounters {
             keys_read,
+            keys_found_in_files: keys_read,
             block_cache_data_misses,
             ..RocksReadCounters::default()
         };
@@ -265,6 +274,15 @@ mod tests {
         assert_eq!(e.device_reads_per_key, Some(0.9));
         // Device reads by other processes do not count where RocksDB says the blocks were cached.
         assert!(!DiskEvidence::new(io(5000), 0, Some(rocks(1000, 790))).disk_resident);
+        // Reads of absent keys (answered by bloom filters) cannot reach the device: the rule
+        // counts the keys found in SST files.
+        let mostly_absent = RocksReadCounters {
+            keys_found_in_files: 400,
+            ..rocks(1000, 330)
+        };
+        let e = DiskEvidence::new(io(600), 0, Some(mostly_absent));
+        assert_eq!(e.stored_key_reads, Some(400));
+        assert!(e.disk_resident);
         // Without RocksDB's counters (MDBX), the device's reads decide.
         assert!(DiskEvidence::new(io(800), 1000, None).disk_resident);
         assert!(!DiskEvidence::new(io(799), 1000, None).disk_resident);

@@ -288,32 +288,38 @@ impl Tables<'_> {
         );
         let _ = writeln!(
             out,
-            "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. A run is disk-resident when at least 80% of its key reads reached the device.\n"
+            "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its stored key reads reached the device (RocksDB's data-block misses and device reads both count them).\n"
         );
         let _ = writeln!(
             out,
-            "| Run | Key reads | Device reads | Device reads / key | Device MiB | Process MiB | Block-cache misses | Major faults | Disk-resident |"
+            "| Run | Key reads | Stored | Device reads | Device reads / key | Device MiB | Process MiB | Block-cache misses (data) | Major faults | Disk-resident |"
         );
         let _ = writeln!(
             out,
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
         );
         let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let mib =
             |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1048576.0));
         for r in runs {
             let d = &r.disk;
-            let misses = match (d.block_cache_misses, d.block_cache_hits) {
-                (Some(m), Some(h)) => {
-                    format!("{m} ({:.0}%)", 100.0 * m as f64 / (m + h).max(1) as f64)
-                }
+            let misses = match (
+                d.block_cache_misses,
+                d.block_cache_hits,
+                d.block_cache_data_misses,
+            ) {
+                (Some(m), Some(h), Some(data)) => format!(
+                    "{m} ({:.0}%; {data})",
+                    100.0 * m as f64 / (m + h).max(1) as f64
+                ),
                 _ => "-".to_string(),
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {misses} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {misses} | {} | {} |",
                 r.label(),
                 d.key_reads,
+                count(d.stored_key_reads),
                 count(d.device_reads),
                 d.device_reads_per_key
                     .map_or("-".to_string(), |v| format!("{v:.2}")),

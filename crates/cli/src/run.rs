@@ -277,12 +277,21 @@ fn print_disk_evidence(disk: &DiskEvidence) {
     let per_key = disk
         .device_reads_per_key
         .map_or(String::new(), |v| format!(" ({v:.2} per key)"));
-    let misses = match (disk.block_cache_misses, disk.block_cache_hits) {
-        (Some(m), Some(h)) => format!("; block-cache misses {m} of {}", m + h),
+    let misses = match (
+        disk.block_cache_misses,
+        disk.block_cache_hits,
+        disk.block_cache_data_misses,
+    ) {
+        (Some(m), Some(h), Some(data)) => {
+            format!("; block-cache misses {m} of {} ({data} data blocks)", m + h)
+        }
         _ => String::new(),
     };
+    let stored = disk
+        .stored_key_reads
+        .map_or(String::new(), |s| format!(" ({s} stored in SST files)"));
     println!(
-        "reads: {} keys from the store; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; disk-resident (>= 80% of key reads reached the device): {}",
+        "reads: {} keys from the store{stored}; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; disk-resident (>= 80% of stored key reads reached the device): {}",
         disk.key_reads,
         count(disk.device_reads),
         mib(disk.device_read_bytes),
