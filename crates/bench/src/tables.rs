@@ -288,7 +288,13 @@ impl Tables<'_> {
         );
         let _ = writeln!(
             out,
-            "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its stored key reads reached the device (RocksDB's data-block misses and device reads both count them).\n"
+            "{}",
+            match self.disk {
+                StoreKind::Mdbx =>
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. A run is disk-resident when its device reads are at least 80% of its key reads.\n",
+                _ =>
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its stored key reads reached the device (RocksDB's data-block misses and device reads both count them).\n",
+            }
         );
         let _ = writeln!(
             out,
