@@ -14,6 +14,7 @@
 //! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
 //! it is `None` and reported as such, never as zero.
 
+use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
 
@@ -158,6 +159,49 @@ pub struct DiskEvidence {
     /// key reads (RocksDB) or of the key reads (other stores). False for a run that read no key
     /// from the store.
     pub disk_resident: bool,
+}
+
+/// The counters at the start of a run over the state at a path, from which the run's
+/// [`DiskEvidence`] is taken when it ends: the one way `bench` and `run` measure a run.
+#[derive(Debug, Clone, Copy)]
+pub struct RunProbe<'a> {
+    path: &'a Path,
+    /// The device's and the process's counters at the start.
+    pub io: IoSample,
+    rocks: Option<RocksReadCounters>,
+}
+
+impl<'a> RunProbe<'a> {
+    /// Samples the counters of the device holding `path`, with RocksDB's (`None` for other
+    /// stores, or without statistics).
+    pub fn start(path: &'a Path, rocks: Option<RocksReadCounters>) -> Self {
+        Self {
+            path,
+            io: IoSample::take(path),
+            rocks,
+        }
+    }
+
+    /// The evidence of the run that replayed `report`, with RocksDB's counters now.
+    pub fn finish(&self, report: &ReplayReport, rocks: Option<RocksReadCounters>) -> DiskEvidence {
+        let rocks = match (rocks, self.rocks) {
+            (Some(now), Some(start)) => Some(now.since(&start)),
+            _ => None,
+        };
+        let io = IoSample::take(self.path).since(&self.io);
+        DiskEvidence::new(io, cache_key_reads(report), rocks)
+    }
+}
+
+/// Keys a replay read from its store, as the shared cache counts them: its misses and the keys
+/// prefetched (a store with its own count, RocksDB, overrides this in [`DiskEvidence::new`]).
+fn cache_key_reads(report: &ReplayReport) -> u64 {
+    report.cache.misses
+        + report
+            .batches
+            .iter()
+            .map(|b| b.keys_prefetched)
+            .sum::<u64>()
 }
 
 /// The share of key reads that must reach the device for a run to call itself disk-resident.

@@ -24,7 +24,7 @@ mod tables;
 pub use device::DiskEvidence;
 pub use tables::render_tables;
 
-use crate::device::IoSample;
+use crate::device::RunProbe;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
@@ -639,14 +639,9 @@ impl Bench<'_> {
                     drop_page_cache()?;
                 }
                 let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
-                let before = (IoSample::take(scratch.path()), store.read_counters());
+                let probe = RunProbe::start(scratch.path(), store.read_counters());
                 let report = replay_over(&|| store.approximate_size_bytes().ok(), &store)?;
-                let rocks = match (store.read_counters(), before.1) {
-                    (Some(after), Some(before)) => Some(after.since(&before)),
-                    _ => None,
-                };
-                let io = IoSample::take(scratch.path()).since(&before.0);
-                let disk = DiskEvidence::new(io, store_key_reads(&report), rocks);
+                let disk = probe.finish(&report, store.read_counters());
                 drop(store);
                 drop(scratch);
                 (report, self.matrix.drop_caches, disk)
@@ -657,13 +652,12 @@ impl Bench<'_> {
                 if self.matrix.drop_caches {
                     drop_page_cache()?;
                 }
-                let before = IoSample::take(self.state.path());
+                let probe = RunProbe::start(self.state.path(), None);
                 let report =
                     with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
                         replay_over(&|| None, store)
                     })??;
-                let io = IoSample::take(self.state.path()).since(&before);
-                let disk = DiskEvidence::new(io, store_key_reads(&report), None);
+                let disk = probe.finish(&report, None);
                 (report, self.matrix.drop_caches, disk)
             }
             StoreKind::Memory => {
@@ -678,17 +672,6 @@ impl Bench<'_> {
         result.batches = samples;
         Ok(result)
     }
-}
-
-/// Keys a replay read from its store, as the shared cache counts them: its misses and the keys
-/// prefetched (a store with its own count, RocksDB, overrides this in [`DiskEvidence::new`]).
-fn store_key_reads(report: &ReplayReport) -> u64 {
-    report.cache.misses
-        + report
-            .batches
-            .iter()
-            .map(|b| b.keys_prefetched)
-            .sum::<u64>()
 }
 
 /// A store a bench run replays over, whatever its type (RocksDB, MDBX under an overlay, memory).

@@ -224,32 +224,30 @@ impl<'a> Tables<'a> {
                 );
             }
             for &t in &self.threads {
-                let full = self.parallel(IoDesign::Full, t, batch, disk);
-                let verifying = self.parallel(IoDesign::FullVerify, t, batch, disk);
-                for d in [
+                // Each design against full BAL, then against the design a validating node would
+                // run with a full BAL.
+                const COMPARED: [IoDesign; 4] = [
                     IoDesign::FullVerify,
                     IoDesign::Parallel,
                     IoDesign::Hybrid,
                     IoDesign::Batched,
+                ];
+                for (baseline, designs) in [
+                    (IoDesign::Full, &COMPARED[..]),
+                    (IoDesign::FullVerify, &COMPARED[1..]),
                 ] {
-                    if let (Some(f), Some(r)) = (full, self.parallel(d, t, batch, disk)) {
-                        let _ = writeln!(
-                            out,
-                            "- batch {batch}, {}: {d} / full = {:.2}",
-                            workers(t),
-                            r.mgas_per_s / f.mgas_per_s.max(1e-9)
-                        );
-                    }
-                }
-                // Against the design a validating node would run with a full BAL.
-                for d in [IoDesign::Parallel, IoDesign::Hybrid, IoDesign::Batched] {
-                    if let (Some(f), Some(r)) = (verifying, self.parallel(d, t, batch, disk)) {
-                        let _ = writeln!(
-                            out,
-                            "- batch {batch}, {}: {d} / full-verify = {:.2}",
-                            workers(t),
-                            r.mgas_per_s / f.mgas_per_s.max(1e-9)
-                        );
+                    let Some(base) = self.parallel(baseline, t, batch, disk) else {
+                        continue;
+                    };
+                    for &d in designs {
+                        if let Some(r) = self.parallel(d, t, batch, disk) {
+                            let _ = writeln!(
+                                out,
+                                "- batch {batch}, {}: {d} / {baseline} = {:.2}",
+                                workers(t),
+                                r.mgas_per_s / base.mgas_per_s.max(1e-9)
+                            );
+                        }
                     }
                 }
                 if let (Some(on_disk), Some(mem)) = (

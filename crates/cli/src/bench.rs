@@ -230,7 +230,7 @@ impl BenchDbCommand {
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             drop_page_cache().map_err(Into::into)
         };
-        if self.disk.refuse_over_mdbx().is_err()
+        if self.disk.rocksdb_flag().is_some()
             && self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)))
         {
             eprintln!(

@@ -179,16 +179,23 @@ impl DiskArgs {
         }
     }
 
+    /// The first flag given that only RocksDB reads (MDBX ignores it).
+    pub fn rocksdb_flag(&self) -> Option<&'static str> {
+        if self.disk_resident {
+            Some("--disk-resident")
+        } else if self.direct_io {
+            Some("--direct-io")
+        } else if self.block_cache.is_some() {
+            Some("--block-cache")
+        } else {
+            None
+        }
+    }
+
     /// The error for these flags over reth's MDBX, which is memory-mapped: RocksDB's options do
     /// not apply, and bounding its page cache needs a memory-limited cgroup around the process.
     pub fn refuse_over_mdbx(&self) -> eyre::Result<()> {
-        let flag = if self.disk_resident {
-            "--disk-resident"
-        } else if self.direct_io {
-            "--direct-io"
-        } else if self.block_cache.is_some() {
-            "--block-cache"
-        } else {
+        let Some(flag) = self.rocksdb_flag() else {
             return Ok(());
         };
         Err(eyre::eyre!(

@@ -1,7 +1,11 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
 use crate::{CacheArgs, DiskArgs, count, progress_bar, record};
-use bal_replay_bench::{DiskEvidence, device::IoSample, first_block_hashes, with_mdbx_overlay};
+use bal_replay_bench::{
+    DiskEvidence,
+    device::{IoSample, RunProbe},
+    first_block_hashes, with_mdbx_overlay,
+};
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
@@ -186,8 +190,8 @@ impl RunCommand {
         let options = ReplayOptions::from(&self.replay);
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
-        let (first_io, first_rocks) = (IoSample::take(path), rocks_counters());
-        let mut io_seen = first_io;
+        let probe = RunProbe::start(path, rocks_counters());
+        let mut io_seen = probe.io;
         let result = replay(config, dump, store, &options, |b| {
             let io = IoSample::take(path);
             record::record_io(&io.since(&io_seen));
@@ -205,17 +209,7 @@ impl RunCommand {
             record::record_replay_error(&e);
             eyre::Report::from(e)
         })?;
-        let rocks = match (rocks_counters(), first_rocks) {
-            (Some(now), Some(first)) => Some(now.since(&first)),
-            _ => None,
-        };
-        let key_reads = report.cache.misses
-            + report
-                .batches
-                .iter()
-                .map(|b| b.keys_prefetched)
-                .sum::<u64>();
-        let disk = DiskEvidence::new(IoSample::take(path).since(&first_io), key_reads, rocks);
+        let disk = probe.finish(&report, rocks_counters());
         Ok(RunOutput { report, disk })
     }
 }

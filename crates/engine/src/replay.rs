@@ -518,14 +518,24 @@ fn verify_pre_values<S: StateReader>(
                 Ok(chunk.len() as u64)
             }));
         }
-        let mut total = 0;
-        for h in handles {
-            total += h
-                .join()
-                .map_err(|_| EngineError::WorkerPanic("pre-value verifier".into()))??;
-        }
-        Ok(total)
+        sum_joined(handles, "pre-value verifier")
     })
+}
+
+/// Joins reader threads that each return a count of keys read, and sums the counts; a panicked
+/// reader is [`EngineError::WorkerPanic`] named `what`.
+fn sum_joined<E: Into<EngineError>>(
+    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<u64, E>>>,
+    what: &str,
+) -> Result<u64, EngineError> {
+    let mut total = 0;
+    for h in handles {
+        total += h
+            .join()
+            .map_err(|_| EngineError::WorkerPanic(what.into()))?
+            .map_err(Into::into)?;
+    }
+    Ok(total)
 }
 
 /// The error for a claimed pre-value the state disagrees with: the first record of the batch that
@@ -609,13 +619,7 @@ fn prefetch<S: StateReader>(
         for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
             handles.push(scope.spawn(move || cache.prefetch_storage(chunk).map(|n| n as u64)));
         }
-        let mut total = 0;
-        for h in handles {
-            total += h
-                .join()
-                .map_err(|_| EngineError::WorkerPanic("prefetch reader".into()))??;
-        }
-        Ok(total)
+        sum_joined(handles, "prefetch reader")
     })?;
     if !design.prefetches_code() {
         return Ok(read);
