@@ -135,8 +135,15 @@ fn main() -> eyre::Result<()> {
             from_state: Some(state),
             ..
         }) => {
-            let written = write_source_from_store(&out, &state)
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} writing {human_pos} entries, {per_sec}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
+            bar.enable_steady_tick(Duration::from_millis(250));
+            let written = write_source_from_store(&out, &state, &mut |done| bar.set_position(done))
                 .wrap_err_with(|| format!("writing {} as {}", state.display(), out.display()))?;
+            bar.finish_and_clear();
             println!("{written}");
             Ok(())
         }

@@ -14,6 +14,7 @@
 //! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
 //! it is `None` and reported as such, never as zero.
 
+use crate::memory_limit::{MemoryLimit, MemoryUsage};
 use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
@@ -159,6 +160,9 @@ pub struct DiskEvidence {
     /// key reads (RocksDB) or of the key reads (other stores). False for a run that read no key
     /// from the store.
     pub disk_resident: bool,
+    /// The memory cgroup's bound and counts, for a run under `--memory-limit` (MDBX's
+    /// disk-resident mode): what of the state could be served from the page cache.
+    pub memory: Option<MemoryUsage>,
 }
 
 /// The counters at the start of a run over the state at a path, from which the run's
@@ -175,6 +179,7 @@ impl<'a> RunProbe<'a> {
     /// Samples the counters of the device holding `path`, with RocksDB's (`None` for other
     /// stores, or without statistics).
     pub fn start(path: &'a Path, rocks: Option<RocksReadCounters>) -> Self {
+        MemoryLimit::reset_peak();
         Self {
             path,
             io: IoSample::take(path),
@@ -189,7 +194,10 @@ impl<'a> RunProbe<'a> {
             _ => None,
         };
         let io = IoSample::take(self.path).since(&self.io);
-        DiskEvidence::new(io, cache_key_reads(report), rocks)
+        DiskEvidence {
+            memory: MemoryLimit::current_usage(),
+            ..DiskEvidence::new(io, cache_key_reads(report), rocks)
+        }
     }
 }
 
@@ -235,6 +243,7 @@ impl DiskEvidence {
                 .filter(|_| key_reads > 0)
                 .map(|reads| reads as f64 / key_reads as f64),
             disk_resident,
+            memory: None,
         }
     }
 }

@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod device;
+pub mod memory_limit;
 pub mod point_reads;
 mod tables;
 

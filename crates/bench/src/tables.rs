@@ -305,7 +305,7 @@ impl Tables<'_> {
         let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let mib =
             |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1048576.0));
-        for r in runs {
+        for r in &runs {
             let d = &r.disk;
             let misses = match (
                 d.block_cache_misses,
@@ -331,6 +331,31 @@ impl Tables<'_> {
                 mib(d.process_read_bytes),
                 count(d.major_faults),
                 if d.disk_resident { "yes" } else { "no" },
+            );
+        }
+        let limited: Vec<_> = runs
+            .iter()
+            .filter_map(|r| r.disk.memory.map(|m| (r.label(), m)))
+            .collect();
+        if limited.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\nThe process ran in a memory cgroup: heap and page cache charged during the run stayed under the limit, so no more of the state than that was served from memory.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| Run | Limit MiB | Peak charge MiB | Page cache at end MiB | Limit hits |\n| --- | --- | --- | --- | --- |"
+        );
+        for (label, m) in limited {
+            let _ = writeln!(
+                out,
+                "| {label} | {} | {} | {} | {} |",
+                mib(Some(m.limit_bytes)),
+                mib(Some(m.max_usage_bytes)),
+                mib(Some(m.page_cache_bytes)),
+                m.limit_hits
             );
         }
     }

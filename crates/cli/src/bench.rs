@@ -73,8 +73,8 @@ impl BenchCommand {
             designs: self.io.clone(),
             io_threads: self.io_threads,
             order: self.order,
-            drop_caches: self.disk.drop_caches,
-            direct_io: self.disk.direct_io(),
+            drop_caches: self.disk.drop_caches(over_mdbx),
+            direct_io: self.disk.direct_io() && !over_mdbx,
             sequential: !self.no_baselines,
             in_memory: !self.no_baselines && !over_mdbx,
             block_cache_bytes: self.disk.block_cache_bytes(),
@@ -85,7 +85,9 @@ impl BenchCommand {
 
     /// Runs the matrix and prints its tables.
     pub fn run(&self) -> eyre::Result<()> {
-        if matches!(self.state, StateSpec::Mdbx(_)) {
+        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
+        let _memory_limit = self.disk.enter_memory_limit(over_mdbx)?;
+        if over_mdbx {
             self.disk.refuse_over_mdbx()?;
             if !self.no_baselines {
                 eprintln!(
@@ -218,24 +220,24 @@ pub struct BenchDbCommand {
 impl BenchDbCommand {
     /// Reads every store and prints the table.
     pub fn run(&self) -> eyre::Result<()> {
+        let any_mdbx = self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)));
+        let _memory_limit = self.disk.enter_memory_limit(any_mdbx)?;
         let options = BenchDbOptions {
             threads: self.threads.clone(),
             reads: self.reads,
             sample: self.sample,
             seed: self.seed,
-            drop_caches: self.disk.drop_caches,
+            drop_caches: self.disk.drop_caches(any_mdbx),
             rocks_direct_io: self.disk.direct_io(),
             rocks_block_cache_bytes: self.disk.block_cache_bytes(),
         };
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             drop_page_cache().map_err(Into::into)
         };
-        if self.disk.rocksdb_flag().is_some()
-            && self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)))
-        {
+        if self.disk.rocksdb_flag().is_some() && any_mdbx {
             eprintln!(
-                "note: --disk-resident, --direct-io and --block-cache apply to the RocksDB stores \
-                 only; MDBX is memory-mapped and read through the page cache"
+                "note: --direct-io and --block-cache apply to the RocksDB stores only; MDBX is \
+                 memory-mapped and read through the page cache (bound it with --memory-limit)"
             );
         }
         let mut reports = Vec::new();

@@ -16,9 +16,11 @@ pub mod bench;
 pub mod record;
 pub mod run;
 
+use bal_replay_bench::memory_limit::MemoryLimit;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_state::RocksOptions;
 use clap::{Args, Parser, Subcommand};
+use eyre::WrapErr;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{num::NonZeroUsize, path::PathBuf};
 
@@ -129,7 +131,7 @@ impl From<CacheArgs> for CacheCapacity {
 }
 
 /// Where the state's reads may be served from: the page cache, RocksDB's block cache, or only the
-/// disk (`--disk-resident`). RocksDB states only, except `--drop-caches`.
+/// disk (`--disk-resident`).
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct DiskArgs {
     /// Drop the page cache first (root only).
@@ -138,14 +140,20 @@ pub struct DiskArgs {
     /// RocksDB direct reads (O_DIRECT): SST blocks are never served from the page cache.
     #[arg(long)]
     pub direct_io: bool,
-    /// Disk-resident mode: RocksDB direct reads and a block cache of --block-cache (default
-    /// 8MiB), so no more of the state than that is served from memory. The results say whether
-    /// at least 80% of the key reads reached the device. RocksDB states only.
+    /// Disk-resident mode. RocksDB: direct reads and a block cache of --block-cache (default
+    /// 8MiB). MDBX (memory-mapped): the page cache dropped before each run and the process in a
+    /// memory cgroup of --memory-limit (default 512MiB; cgroup v1, root). The results say whether
+    /// at least 80% of the key reads reached the device.
     #[arg(long)]
     pub disk_resident: bool,
     /// RocksDB block cache, e.g. 64MiB or 1GiB [default: 512MiB; 8MiB with --disk-resident].
     #[arg(long, value_parser = parse_size)]
     pub block_cache: Option<usize>,
+    /// Run in a memory cgroup of this size (cgroup v1, root): memory charged from then on, heap
+    /// and page cache, stays under it, which bounds how much of a memory-mapped state (MDBX) is
+    /// served from memory [default: none; 512MiB with --disk-resident over MDBX].
+    #[arg(long, value_parser = parse_size)]
+    pub memory_limit: Option<usize>,
 }
 
 impl DiskArgs {
@@ -154,6 +162,12 @@ impl DiskArgs {
     /// generated chain's hot contracts and senders stay cached and fewer than 80% of the key reads
     /// reach the disk (docs/results.md, "Disk-resident runs").
     pub const DISK_RESIDENT_BLOCK_CACHE: usize = 8 << 20;
+
+    /// The memory cgroup's limit under `--disk-resident` over MDBX unless `--memory-limit` says
+    /// otherwise: the run's own heap growth (shared cache, overlay of commits, decoded dumps:
+    /// about 200-300 MiB on a 200-block chain) must fit beside the page cache, or the kernel
+    /// kills the process instead of reclaiming.
+    pub const DISK_RESIDENT_MEMORY_LIMIT: usize = 512 << 20;
 
     /// Whether RocksDB reads directly.
     pub fn direct_io(&self) -> bool {
@@ -181,9 +195,7 @@ impl DiskArgs {
 
     /// The first flag given that only RocksDB reads (MDBX ignores it).
     pub fn rocksdb_flag(&self) -> Option<&'static str> {
-        if self.disk_resident {
-            Some("--disk-resident")
-        } else if self.direct_io {
+        if self.direct_io {
             Some("--direct-io")
         } else if self.block_cache.is_some() {
             Some("--block-cache")
@@ -192,17 +204,40 @@ impl DiskArgs {
         }
     }
 
-    /// The error for these flags over reth's MDBX, which is memory-mapped: RocksDB's options do
-    /// not apply, and bounding its page cache needs a memory-limited cgroup around the process.
+    /// The error for RocksDB's own flags over reth's MDBX, which is memory-mapped: its pages are
+    /// bounded by `--memory-limit` (or `--disk-resident`) instead.
     pub fn refuse_over_mdbx(&self) -> eyre::Result<()> {
         let Some(flag) = self.rocksdb_flag() else {
             return Ok(());
         };
         Err(eyre::eyre!(
             "{flag} applies to RocksDB states only: MDBX is memory-mapped, so its pages are served \
-             from the page cache; bound it by running in a memory-limited cgroup (see \
-             docs/results.md, \"Disk-resident runs\")"
+             from the page cache; bound it with --memory-limit SIZE or --disk-resident (a memory \
+             cgroup around the process, see docs/results.md, \"Disk-resident runs\")"
         ))
+    }
+
+    /// Whether the page cache is dropped before each run: `--drop-caches`, and `--disk-resident`
+    /// over MDBX (a page cached before the process entered its cgroup would be served uncharged).
+    pub fn drop_caches(&self, over_mdbx: bool) -> bool {
+        self.drop_caches || (over_mdbx && self.disk_resident)
+    }
+
+    /// The memory cgroup's limit for a run over MDBX (`over_mdbx`) or RocksDB, if any.
+    pub fn memory_limit(&self, over_mdbx: bool) -> Option<usize> {
+        self.memory_limit
+            .or((over_mdbx && self.disk_resident).then_some(Self::DISK_RESIDENT_MEMORY_LIMIT))
+    }
+
+    /// Puts the process in its memory cgroup if these flags ask for one; it leaves the cgroup
+    /// when the returned guard drops.
+    pub fn enter_memory_limit(&self, over_mdbx: bool) -> eyre::Result<Option<MemoryLimit>> {
+        self.memory_limit(over_mdbx)
+            .map(|bytes| {
+                MemoryLimit::enter(bytes as u64)
+                    .wrap_err("--memory-limit / --disk-resident over MDBX needs a memory cgroup")
+            })
+            .transpose()
     }
 }
 

@@ -103,10 +103,13 @@ impl RunCommand {
         }
         let dump = DumpReader::open(&self.dump)?;
         let config = ChainConfig::for_dump(&dump)?;
+        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
+        let memory_limit = self.disk.enter_memory_limit(over_mdbx)?;
         let run = match &self.state {
             StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state)?,
             StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir)?,
         };
+        drop(memory_limit);
         record::record_disk_evidence(&run.disk);
         print_summary(&dump, &run.report);
         print_disk_evidence(&run.disk);
@@ -165,7 +168,7 @@ impl RunCommand {
         dir: &Path,
     ) -> eyre::Result<RunOutput> {
         self.disk.refuse_over_mdbx()?;
-        if self.disk.drop_caches {
+        if self.disk.drop_caches(true) {
             drop_page_cache()?;
         }
         let hashes = first_block_hashes(dump)?;
@@ -293,6 +296,15 @@ fn print_disk_evidence(disk: &DiskEvidence) {
         count(disk.major_faults),
         if disk.disk_resident { "yes" } else { "no" },
     );
+    if let Some(m) = disk.memory {
+        println!(
+            "memory cgroup: limit {}, peak charge {}, page cache at end {}, limit hit {} times",
+            mib(Some(m.limit_bytes)),
+            mib(Some(m.max_usage_bytes)),
+            mib(Some(m.page_cache_bytes)),
+            m.limit_hits
+        );
+    }
 }
 
 fn print_summary(dump: &DumpReader, report: &ReplayReport) {

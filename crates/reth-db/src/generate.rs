@@ -15,7 +15,7 @@ use std::{
 };
 
 use alloy_primitives::{Address, B256, Bytes, KECCAK256_EMPTY, U256, keccak256};
-use bal_replay_state::{FlatContents, RocksOptions, RocksStore};
+use bal_replay_state::{FlatContents, FlatEntry, RocksOptions, RocksStore};
 use libmdbx::{
     Database, DatabaseOptions, Mode, NoWriteMap, RW, ReadWriteOptions, SyncMode, Table, TableFlags,
     Transaction, WriteFlags,
@@ -329,51 +329,170 @@ pub fn write_source_from_flat(
 ) -> Result<PathBuf, RethDbError> {
     let layout = Layout::of_key_scheme(contents.key_scheme);
     let (db, db_dir) = create_source(datadir, layout, contents.applied_block.unwrap_or(0))?;
-    let mut w = Writer {
-        db: &db,
-        txn: None,
-        in_txn: 0,
-    };
-    let mut buf = Vec::with_capacity(256);
+    let mut w = EntryWriter::new(&db, layout);
     for (hash, code) in &contents.codes {
-        buf.clear();
-        Bytecode::new_raw(code.clone()).to_compact(&mut buf);
-        w.put(table::BYTECODES, hash.as_slice(), &buf)?;
+        w.put(FlatEntry::Code { hash: *hash, code })?;
     }
     for (key, account) in &contents.accounts {
-        let account = Account {
-            nonce: account.nonce,
-            balance: account.balance,
-            bytecode_hash: (account.code_hash != KECCAK256_EMPTY).then_some(account.code_hash),
-        };
-        buf.clear();
-        account.to_compact(&mut buf);
-        w.put(layout.table(TableKind::Accounts), key, &buf)?;
+        w.put(FlatEntry::Account {
+            key,
+            account: *account,
+        })?;
     }
-    let account_len = layout.account_key_len();
     for (key, value) in &contents.storage {
-        let (account, slot) = key.split_at(account_len.min(key.len()));
-        let entry = StorageEntry {
-            key: B256::try_from(slot).map_err(|_| RethDbError::Decode {
-                table: layout.table(TableKind::Storage),
-                key: alloy_primitives::hex::encode_prefixed(key),
-                reason: format!("storage key of {} bytes", key.len()),
-            })?,
-            value: *value,
-        };
-        buf.clear();
-        entry.to_compact(&mut buf);
-        w.put(layout.table(TableKind::Storage), account, &buf)?;
+        w.put(FlatEntry::Slot { key, value: *value })?;
     }
     for (number, hash) in &contents.block_hashes {
-        w.put(
-            table::CANONICAL_HEADERS,
-            &number.to_be_bytes(),
-            hash.as_slice(),
-        )?;
+        w.put(FlatEntry::BlockHash {
+            number: *number,
+            hash: *hash,
+        })?;
     }
-    w.commit()?;
+    w.finish()?;
     Ok(db_dir)
+}
+
+/// Writes flat-state entries into a reth database's tables, in its layout's encodings.
+struct EntryWriter<'db> {
+    w: Writer<'db>,
+    layout: Layout,
+    buf: Vec<u8>,
+    counts: [usize; 4],
+}
+
+impl<'db> EntryWriter<'db> {
+    fn new(db: &'db Database<NoWriteMap>, layout: Layout) -> Self {
+        Self {
+            w: Writer {
+                db,
+                txn: None,
+                in_txn: 0,
+            },
+            layout,
+            buf: Vec::with_capacity(256),
+            counts: [0; 4],
+        }
+    }
+
+    fn put(&mut self, entry: FlatEntry<'_>) -> Result<(), RethDbError> {
+        let buf = &mut self.buf;
+        buf.clear();
+        match entry {
+            FlatEntry::Code { hash, code } => {
+                Bytecode::new_raw(Bytes::copy_from_slice(code)).to_compact(buf);
+                self.counts[2] += 1;
+                self.w.put(table::BYTECODES, hash.as_slice(), buf)
+            }
+            FlatEntry::Account { key, account } => {
+                Account {
+                    nonce: account.nonce,
+                    balance: account.balance,
+                    bytecode_hash: (account.code_hash != KECCAK256_EMPTY)
+                        .then_some(account.code_hash),
+                }
+                .to_compact(buf);
+                self.counts[0] += 1;
+                self.w.put(self.layout.table(TableKind::Accounts), key, buf)
+            }
+            FlatEntry::Slot { key, value } => {
+                let (account, slot) = key.split_at(self.layout.account_key_len().min(key.len()));
+                let table = self.layout.table(TableKind::Storage);
+                StorageEntry {
+                    key: B256::try_from(slot).map_err(|_| RethDbError::Decode {
+                        table,
+                        key: alloy_primitives::hex::encode_prefixed(key),
+                        reason: format!("storage key of {} bytes", key.len()),
+                    })?,
+                    value,
+                }
+                .to_compact(buf);
+                self.counts[1] += 1;
+                self.w.put(table, account, buf)
+            }
+            FlatEntry::BlockHash { number, hash } => {
+                self.counts[3] += 1;
+                self.w.put(
+                    table::CANONICAL_HEADERS,
+                    &number.to_be_bytes(),
+                    hash.as_slice(),
+                )
+            }
+        }
+    }
+
+    /// Commits the last transaction; the entries written of each kind.
+    fn finish(mut self) -> Result<[usize; 4], RethDbError> {
+        self.w.commit()?;
+        Ok(self.counts)
+    }
+}
+
+/// Writes a RocksDB flat state's contents as a reth database in `datadir/db` (which must not
+/// exist), streaming: one entry at a time from a snapshot, in memory no more than one MDBX write
+/// transaction, so a state of any size is written. `progress` is told the entries written so far
+/// every 100,000. On an error the database directory it created is removed.
+pub fn write_source_from_store(
+    datadir: &Path,
+    state: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<WrittenSource, RethDbError> {
+    let flat_state = |source| RethDbError::FlatState {
+        path: state.to_path_buf(),
+        source,
+    };
+    let store = RocksStore::open(state, &RocksOptions::default()).map_err(flat_state)?;
+    let height = bal_replay_state::StateReader::applied_block(&store).map_err(flat_state)?;
+    let layout = Layout::of_key_scheme(store.key_scheme());
+    let (db, db_dir) = create_source(datadir, layout, height.unwrap_or(0))?;
+    let written = (|| {
+        let mut w = EntryWriter::new(&db, layout);
+        let mut done = 0u64;
+        store
+            .visit_entries(|entry| {
+                w.put(entry).map_err(StreamError::Write)?;
+                done += 1;
+                if done.is_multiple_of(100_000) {
+                    progress(done);
+                }
+                Ok(())
+            })
+            .map_err(|e| match e {
+                StreamError::State(source) => flat_state(source),
+                StreamError::Write(e) => e,
+            })?;
+        progress(done);
+        w.finish()
+    })();
+    drop(db);
+    match written {
+        Ok([accounts, slots, codes, block_hashes]) => Ok(WrittenSource {
+            db: db_dir,
+            accounts,
+            slots,
+            codes,
+            block_hashes,
+            height,
+        }),
+        Err(e) => {
+            // create_source made `db_dir` new, so it is ours to remove.
+            if let Err(rm) = std::fs::remove_dir_all(&db_dir) {
+                tracing::warn!(dir = %db_dir.display(), "removing a half-written source: {rm}");
+            }
+            Err(e)
+        }
+    }
+}
+
+/// A failure while streaming a flat state into MDBX: reading the state, or writing.
+enum StreamError {
+    State(bal_replay_state::StateError),
+    Write(RethDbError),
+}
+
+impl From<bal_replay_state::StateError> for StreamError {
+    fn from(e: bal_replay_state::StateError) -> Self {
+        Self::State(e)
+    }
 }
 
 /// What [`write_source_from_store`] wrote.
@@ -406,28 +525,6 @@ impl std::fmt::Display for WrittenSource {
             self.height
         )
     }
-}
-
-/// Writes the contents of the RocksDB flat state at `state` (all of it: its key scheme chooses the
-/// layout, its applied block the checkpoint) as a reth database in `datadir/db`, which must not
-/// exist: [`write_source_from_flat`] of the store's contents.
-pub fn write_source_from_store(datadir: &Path, state: &Path) -> Result<WrittenSource, RethDbError> {
-    let flat_state = |source| RethDbError::FlatState {
-        path: state.to_path_buf(),
-        source,
-    };
-    let contents = RocksStore::open(state, &RocksOptions::default())
-        .and_then(|store| store.dump_all())
-        .map_err(flat_state)?;
-    let db = write_source_from_flat(datadir, &contents)?;
-    Ok(WrittenSource {
-        db,
-        accounts: contents.accounts.len(),
-        slots: contents.storage.len(),
-        codes: contents.codes.len(),
-        block_hashes: contents.block_hashes.len(),
-        height: contents.applied_block,
-    })
 }
 
 /// Writes a reth-layout database into `datadir/db`, which must not exist yet.

@@ -171,6 +171,9 @@ impl RethDb {
                 mode: Mode::ReadOnly,
                 // reth opens ~30 named tables; MDBX refuses named tables unless this is set.
                 max_tables: Some(256),
+                // As reth opens it: without readahead, a random read of a cold page faults in
+                // that page, not the device's readahead window (8 MiB on this machine's disk).
+                no_rdahead: true,
                 ..Default::default()
             },
         )

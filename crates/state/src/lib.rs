@@ -64,7 +64,7 @@ pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;
-pub use rocks::{RocksOptions, RocksReadCounters, RocksStore, cf};
+pub use rocks::{FlatEntry, RocksOptions, RocksReadCounters, RocksStore, cf};
 pub use types::{AppliedBlock, FlatAccount, KeyScheme, StateChanges};
 
 use alloy_primitives::{Address, B256, Bytes, U256};

@@ -672,8 +672,34 @@ impl RocksStore {
     /// Every entry, read from one snapshot, in the canonical order of [`FlatContents`]. Keys are
     /// those of the store's scheme (hashed keys for a hashed store).
     pub fn dump_all(&self) -> Result<FlatContents, StateError> {
+        let mut out = FlatContents {
+            key_scheme: self.key_scheme,
+            ..FlatContents::default()
+        };
+        out.applied_block = self.visit_entries(|entry| {
+            match entry {
+                FlatEntry::Account { key, account } => out.accounts.push((key.to_vec(), account)),
+                FlatEntry::Slot { key, value } => out.storage.push((key.to_vec(), value)),
+                FlatEntry::Code { hash, code } => {
+                    out.codes.push((hash, Bytes::copy_from_slice(code)))
+                }
+                FlatEntry::BlockHash { number, hash } => out.block_hashes.push((number, hash)),
+            }
+            Ok::<(), StateError>(())
+        })?;
+        Ok(out)
+    }
+
+    /// Streams every entry to `visit`, read from one snapshot in the canonical order of
+    /// [`FlatContents`] (accounts, storage, codes, block hashes; each sorted by key), and returns
+    /// the applied height: [`RocksStore::dump_all`] without holding the state in memory, for
+    /// states far larger than it.
+    pub fn visit_entries<E: From<StateError>>(
+        &self,
+        mut visit: impl FnMut(FlatEntry<'_>) -> Result<(), E>,
+    ) -> Result<Option<u64>, E> {
         let snapshot = self.db.snapshot();
-        let scan = |table: &'static str, f: &mut EntryVisitor<'_>| {
+        let scan = |table: &'static str, f: &mut TableVisitor<'_, E>| -> Result<(), E> {
             for item in snapshot.iterator_cf(self.cf(table)?, IteratorMode::Start) {
                 let (key, value) = item.map_err(|source| StateError::Read {
                     table,
@@ -682,7 +708,7 @@ impl RocksStore {
                 })?;
                 f(&key, &value)?;
             }
-            Ok::<(), StateError>(())
+            Ok(())
         };
         let check_len = |table: &'static str, key: &[u8], expected: usize| {
             if key.len() == expected {
@@ -696,22 +722,17 @@ impl RocksStore {
             }
         };
 
-        let mut out = FlatContents {
-            key_scheme: self.key_scheme,
-            ..FlatContents::default()
-        };
         let account_len = self.key_scheme.account_key_len();
         scan(cf::ACCOUNTS, &mut |k, v| {
             check_len(cf::ACCOUNTS, k, account_len)?;
-            out.accounts
-                .push((k.to_vec(), codec::decode_account(cf::ACCOUNTS, k, v)?));
-            Ok(())
+            let account = codec::decode_account(cf::ACCOUNTS, k, v)?;
+            visit(FlatEntry::Account { key: k, account })
         })?;
         let storage_len = self.key_scheme.storage_key_len();
         scan(cf::STORAGE, &mut |k, v| {
             check_len(cf::STORAGE, k, storage_len)?;
-            out.storage.push((k.to_vec(), decode_slot(k, v)?));
-            Ok(())
+            let value = decode_slot(k, v)?;
+            visit(FlatEntry::Slot { key: k, value })
         })?;
         scan(cf::CODE, &mut |k, v| {
             let hash = B256::try_from(k).map_err(|_| StateError::Corrupt {
@@ -719,17 +740,15 @@ impl RocksStore {
                 key: hex_key(k),
                 reason: format!("key is {} bytes, expected 32", k.len()),
             })?;
-            out.codes.push((hash, Bytes::copy_from_slice(v)));
-            Ok(())
+            visit(FlatEntry::Code { hash, code: v })
         })?;
         scan(cf::BLOCK_HASHES, &mut |k, v| {
             check_len(cf::BLOCK_HASHES, k, 8)?;
             let number = codec::decode_u64(cf::BLOCK_HASHES, k, k)?;
-            out.block_hashes
-                .push((number, codec::decode_b256(cf::BLOCK_HASHES, k, v)?));
-            Ok(())
+            let hash = codec::decode_b256(cf::BLOCK_HASHES, k, v)?;
+            visit(FlatEntry::BlockHash { number, hash })
         })?;
-        out.applied_block = snapshot
+        let applied = snapshot
             .get_pinned_cf(self.cf(cf::META)?, cf::META_APPLIED_BLOCK)
             .map_err(|source| StateError::Read {
                 table: cf::META,
@@ -738,7 +757,7 @@ impl RocksStore {
             })?
             .map(|v| codec::decode_u64(cf::META, cf::META_APPLIED_BLOCK, &v))
             .transpose()?;
-        Ok(out)
+        Ok(applied)
     }
 
     /// [`FlatContents::digest`] of [`RocksStore::dump_all`].
@@ -747,8 +766,42 @@ impl RocksStore {
     }
 }
 
-/// Called with each (key, value) of a table by [`RocksStore::dump_all`].
-type EntryVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<(), StateError> + 'a;
+/// Called with each (key, value) of a table by [`RocksStore::visit_entries`].
+type TableVisitor<'a, E> = dyn FnMut(&[u8], &[u8]) -> Result<(), E> + 'a;
+
+/// One entry of a flat state, as [`RocksStore::visit_entries`] streams it (keys in the store's
+/// scheme).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FlatEntry<'a> {
+    /// An account by its encoded key.
+    Account {
+        /// The encoded account key.
+        key: &'a [u8],
+        /// Its value.
+        account: FlatAccount,
+    },
+    /// A non-zero slot by its encoded storage key.
+    Slot {
+        /// The encoded storage key (account key ++ slot key).
+        key: &'a [u8],
+        /// Its value.
+        value: U256,
+    },
+    /// A contract's code by hash.
+    Code {
+        /// keccak256 of the code.
+        hash: B256,
+        /// The code.
+        code: &'a [u8],
+    },
+    /// A canonical block hash.
+    BlockHash {
+        /// The block number.
+        number: u64,
+        /// Its hash.
+        hash: B256,
+    },
+}
 
 pub(crate) fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> {
     codec::decode_storage_value(value).map_err(|reason| StateError::Corrupt {
