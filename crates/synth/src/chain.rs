@@ -155,7 +155,7 @@ pub fn generate(
         bar.set_position(0);
         bar.set_message("generating blocks");
     }
-    let mut stats = ProfileAccumulator::default();
+    let mut stats = ProfileAccumulator::for_chain(config.blocks);
     let cold = world.cold.clone();
     let mut builder = ChainBuilder::new(config, world, &genesis);
     for _ in 0..config.blocks {

@@ -2,7 +2,9 @@
 
 use crate::contracts::{SEL_APPROVE, SEL_TRANSFER, SEL_TRANSFER_FROM};
 use alloy_consensus::Transaction;
-use bal_replay_dump::BlockRecord;
+use alloy_primitives::{Address, U256};
+use bal_replay_dump::{BlockRecord, PreState};
+use std::collections::{HashMap, HashSet};
 use revm::primitives::KECCAK_EMPTY;
 use std::fmt::Write as _;
 
@@ -40,6 +42,57 @@ pub struct ProfileStats {
     pub contracts_per_block: f64,
     /// State keys (accounts + slots) per million gas.
     pub state_keys_per_mgas: f64,
+    /// Of the state keys each of up to [`KEY_SAMPLES`] blocks spread over the chain touches, the
+    /// share that none of the other sampled blocks touches ([`unshared_key_share`]): how much of a
+    /// block's reads are of keys outside the small hot set every block shares, i.e. reads that
+    /// miss any cache of recent blocks and, on a state far larger than memory, go to the disk.
+    pub unshared_key_share: f64,
+}
+
+/// [`ProfileStats::unshared_key_share`] of the recent mainnet fixture blocks (number 16,300,000
+/// and later; one of them is empty): 85% of a block's keys are touched by none of the others, even
+/// among the five of them that lie within 5,052 blocks of each other (86%).
+pub const RECENT_MAINNET_UNSHARED_KEY_SHARE: f64 = 0.851;
+
+/// Blocks sampled for [`ProfileStats::unshared_key_share`]: as many as the recent mainnet fixtures
+/// have.
+pub const KEY_SAMPLES: u64 = 11;
+
+/// A state key a block touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum TouchedKey {
+    Account(Address),
+    Slot(Address, U256),
+}
+
+/// Of the state keys (accounts, absent accounts and slots) each of `blocks` touches, the share no
+/// other of `blocks` touches, over all of them (0 for no keys).
+pub fn unshared_key_share<'a>(blocks: impl IntoIterator<Item = &'a PreState>) -> f64 {
+    let sets: Vec<HashSet<TouchedKey>> = blocks.into_iter().map(touched_keys).collect();
+    let mut blocks_touching: HashMap<TouchedKey, u32> = HashMap::new();
+    for key in sets.iter().flatten() {
+        *blocks_touching.entry(*key).or_default() += 1;
+    }
+    let total: usize = sets.iter().map(HashSet::len).sum();
+    let unshared = blocks_touching.values().filter(|n| **n == 1).count();
+    if total == 0 {
+        0.0
+    } else {
+        unshared as f64 / total as f64
+    }
+}
+
+fn touched_keys(pre: &PreState) -> HashSet<TouchedKey> {
+    pre.accounts
+        .iter()
+        .map(|a| TouchedKey::Account(a.address))
+        .chain(pre.absent.iter().map(|a| TouchedKey::Account(*a)))
+        .chain(
+            pre.storage
+                .iter()
+                .map(|s| TouchedKey::Slot(s.address, s.slot)),
+        )
+        .collect()
 }
 
 impl ProfileStats {
@@ -57,6 +110,9 @@ impl ProfileStats {
         slots_per_block: 703.0,
         contracts_per_block: 119.0,
         state_keys_per_mgas: 88.0,
+        // Not in PROFILE.md: measured on the same fixtures (blocks from 16.3 M on) by
+        // `recent_mainnet_unshared_key_share_is_measured_from_the_fixtures`.
+        unshared_key_share: RECENT_MAINNET_UNSHARED_KEY_SHARE,
     };
 
     /// A table of these figures next to `reference`'s, with their ratio: what a CLI prints to show
@@ -100,6 +156,11 @@ impl ProfileStats {
                 self.state_keys_per_mgas,
                 reference.state_keys_per_mgas,
             ),
+            (
+                "unshared keys %",
+                100.0 * self.unshared_key_share,
+                100.0 * reference.unshared_key_share,
+            ),
         ];
         let mut out = format!(
             "{:<20} {:>12} {:>12} {:>7}\n",
@@ -116,6 +177,9 @@ impl ProfileStats {
 /// Accumulates [`ProfileStats`] one record at a time (so a generator can measure as it writes).
 #[derive(Debug, Clone, Default)]
 pub struct ProfileAccumulator {
+    /// Keep every this many blocks' keys for the unshared-key share (0: the first block only).
+    sample_every: u64,
+    samples: Vec<PreState>,
     blocks: u64,
     txs: u64,
     gas: u64,
@@ -127,8 +191,25 @@ pub struct ProfileAccumulator {
 }
 
 impl ProfileAccumulator {
+    /// An accumulator for a chain of `blocks` blocks, sampling [`KEY_SAMPLES`] of them evenly for
+    /// the unshared-key share.
+    pub fn for_chain(blocks: u64) -> Self {
+        Self {
+            sample_every: (blocks / KEY_SAMPLES).max(1),
+            ..Self::default()
+        }
+    }
+
     /// Adds one block.
     pub fn add(&mut self, record: &BlockRecord) {
+        if (self.samples.len() as u64) < KEY_SAMPLES
+            && self.blocks % self.sample_every.max(1) == 0
+        {
+            self.samples.push(PreState {
+                codes: Vec::new(),
+                ..record.pre_state.clone()
+            });
+        }
         self.blocks += 1;
         self.gas += record.gas_used();
         for tx in &record.block.body.transactions {
@@ -177,13 +258,14 @@ impl ProfileAccumulator {
             } else {
                 (self.accounts + self.slots) as f64 / mgas
             },
+            unshared_key_share: unshared_key_share(&self.samples),
         }
     }
 }
 
 /// [`ProfileStats`] of `records`.
 pub fn profile_stats(records: &[BlockRecord]) -> ProfileStats {
-    let mut acc = ProfileAccumulator::default();
+    let mut acc = ProfileAccumulator::for_chain(records.len() as u64);
     for record in records {
         acc.add(record);
     }

@@ -392,3 +392,47 @@ fn a_long_chain_over_few_accounts_stays_valid() {
         state.commit(&changes, record.number()).unwrap();
     }
 }
+
+#[test]
+fn recent_mainnet_unshared_key_share_is_measured_from_the_fixtures() {
+    let root = bal_replay_fixtures::default_mainnet_dir().expect("the mainnet fixtures");
+    let recent: Vec<_> = bal_replay_fixtures::fixture_dirs(&root)
+        .unwrap()
+        .into_iter()
+        .map(|dir| bal_replay_fixtures::Fixture::read(dir).unwrap())
+        .filter(|f| f.number() >= 16_300_000)
+        .collect();
+    assert_eq!(recent.len(), 11);
+    let share = bal_replay_synth::unshared_key_share(recent.iter().map(|f| &f.pre_state));
+    assert!(
+        (share - bal_replay_synth::RECENT_MAINNET_UNSHARED_KEY_SHARE).abs() < 0.0005,
+        "{share}"
+    );
+    // Of the same 11 blocks, a block shares keys with others only through the hot set: a share
+    // computed over one block alone is 1.
+    assert_eq!(
+        bal_replay_synth::unshared_key_share([&recent[0].pre_state]),
+        1.0
+    );
+}
+
+#[test]
+fn a_generated_chain_reports_its_unshared_key_share() {
+    let config = GeneratorConfig {
+        blocks: 22,
+        ..small()
+    };
+    let (_, records) = generate_in_memory(&config).unwrap();
+    let stats = profile_stats(&records);
+    let sampled: Vec<_> = records.iter().step_by(2).map(|r| &r.pre_state).collect();
+    assert_eq!(sampled.len(), 11);
+    assert_eq!(
+        stats.unshared_key_share,
+        bal_replay_synth::unshared_key_share(sampled)
+    );
+    assert!(
+        stats.unshared_key_share > 0.0 && stats.unshared_key_share < 1.0,
+        "{}",
+        stats.unshared_key_share
+    );
+}
