@@ -208,7 +208,7 @@ fn cache_key_reads(report: &ReplayReport) -> u64 {
         + report
             .batches
             .iter()
-            .map(|b| b.keys_prefetched)
+            .map(|b| b.keys_prefetched + b.keys_prefetched_ahead)
             .sum::<u64>()
 }
 

@@ -130,6 +130,8 @@ pub struct BenchMatrix {
     /// Runs of each configuration; the median by throughput is reported, with the spread. On a
     /// shared machine one run can be off by tens of percent.
     pub repeat: NonZeroUsize,
+    /// Prefetch batch k+1 while batch k executes ([`ReplayOptions::pipeline`]; batched and hybrid).
+    pub pipeline: bool,
 }
 
 impl BenchMatrix {
@@ -302,8 +304,18 @@ pub struct RunResult {
     pub commit_s: f64,
     /// Whole replay, seconds.
     pub wall_s: f64,
-    /// Throughput over execution with I/O, Mgas/s.
+    /// Throughput over execution with I/O, Mgas/s (the research's measure).
     pub mgas_per_s: f64,
+    /// Throughput end to end, Mgas/s: gas over the whole replay's wall time, with planning,
+    /// prefetch, the look-ahead, commits and reading the dump counted.
+    #[serde(default)]
+    pub end_to_end_mgas_per_s: f64,
+    /// Whether batch k+1 was prefetched while batch k executed.
+    #[serde(default)]
+    pub pipelined: bool,
+    /// The look-ahead prefetches (overlapping execution, not in `exec_with_io_s`), seconds.
+    #[serde(default)]
+    pub prefetch_ahead_s: f64,
     /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).
     pub cache_hits: u64,
     /// Misses.
@@ -429,6 +441,13 @@ impl RunResult {
             commit_s: r.commit.as_secs_f64(),
             wall_s: r.wall.as_secs_f64(),
             mgas_per_s: r.mgas_per_s(),
+            end_to_end_mgas_per_s: r.gas as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6,
+            pipelined: r.batches.iter().any(|b| b.keys_prefetched_ahead > 0),
+            prefetch_ahead_s: r
+                .batches
+                .iter()
+                .map(|b| b.prefetch_ahead.as_secs_f64())
+                .sum(),
             cache_hits: r.cache.hits,
             cache_misses: r.cache.misses,
             keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
@@ -447,9 +466,10 @@ impl RunResult {
     /// A short label ("parallel/hybrid t2 b50 rocksdb cold").
     pub fn label(&self) -> String {
         format!(
-            "{}/{} t{} b{} {}{}",
+            "{}/{}{} t{} b{} {}{}",
             self.mode.name(),
             self.design,
+            if self.pipelined { "+pipeline" } else { "" },
             self.threads,
             self.batch,
             self.store,
@@ -618,6 +638,7 @@ impl Bench<'_> {
             batch: run.batch,
             io_threads: self.matrix.io_threads,
             cache: self.matrix.cache,
+            pipeline: self.matrix.pipeline,
         };
         let run_err = |source| BenchError::Run {
             run: run.label(),
@@ -886,6 +907,7 @@ mod tests {
             block_cache_bytes: 1 << 20,
             cache: CacheCapacity::default(),
             repeat: n(1),
+            pipeline: false,
         }
     }
 

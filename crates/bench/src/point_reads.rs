@@ -88,6 +88,9 @@ pub struct BenchDbOptions {
     pub rocks_direct_io: bool,
     /// RocksDB block cache, bytes.
     pub rocks_block_cache_bytes: usize,
+    /// The read engine: `None` for point reads (a pread pool: one read in flight per thread);
+    /// `Some(n)` for sorted multi-gets of `n` keys per call ([`PointReads::read_sorted`]).
+    pub multiget_keys: Option<usize>,
 }
 
 impl Default for BenchDbOptions {
@@ -100,6 +103,7 @@ impl Default for BenchDbOptions {
             drop_caches: false,
             rocks_direct_io: false,
             rocks_block_cache_bytes: bal_replay_state::RocksOptions::default().block_cache_bytes,
+            multiget_keys: None,
         }
     }
 }
@@ -131,6 +135,9 @@ pub struct BenchDbRow {
     /// where the store has no block device.
     #[serde(default)]
     pub device_reads: Option<u64>,
+    /// Keys per sorted multi-get, or none for point reads.
+    #[serde(default)]
+    pub multiget_keys: Option<usize>,
 }
 
 /// All runs over one store.
@@ -164,6 +171,27 @@ pub trait PointReads: Sync {
     fn read_account(&self, key: &[u8]) -> Result<Option<FlatAccount>, StateError>;
     /// The slot `slot_key` of `account_key` (zero when absent).
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError>;
+    /// How many of `keys` exist, read in key order: one by one unless the store has a batched
+    /// read (RocksDB's multi-get, which shares index and filter lookups between the keys of one
+    /// file).
+    fn read_sorted(&self, keys: &mut [&SampledKey]) -> Result<u64, StateError> {
+        keys.sort_unstable();
+        let mut found = 0;
+        for key in keys.iter() {
+            found += u64::from(read_one_found(self, key)?);
+        }
+        Ok(found)
+    }
+}
+
+fn read_one_found<R: PointReads + ?Sized>(
+    reader: &R,
+    key: &SampledKey,
+) -> Result<bool, StateError> {
+    Ok(match key {
+        SampledKey::Account(k) => reader.read_account(k)?.is_some(),
+        SampledKey::Slot(a, s) => !reader.read_slot(a, s.as_slice())?.is_zero(),
+    })
 }
 
 impl PointReads for MdbxStore<'_> {
@@ -184,10 +212,25 @@ impl PointReads for RocksStore {
     fn read_slot(&self, account_key: &[u8], slot_key: &[u8]) -> Result<U256, StateError> {
         self.storage_by_key(account_key, slot_key)
     }
+    fn read_sorted(&self, keys: &mut [&SampledKey]) -> Result<u64, StateError> {
+        let mut accounts = Vec::new();
+        let mut slots = Vec::new();
+        for key in keys.iter() {
+            match key {
+                SampledKey::Account(k) => accounts.push(k.clone()),
+                SampledKey::Slot(a, s) => slots.push([a.as_slice(), s.as_slice()].concat()),
+            }
+        }
+        accounts.sort_unstable();
+        slots.sort_unstable();
+        let found = self.multi_get_sorted_found(bal_replay_state::cf::ACCOUNTS, &accounts)?
+            + self.multi_get_sorted_found(bal_replay_state::cf::STORAGE, &slots)?;
+        Ok(found as u64)
+    }
 }
 
-/// A sampled key.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A sampled key (ordered as the store orders them: accounts by key, slots by account then slot).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum SampledKey {
     /// An account key.
     Account(Vec<u8>),
@@ -298,14 +341,6 @@ fn finish_sample(accounts: Reservoir<Vec<u8>>, slots: Reservoir<(Vec<u8>, B256)>
     }
 }
 
-/// Reads `key` through `reader`: whether it was found, and whether it is an account.
-fn read_one(reader: &dyn PointReads, key: &SampledKey) -> Result<(bool, bool), StateError> {
-    Ok(match key {
-        SampledKey::Account(k) => (reader.read_account(k)?.is_some(), true),
-        SampledKey::Slot(a, s) => (!reader.read_slot(a, s.as_slice())?.is_zero(), false),
-    })
-}
-
 /// The process's user + system CPU time so far, from `/proc/self/stat` (fields 14 and 15, in clock
 /// ticks of 1/100 s: Linux's `USER_HZ`, fixed at 100 for every architecture's user ABI). `None` off
 /// Linux.
@@ -343,32 +378,45 @@ impl std::ops::AddAssign for Tally {
 }
 
 /// One reader thread: `share` reads of keys drawn from `keys` with its own generator (seeded from
-/// `seed` and its index `t`), each timed; the first error stops every thread.
+/// `seed` and its index `t`), each timed, or with `multiget` keys per call, each call timed; the
+/// first error stops every thread.
 fn read_share(
     reader: &dyn PointReads,
     keys: &[SampledKey],
     share: u64,
-    seed: u64,
-    t: u64,
+    (seed, t): (u64, u64),
+    multiget: Option<usize>,
     stop: &AtomicBool,
 ) -> Result<Tally, StateError> {
     let mut rng = Rng(seed ^ t.wrapping_mul(0x2545_f491_4f6c_dd1d));
     let n = keys.len() as u64;
     let mut tally = Tally::default();
-    for _ in 0..share {
+    let per_call = multiget.unwrap_or(1).max(1) as u64;
+    let mut batch: Vec<&SampledKey> = Vec::with_capacity(per_call as usize);
+    let mut left = share;
+    while left > 0 {
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let key = &keys[rng.below(n) as usize];
+        batch.clear();
+        batch.extend((0..per_call.min(left)).map(|_| &keys[rng.below(n) as usize]));
+        left -= batch.len() as u64;
+        let accounts = batch
+            .iter()
+            .filter(|k| matches!(k, SampledKey::Account(_)))
+            .count() as u64;
         let t0 = Instant::now();
-        let outcome = read_one(reader, key);
+        let outcome = match multiget {
+            Some(_) => reader.read_sorted(&mut batch),
+            None => read_one_found(reader, batch[0]).map(u64::from),
+        };
         tally.busy += t0.elapsed();
-        let (hit, is_account) = outcome.inspect_err(|_| {
+        let found = outcome.inspect_err(|_| {
             stop.store(true, Ordering::Relaxed);
         })?;
-        tally.reads += 1;
-        tally.accounts += u64::from(is_account);
-        tally.found += u64::from(hit);
+        tally.reads += batch.len() as u64;
+        tally.accounts += accounts;
+        tally.found += found;
     }
     Ok(tally)
 }
@@ -380,6 +428,7 @@ pub fn run_reads(
     threads: usize,
     reads: u64,
     seed: u64,
+    multiget: Option<usize>,
 ) -> Result<BenchDbRow, StateError> {
     let threads = threads.max(1);
     let stop = AtomicBool::new(false);
@@ -390,7 +439,7 @@ pub fn run_reads(
             .map(|t| {
                 let share = reads / threads as u64 + u64::from(t < reads % threads as u64);
                 let stop = &stop;
-                s.spawn(move || read_share(reader, keys, share, seed, t, stop))
+                s.spawn(move || read_share(reader, keys, share, (seed, t), multiget, stop))
             })
             .collect();
         handles
@@ -431,6 +480,7 @@ pub fn run_reads(
         cpu_s: cpu.as_secs_f64(),
         cpu_pct: cpu.as_secs_f64() / wall_s * 100.0,
         device_reads: None,
+        multiget_keys: multiget,
     })
 }
 
@@ -567,11 +617,17 @@ fn timed_row(
     threads: usize,
 ) -> Result<BenchDbRow, BenchDbError> {
     let before = crate::device::IoSample::take(spec.path());
-    let mut row = run_reads(reader, keys, threads, opts.reads, opts.seed).map_err(|source| {
-        BenchDbError::State {
-            spec: spec.clone(),
-            source,
-        }
+    let mut row = run_reads(
+        reader,
+        keys,
+        threads,
+        opts.reads,
+        opts.seed,
+        opts.multiget_keys,
+    )
+    .map_err(|source| BenchDbError::State {
+        spec: spec.clone(),
+        source,
     })?;
     row.device_reads = crate::device::IoSample::take(spec.path())
         .since(&before)
@@ -604,7 +660,7 @@ fn checked(spec: &StateSpec, row: BenchDbRow) -> Result<BenchDbRow, BenchDbError
 /// cached.
 fn warm_up(reader: &dyn PointReads, keys: &[SampledKey]) -> Result<(), StateError> {
     for key in keys {
-        read_one(reader, key)?;
+        read_one_found(reader, key)?;
     }
     Ok(())
 }
@@ -631,7 +687,7 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     }
     let cpus = reports.first().map_or(1, |r| r.cpus);
     out.push_str(&format!(
-        "\n| Threads | Database | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) | Device reads / read |\n| --- | --- | --- | --- | --- | --- | --- |\n"
+        "\n| Threads | Database | Engine | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) | Device reads / read |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
     ));
     let mut rows: Vec<(&BenchDbReport, &BenchDbRow)> = reports
         .iter()
@@ -640,13 +696,17 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     rows.sort_by_key(|(_, row)| row.threads);
     for (r, row) in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {:.1} | {:.0} | {} |\n",
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {} |\n",
             row.threads,
             if r.backend == "mdbx" {
                 "MDBX"
             } else {
                 "RocksDB"
             },
+            row.multiget_keys
+                .map_or("point reads".to_string(), |n| format!(
+                    "sorted multi-get of {n}"
+                )),
             row.reads,
             human(row.iops),
             row.avg_latency_us,

@@ -95,47 +95,56 @@ fn bench_db_smoke_counts_every_read_on_both_backends() {
         let tmp = tempfile::tempdir().unwrap();
         let flat = tmp.path().join("flat");
         drop(migrated(src.path(), &flat));
-        let opts = BenchDbOptions {
-            threads: vec![1, 2, 3],
-            reads: 301,
-            sample: 1000,
-            seed: 5,
-            // Direct reads from a small block cache: the same answers as through the page cache.
-            rocks_direct_io: layout == "v2",
-            rocks_block_cache_bytes: 1 << 20,
-            ..BenchDbOptions::default()
-        };
-        let no_drop = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-            panic!("caches are not dropped in this test")
-        };
-        let accounts = if layout == "v1" { 64 } else { 66 };
-        for spec in [
-            StateSpec::Mdbx(src.path().to_path_buf()),
-            StateSpec::RocksDb(flat.clone()),
-        ] {
-            let report = bench_db(&spec, &opts, &no_drop).unwrap();
-            assert_eq!(report.backend, spec.backend());
-            assert_eq!(
-                (report.sampled_accounts, report.sampled_slots),
-                (accounts, 40)
-            );
-            assert_eq!(
-                (report.total_accounts, report.total_slots),
-                (accounts as u64, 40)
-            );
-            assert_eq!(
-                report.rows.iter().map(|r| r.threads).collect::<Vec<_>>(),
-                vec![1, 2, 3]
-            );
-            for row in &report.rows {
-                assert_eq!(row.reads, 301, "{spec}");
-                assert_eq!(row.found, 301, "{spec}");
-                assert_eq!(row.account_reads + row.slot_reads, 301);
-                assert!(row.account_reads > 0 && row.slot_reads > 0, "{row:?}");
-                assert!(row.iops > 0.0 && row.avg_latency_us > 0.0, "{row:?}");
+        // Both read engines: point reads, and sorted multi-gets of 16 keys (the last of each
+        // thread's calls shorter), which must find every key as well.
+        for multiget_keys in [None, Some(16)] {
+            let opts = BenchDbOptions {
+                threads: vec![1, 2, 3],
+                reads: 301,
+                sample: 1000,
+                seed: 5,
+                // Direct reads from a small block cache: the same answers as through the page cache.
+                rocks_direct_io: layout == "v2",
+                rocks_block_cache_bytes: 1 << 20,
+                multiget_keys,
+                ..BenchDbOptions::default()
+            };
+            let no_drop = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+                panic!("caches are not dropped in this test")
+            };
+            let accounts = if layout == "v1" { 64 } else { 66 };
+            for spec in [
+                StateSpec::Mdbx(src.path().to_path_buf()),
+                StateSpec::RocksDb(flat.clone()),
+            ] {
+                let report = bench_db(&spec, &opts, &no_drop).unwrap();
+                assert_eq!(report.backend, spec.backend());
+                assert_eq!(
+                    (report.sampled_accounts, report.sampled_slots),
+                    (accounts, 40)
+                );
+                assert_eq!(
+                    (report.total_accounts, report.total_slots),
+                    (accounts as u64, 40)
+                );
+                assert_eq!(
+                    report.rows.iter().map(|r| r.threads).collect::<Vec<_>>(),
+                    vec![1, 2, 3]
+                );
+                for row in &report.rows {
+                    assert_eq!(row.reads, 301, "{spec}");
+                    assert_eq!(row.found, 301, "{spec}");
+                    assert_eq!(row.account_reads + row.slot_reads, 301);
+                    assert!(row.account_reads > 0 && row.slot_reads > 0, "{row:?}");
+                    assert!(row.iops > 0.0 && row.avg_latency_us > 0.0, "{row:?}");
+                }
+                assert!(report.rows.iter().all(|r| r.multiget_keys == multiget_keys));
+                let table = render_bench_db(&[report]);
+                assert!(table.contains("| 3 |"), "{table}");
+                let engine = multiget_keys
+                    .map_or("point reads".into(), |n| format!("sorted multi-get of {n}"));
+                assert!(table.contains(&engine), "{table}");
             }
-            let table = render_bench_db(&[report]);
-            assert!(table.contains("| 3 |"), "{table}");
         }
     }
 }

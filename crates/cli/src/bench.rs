@@ -45,6 +45,9 @@ pub struct BenchCommand {
     /// Prefetch readers.
     #[arg(long, value_parser = count, default_value = "8")]
     pub io_threads: NonZeroUsize,
+    /// Prefetch batch k+1 while batch k executes (batched and hybrid designs).
+    #[arg(long)]
+    pub pipeline: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
     /// Task order: block or longest-first.
@@ -80,6 +83,7 @@ impl BenchCommand {
             block_cache_bytes: self.disk.block_cache_bytes(),
             cache: self.cache.into(),
             repeat: self.repeat,
+            pipeline: self.pipeline,
         }
     }
 
@@ -183,6 +187,7 @@ impl DemoCommand {
             block_cache_bytes: RocksOptions::default().block_cache_bytes,
             cache: CacheCapacity::default(),
             repeat: NonZeroUsize::MIN,
+            pipeline: false,
         };
         bench(&dump, &StateSpec::RocksDb(state), &matrix, None)
     }
@@ -212,6 +217,11 @@ pub struct BenchDbCommand {
     /// disk, a pread pool whose queue depth is the thread count (compare `scripts/fio-random-reads.sh`).
     #[command(flatten)]
     pub disk: DiskArgs,
+    /// Read engine: sorted multi-gets of this many keys per call per thread (RocksDB's
+    /// `MultiGet` with sorted input; MDBX reads them one by one in key order) instead of point
+    /// reads. Avg latency is then per key.
+    #[arg(long, value_parser = at_least_one::<usize>)]
+    pub multiget: Option<usize>,
     /// Write the results as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
@@ -230,6 +240,7 @@ impl BenchDbCommand {
             drop_caches: self.disk.drop_caches(any_mdbx),
             rocks_direct_io: self.disk.direct_io(),
             rocks_block_cache_bytes: self.disk.block_cache_bytes(),
+            multiget_keys: self.multiget,
         };
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
             drop_page_cache().map_err(Into::into)

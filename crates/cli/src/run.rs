@@ -42,6 +42,9 @@ pub struct ReplayArgs {
     /// Prefetch readers.
     #[arg(long, value_parser = count, default_value = "8")]
     pub io_threads: NonZeroUsize,
+    /// Prefetch batch k+1 while batch k executes (batched and hybrid designs).
+    #[arg(long)]
+    pub pipeline: bool,
     #[command(flatten)]
     pub cache: CacheArgs,
     /// Task order: block or longest-first.
@@ -59,6 +62,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             batch: a.batch,
             io_threads: a.io_threads,
             cache: a.cache.into(),
+            pipeline: a.pipeline,
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
-use bal_replay_dump::{BlockRecord, DumpReader, Records};
+use bal_replay_dump::{DumpReader, Records};
 use bal_replay_executor::ChainConfig;
 use bal_replay_state::{AppliedBlock, FlatAccount, StateChanges, StateReader, StateWriter};
 use std::{
@@ -53,6 +53,11 @@ pub struct ReplayOptions {
     pub io_threads: NonZeroUsize,
     /// Shared cache size.
     pub cache: CacheCapacity,
+    /// Prefetch batch k+1's keys while batch k executes (batched and hybrid designs; the others
+    /// ignore it). The look-ahead reads the state before batch k commits; batch k's commit then
+    /// updates the cache's entries of the keys it changed, so batch k+1 still sees its
+    /// pre-batch values.
+    pub pipeline: bool,
 }
 
 impl Default for ReplayOptions {
@@ -65,6 +70,7 @@ impl Default for ReplayOptions {
             batch: NonZeroUsize::new(50).expect("50 is not 0"),
             io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
             cache: CacheCapacity::default(),
+            pipeline: false,
         }
     }
 }
@@ -94,6 +100,11 @@ pub struct BatchReport {
     pub busy: Duration,
     /// Keys loaded by prefetching.
     pub keys_prefetched: u64,
+    /// Prefetching the next batch's keys while this batch executed (`pipeline`): not part of
+    /// execution with I/O, which it overlaps.
+    pub prefetch_ahead: Duration,
+    /// Keys the look-ahead loaded from the store.
+    pub keys_prefetched_ahead: u64,
     /// Each transaction's execution time (parallel mode), in block order.
     pub tx_times: Vec<Duration>,
     /// The shared cache's cumulative counters after this batch.
@@ -218,15 +229,27 @@ where
     let mut records = dump.records().peekable();
     report.skipped = skip_held_records(dump, store, &mut records)?;
     let cache = SharedCache::new(store, options.cache);
-    loop {
-        let mut batch = Vec::with_capacity(options.batch.get());
-        for record in records.by_ref().take(options.batch.get()) {
-            batch.push(record?);
-        }
-        if batch.is_empty() {
-            break;
-        }
-        let mut batch_report = replay_batch(config, batch, store, &cache, options, chain_id)?;
+    let pipelines = options.pipeline
+        && options.mode == ExecMode::Parallel
+        && matches!(options.design, IoDesign::Batched | IoDesign::Hybrid);
+    let mut next = read_plan(&mut records, options)?;
+    while let Some((plan, prepare)) = next.take() {
+        // With the pipeline, batch k+1 is read and planned before batch k executes, so its keys
+        // can be prefetched beside it.
+        let ahead = if pipelines {
+            read_plan(&mut records, options)?
+        } else {
+            None
+        };
+        let mut batch_report = replay_batch(
+            config,
+            (plan, prepare),
+            ahead.as_ref().map(|(plan, _)| plan),
+            store,
+            &cache,
+            options,
+            chain_id,
+        )?;
         batch_report.cache = cache.stats();
         report.blocks += batch_report.last_block - batch_report.first_block + 1;
         report.txs += batch_report.txs as u64;
@@ -236,10 +259,33 @@ where
         report.commit += batch_report.commit;
         on_batch(&batch_report);
         report.batches.push(batch_report);
+        next = if pipelines {
+            ahead
+        } else {
+            read_plan(&mut records, options)?
+        };
     }
     report.wall = wall.elapsed();
     report.cache = cache.stats();
     Ok(report)
+}
+
+/// The next `options.batch` records planned as a batch, with the time planning took; `None` at the
+/// end of the dump.
+fn read_plan(
+    records: &mut std::iter::Peekable<Records>,
+    options: &ReplayOptions,
+) -> Result<Option<(BatchPlan, Duration)>, EngineError> {
+    let mut batch = Vec::with_capacity(options.batch.get());
+    for record in records.by_ref().take(options.batch.get()) {
+        batch.push(record?);
+    }
+    if batch.is_empty() {
+        return Ok(None);
+    }
+    let t0 = Instant::now();
+    let plan = BatchPlan::new(batch, options.design)?;
+    Ok(Some((plan, t0.elapsed())))
 }
 
 /// Checks that the state is at a block from the one before the dump's first to its last, on the
@@ -339,10 +385,12 @@ fn check_state_block<S: StateReader>(
     }
 }
 
-/// Executes and commits one batch.
+/// Executes and commits one batch (planned in `prepare`), prefetching `ahead`'s keys beside its
+/// execution when given.
 fn replay_batch<S>(
     config: &ChainConfig,
-    records: Vec<BlockRecord>,
+    (plan, prepare): (BatchPlan, Duration),
+    ahead: Option<&BatchPlan>,
     store: &S,
     cache: &SharedCache<&S>,
     options: &ReplayOptions,
@@ -351,18 +399,16 @@ fn replay_batch<S>(
 where
     S: StateReader + StateWriter,
 {
-    let t0 = Instant::now();
-    let plan = BatchPlan::new(records, options.design)?;
     let mut report = BatchReport {
         first_block: plan.first_block(),
         last_block: plan.last_block(),
         txs: plan.tx_count(),
         gas: plan.gas_used(),
-        prepare: t0.elapsed(),
+        prepare,
         ..Default::default()
     };
 
-    let changes = execute_batch(config, &plan, cache, options, &mut report)?;
+    let changes = execute_batch(config, &plan, ahead, cache, options, &mut report)?;
     let last_hash = plan
         .records
         .last()
@@ -383,6 +429,7 @@ where
 fn execute_batch<S: StateReader>(
     config: &ChainConfig,
     plan: &BatchPlan,
+    ahead: Option<&BatchPlan>,
     cache: &SharedCache<&S>,
     options: &ReplayOptions,
     report: &mut BatchReport,
@@ -441,8 +488,9 @@ fn execute_batch<S: StateReader>(
             let t = Instant::now();
             report.keys_prefetched = prefetch(cache, plan, options.io_threads, design)?;
             report.prefetch = t.elapsed();
-            let out =
-                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
+            let out = with_prefetch_ahead(cache, ahead, options, report, || {
+                execute_parallel(config, plan, cache, design, options.threads, options.order)
+            })?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
@@ -455,8 +503,9 @@ fn execute_batch<S: StateReader>(
             // single-flight reads keep a key a worker is already reading from being read twice.
             let (prefetched, out) = std::thread::scope(|scope| {
                 let prefetcher = scope.spawn(|| prefetch(cache, plan, options.io_threads, design));
-                let out =
-                    execute_parallel(config, plan, cache, design, options.threads, options.order);
+                let out = with_prefetch_ahead(cache, ahead, options, report, || {
+                    execute_parallel(config, plan, cache, design, options.threads, options.order)
+                });
                 let prefetched = prefetcher
                     .join()
                     .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
@@ -587,6 +636,38 @@ fn pre_value_mismatch(
         claimed: format!("{claimed:?}"),
         state: format!("{state:?}"),
     }
+}
+
+/// Runs `execute` while, when `ahead` is given, the next batch's keys are prefetched beside it
+/// (the pipeline), recording the look-ahead's time and keys in `report`. The look-ahead reads the
+/// state as of before this batch's commit; the commit's `apply_changes` then brings the keys this
+/// batch changed up to date in the cache. An execution error is returned before a look-ahead one.
+fn with_prefetch_ahead<S: StateReader, T>(
+    cache: &SharedCache<&S>,
+    ahead: Option<&BatchPlan>,
+    options: &ReplayOptions,
+    report: &mut BatchReport,
+    execute: impl FnOnce() -> Result<T, EngineError>,
+) -> Result<T, EngineError> {
+    let Some(ahead) = ahead else {
+        return execute();
+    };
+    let (out, looked_ahead) = std::thread::scope(|scope| {
+        let look_ahead = scope.spawn(|| {
+            let t = Instant::now();
+            prefetch(cache, ahead, options.io_threads, options.design).map(|n| (n, t.elapsed()))
+        });
+        let out = execute();
+        let looked_ahead = look_ahead
+            .join()
+            .map_err(|_| EngineError::WorkerPanic("look-ahead prefetcher".into()));
+        (out, looked_ahead)
+    });
+    let out = out?;
+    let (keys, time) = looked_ahead??;
+    report.keys_prefetched_ahead = keys;
+    report.prefetch_ahead = time;
+    Ok(out)
 }
 
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account

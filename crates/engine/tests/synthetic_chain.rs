@@ -42,7 +42,11 @@ fn every_mode_leaves_the_sequential_state() {
         (ExecMode::Parallel, IoDesign::Hybrid, 2, 5),
         (ExecMode::Parallel, IoDesign::FullVerify, 2, 4),
         (ExecMode::Sequential, IoDesign::FullVerify, 1, 3),
+        // The pipeline: batch k+1's keys prefetched while batch k executes.
+        (ExecMode::Parallel, IoDesign::Batched, 2, 2),
+        (ExecMode::Parallel, IoDesign::Hybrid, 3, 3),
     ];
+    let pipelined = runs.len() - 2;
     let mut digests = Vec::new();
     for (i, (mode, design, threads, batch)) in runs.into_iter().enumerate() {
         let work = ScratchState::checkpoint_of(&pristine, &format!("run-{i}")).unwrap();
@@ -58,6 +62,7 @@ fn every_mode_leaves_the_sequential_state() {
                 TaskOrder::LongestFirst
             },
             io_threads: NonZeroUsize::new(2).unwrap(),
+            pipeline: i >= pipelined,
             ..ReplayOptions::default()
         };
         let mut batches = 0;
@@ -65,6 +70,19 @@ fn every_mode_leaves_the_sequential_state() {
             .unwrap_or_else(|e| panic!("{mode:?}/{design} t{threads} b{batch}: {e}"));
         assert_eq!(report.blocks, 8);
         assert_eq!(batches, 8usize.div_ceil(batch));
+        // Every batch but the last looked ahead (and read keys the next batch needs), and only
+        // when asked to.
+        let ahead: Vec<u64> = report
+            .batches
+            .iter()
+            .map(|b| b.keys_prefetched_ahead)
+            .collect();
+        if options.pipeline {
+            assert!(ahead[..ahead.len() - 1].iter().all(|n| *n > 0), "{ahead:?}");
+            assert_eq!(ahead.last(), Some(&0));
+        } else {
+            assert!(ahead.iter().all(|n| *n == 0), "{ahead:?}");
+        }
         assert_eq!(
             store.applied_block().unwrap(),
             Some(last),

@@ -602,6 +602,31 @@ impl RocksStore {
         })
     }
 
+    /// How many of `keys` (the store's own encoded keys, sorted ascending) `table` holds, read in
+    /// one multi-get that trusts their order: the sorted, batched read engine `bench-db` compares
+    /// with point reads.
+    pub fn multi_get_sorted_found<K: AsRef<[u8]>>(
+        &self,
+        table: &'static str,
+        keys: &[K],
+    ) -> Result<usize, StateError> {
+        let mut found = 0;
+        for (value, key) in self
+            .db
+            .batched_multi_get_cf_opt(self.cf(table)?, keys, true, &self.read_opts)
+            .into_iter()
+            .zip(keys)
+        {
+            let value = value.map_err(|source| StateError::Read {
+                table,
+                key: hex_key(key.as_ref()),
+                source,
+            })?;
+            found += usize::from(value.is_some());
+        }
+        Ok(found)
+    }
+
     /// One batched lookup of `keys` in `table`, each value (or its absence) decoded by `decode`
     /// with its key, in order.
     fn multi_get<T>(

@@ -84,6 +84,6 @@ pub use chain::{
 pub use config::{GeneratorConfig, Profile};
 pub use error::SynthError;
 pub use stats::{
-    KEY_SAMPLES, ProfileAccumulator, ProfileStats, RECENT_MAINNET_UNSHARED_KEY_SHARE, profile_stats,
-    unshared_key_share,
+    KEY_SAMPLES, ProfileAccumulator, ProfileStats, RECENT_MAINNET_UNSHARED_KEY_SHARE,
+    profile_stats, unshared_key_share,
 };

@@ -4,8 +4,8 @@ use crate::contracts::{SEL_APPROVE, SEL_TRANSFER, SEL_TRANSFER_FROM};
 use alloy_consensus::Transaction;
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::{BlockRecord, PreState};
-use std::collections::{HashMap, HashSet};
 use revm::primitives::KECCAK_EMPTY;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 /// Per-block averages of a run of blocks. Works on any records (generated or imported), since it
@@ -203,7 +203,7 @@ impl ProfileAccumulator {
     /// Adds one block.
     pub fn add(&mut self, record: &BlockRecord) {
         if (self.samples.len() as u64) < KEY_SAMPLES
-            && self.blocks % self.sample_every.max(1) == 0
+            && self.blocks.is_multiple_of(self.sample_every.max(1))
         {
             self.samples.push(PreState {
                 codes: Vec::new(),
