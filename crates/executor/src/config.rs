@@ -74,7 +74,11 @@ impl ForkSchedule {
     /// (`ChainSpec::from(Genesis)`): block forks from their `*Block` fields (`eip150Block` is
     /// Tangerine Whistle, `eip155Block` Spurious Dragon), the merge at genesis (or at
     /// `mergeNetsplitBlock`) when `terminalTotalDifficulty` is set, time forks from their `*Time`
-    /// fields, `depositContractAddress`, and the blob parameters of `blobSchedule`.
+    /// fields, `depositContractAddress`, and the blob parameters of `blobSchedule` (keys as
+    /// alloy-genesis reads them: `cancun`, `prague`, `osaka`, `bpo1`..`bpo5`, `Amsterdam`; a key it
+    /// does not know, such as `amsterdam`, leaves the fork on the previous parameters, as in reth).
+    /// reth's special case of mainnet's and Sepolia's merge block for their own TTDs is not
+    /// repeated: those chains have their own schedules ([`ForkSchedule::mainnet`]).
     pub fn from_genesis_config(config: &alloy_genesis::ChainConfig) -> Self {
         use EthereumHardfork::*;
         let by_block = [
@@ -421,6 +425,73 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_amsterdam_dev_genesis_reads_as_reth_reads_it_and_survives_the_manifest() {
+        let dir = bal_replay_fixtures::default_amsterdam_dev_dir()
+            .expect("../shared/fixtures/amsterdam-dev must exist next to the workspace");
+        let fixture = bal_replay_fixtures::ChainFixture::read(dir).unwrap();
+        let config = ChainConfig::from_genesis(&fixture.genesis);
+        assert_eq!(config.chain_id, 1337);
+        let spec = &config.spec;
+        assert!(spec.is_amsterdam_active_at_timestamp(0));
+        assert!(spec.is_paris_active_at_block(0));
+        assert_eq!(spec.deposit_contract_address(), Some(Address::ZERO));
+        let header = Header {
+            timestamp: 1_795_420_604,
+            ..Default::default()
+        };
+        assert_eq!(
+            config.evm_env(&header).cfg_env.spec,
+            revm::primitives::hardfork::SpecId::AMSTERDAM
+        );
+        // The genesis's "amsterdam" blob entry is not a key alloy-genesis knows: Osaka's
+        // parameters apply, with Osaka's per-transaction limit and base cost.
+        let blob = spec.blob_params_at_timestamp(header.timestamp).unwrap();
+        assert_eq!(
+            (
+                blob.target_blob_count,
+                blob.max_blob_count,
+                blob.update_fraction
+            ),
+            (6, 9, 5_007_716)
+        );
+        assert_eq!(blob.blob_base_cost, alloy_eips::eip7840::BLOB_BASE_COST);
+        assert_eq!(
+            blob.max_blobs_per_tx,
+            alloy_eips::eip7594::MAX_BLOBS_PER_TX_FUSAKA
+        );
+
+        let written = spec.to_schedule();
+        let read = ForkSchedule::from_schedule(&written).unwrap();
+        assert_eq!(read.to_schedule(), written);
+        for fork in EthereumHardfork::VARIANTS {
+            assert_eq!(
+                read.ethereum_fork_activation(*fork),
+                spec.ethereum_fork_activation(*fork),
+                "{fork:?}"
+            );
+        }
+        // reth's dev chain through Osaka has no Amsterdam: its schedule says so.
+        assert!(
+            ChainConfig::reth_dev()
+                .spec
+                .to_schedule()
+                .forks
+                .iter()
+                .all(|f| f.fork != "Amsterdam")
+        );
+        let mut unknown = written.clone();
+        unknown.forks[0].fork = "Glamsterdam".into();
+        assert!(
+            ForkSchedule::from_schedule(&unknown)
+                .unwrap_err()
+                .starts_with("unknown fork \"Glamsterdam\"")
+        );
+        let mut twice = written;
+        twice.forks.push(twice.forks[0].clone());
+        assert!(ForkSchedule::from_schedule(&twice).is_err());
     }
 
     #[test]
