@@ -31,13 +31,30 @@ pub enum Command {
         #[arg(long)]
         state: PathBuf,
     },
+    /// Execute a chain fixture (genesis.json + blocks/NNNN/{block,receipts}.json, bal.rlp.hex) from
+    /// genesis, checking every block against the network: gas used, logs bloom and receipts root
+    /// against the header, each receipt's status and gas, and the BAL we build byte for byte against
+    /// the network's (so it hashes to the header's blockAccessListHash). Writes a chained dump that
+    /// carries the genesis's fork schedule, and a RocksDB state at the genesis to replay it from.
+    /// Prints one line per block and `N passed, M failed`; exits non-zero if a block failed.
+    ImportChain {
+        /// The chain fixture directory.
+        dir: PathBuf,
+        /// Dump directory to create.
+        #[arg(long)]
+        out: PathBuf,
+        /// RocksDB state directory to create (the genesis state, at block 0).
+        #[arg(long)]
+        state: PathBuf,
+    },
     /// Import and check every fixture under a directory: header gas/bloom/receipts root, RocksDB vs
     /// in-memory, per-transaction BAL replay. Prints one line per block and `N passed, M failed`.
     VerifyFixtures {
         /// Directory of fixture directories.
         dir: PathBuf,
     },
-    /// Print the RLP-encoded BAL size of every block in each design (full, batched, parallel), with
+    /// Print the RLP-encoded BAL size of every block in each design (full, batched, parallel), and
+    /// the network's EIP-7928 BAL where the header commits to the record's (Amsterdam on), with
     /// mean and total.
     Size {
         /// Dump directory.

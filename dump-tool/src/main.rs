@@ -4,7 +4,10 @@
 use bal_replay_dump::{ChainLinks, DumpReader, RecordSummary};
 use bal_replay_engine::{BalSizeTotals, BalSizes, check_record, warm_up_kzg};
 use bal_replay_executor::ChainConfig;
-use bal_replay_import::{FixtureChecks, import_fixtures, read_fixtures, write_fixture_dump};
+use bal_replay_import::{
+    ChainFixture, FixtureChecks, import_chain as import_chain_fixture, import_fixtures,
+    read_fixtures, write_fixture_dump,
+};
 use clap::Parser;
 use cli::{Cli, Command};
 use eyre::{WrapErr, bail};
@@ -44,6 +47,11 @@ fn run(command: Command, out: &mut impl Write) -> eyre::Result<()> {
             out: dump,
             state,
         } => import(out, &dirs, &dump, &state),
+        Command::ImportChain {
+            dir,
+            out: dump,
+            state,
+        } => import_chain(out, &dir, &dump, &state),
         Command::VerifyFixtures { dir } => verify(out, &dir),
         Command::Inspect { dump } => {
             let reader = DumpReader::open(&dump)?;
@@ -124,11 +132,59 @@ fn import(out: &mut impl Write, dirs: &[PathBuf], dump: &Path, state: &Path) -> 
     Ok(())
 }
 
+/// `import-chain`: one line per block, then the counts; exits 1 if a block failed.
+fn import_chain(out: &mut impl Write, dir: &Path, dump: &Path, state: &Path) -> eyre::Result<()> {
+    let fixture = ChainFixture::read(dir)
+        .wrap_err_with(|| format!("reading chain fixture {}", dir.display()))?;
+    for path in [dump, state] {
+        if path.exists() {
+            bail!(
+                "{} already exists; import-chain writes a new one",
+                path.display()
+            );
+        }
+    }
+    warm_up_kzg();
+    let mut lines = Vec::new();
+    let imported = import_chain_fixture(&fixture, dump, state, |number, outcome| {
+        lines.push(match outcome {
+            Ok(check) => format!("{check}  ok"),
+            Err(e) => format!("block {number:>9}  FAILED: {e}"),
+        });
+    })
+    .wrap_err_with(|| format!("importing {} into {}", dir.display(), dump.display()))?;
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    let m = &imported.manifest;
+    writeln!(
+        out,
+        "wrote {} records (blocks {}..={}) to {}; genesis state at {}",
+        m.record_count,
+        m.first_block.unwrap_or_default(),
+        m.last_block.unwrap_or_default(),
+        dump.display(),
+        state.display()
+    )?;
+    let (passed, failed) = (imported.passed(), imported.failed());
+    // Blocks never reached (after one that did not execute) count as failed.
+    let failed = failed + fixture.blocks.len() - imported.blocks.len();
+    writeln!(out, "{passed} passed, {failed} failed")?;
+    if failed > 0 {
+        out.flush()?;
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
 /// `size`: per block (unless `summary`), then the totals.
 fn size(out: &mut impl Write, dump: &Path, summary: bool) -> eyre::Result<()> {
     let reader = DumpReader::open(dump)?;
     if !summary {
-        writeln!(out, "     block       full B    batched B   parallel B")?;
+        writeln!(
+            out,
+            "     block       full B    batched B   parallel B    network B"
+        )?;
     }
     let mut totals = BalSizeTotals::default();
     for record in reader.records() {
@@ -136,7 +192,12 @@ fn size(out: &mut impl Write, dump: &Path, summary: bool) -> eyre::Result<()> {
         let s = BalSizes::of(&record);
         if !summary {
             let (n, full, batched, parallel) = (record.number(), s.full, s.batched, s.parallel);
-            writeln!(out, "{n:>10} {full:>12} {batched:>12} {parallel:>12}")?;
+            // `-`: the header commits to no BAL (before Amsterdam), or not to this record's.
+            let network = s.network.map_or("-".into(), |b| b.to_string());
+            writeln!(
+                out,
+                "{n:>10} {full:>12} {batched:>12} {parallel:>12} {network:>12}"
+            )?;
         }
         totals.add(s);
     }

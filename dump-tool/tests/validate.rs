@@ -30,6 +30,7 @@ fn altered_copy(reader: &DumpReader, dir: &Path, mut edit: impl FnMut(usize, &mu
             chain_id: reader.chain_id(),
             chained: true,
             source: "altered".into(),
+            schedule: None,
         },
         WriterOptions::default(),
     )

@@ -17,10 +17,13 @@ pub fn dump_block(
     (block, senders)
 }
 
-/// The chain config of the node's chain spec: its chain id and every fork activation reth knows.
+/// The chain config of the node's chain spec: its chain id, every fork activation reth knows and
+/// its blob parameters. Dumps carry it (`schedule` in the manifest), so they replay under the
+/// node's own rules.
 pub fn chain_config(spec: &ChainSpec) -> ChainConfig {
     ChainConfig {
         chain_id: spec.chain_id(),
-        spec: ForkSchedule::from_spec(spec, spec.deposit_contract().map(|c| c.address)),
+        spec: ForkSchedule::from_spec(spec, spec.deposit_contract().map(|c| c.address))
+            .with_blob_params(spec.blob_params.clone()),
     }
 }

@@ -16,8 +16,8 @@ use reth_ethereum::{
     exex::{ExExContext, ExExHead},
     node::api::{FullNodeComponents, NodeTypes},
     provider::{
-        BlockHashReader, BlockNumReader, ProviderError, ProviderResult, StateProviderBox,
-        StateProviderFactory,
+        BalProvider, BlockHashReader, BlockNumReader, ProviderError, ProviderResult,
+        StateProviderBox, StateProviderFactory,
     },
 };
 use std::{future::Future, path::PathBuf};
@@ -44,27 +44,34 @@ impl ChainBlock for NodeBlock {
     }
 }
 
-/// Re-executes `block` over its parent's state (`parent_state`, historical or in memory), with the
-/// 256 canonical hashes before it from `hashes`.
+/// Re-executes `block` (hash `hash`) over its parent's state (`parent_state`, historical or in
+/// memory), with the 256 canonical hashes before it from `node`, and checks our BAL against the
+/// block's as the node holds it (reth's BAL store), when it still does.
 pub fn record(
     config: &ChainConfig,
     parent_state: ProviderResult<StateProviderBox>,
-    hashes: &impl BlockHashReader,
+    node: &(impl BlockHashReader + BalProvider),
+    hash: B256,
     block: Block<TxEnvelope>,
     senders: Vec<Address>,
 ) -> Result<BlockRecord, RecordError> {
     let number = block.header.number;
-    let parent_state = parent_state.map_err(|e: ProviderError| RecordError::Provider {
+    let provider = |what: &str, e: ProviderError| RecordError::Provider {
         block: number,
-        message: format!("state after the parent block: {e}"),
-    })?;
-    let hashes = last_block_hashes(number, |n| hashes.block_hash(n))?;
+        message: format!("{what}: {e}"),
+    };
+    let parent_state = parent_state.map_err(|e| provider("state after the parent block", e))?;
+    let hashes = last_block_hashes(number, |n| node.block_hash(n))?;
+    let network_bal = node
+        .get_bal_by_hash(hash)
+        .map_err(|e| provider("the block's BAL", e))?;
     record_block(
         config,
         StateProviderDatabase::new(parent_state),
         block,
         senders,
         hashes,
+        network_bal.as_ref().map(|b| b.as_ref()),
     )
 }
 
@@ -85,7 +92,12 @@ impl BalDumpExEx {
             FullNodeComponents<Types: NodeTypes<Primitives = EthPrimitives, ChainSpec = ChainSpec>>,
     {
         let config = chain_config(&ctx.config.chain);
-        let mut dumper = ChainDumper::open(&dir, config.chain_id, range)?;
+        let mut dumper = ChainDumper::open_with_schedule(
+            &dir,
+            config.chain_id,
+            Some(config.spec.to_schedule()),
+            range,
+        )?;
         // A node stopped before persisting blocks it had notified restarts behind the dump: cut
         // back to the last block it has, or stop (naming both tips) if it has none of them.
         let node_tip = ctx.provider().best_block_number()?;
@@ -151,6 +163,7 @@ where
                         &config,
                         parent_state,
                         &provider,
+                        b.hash,
                         b.block.clone(),
                         b.senders.clone(),
                     )

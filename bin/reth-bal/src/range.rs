@@ -44,7 +44,12 @@ impl DumpCommand {
             .init::<EthereumNode>(AccessRights::RO, runner.runtime())?;
         let factory = env.provider_factory;
         let config = chain_config(&factory.chain_spec());
-        let mut dumper = ChainDumper::open(&self.out, config.chain_id, BlockRange::default())?;
+        let mut dumper = ChainDumper::open_with_schedule(
+            &self.out,
+            config.chain_id,
+            Some(config.spec.to_schedule()),
+            BlockRange::default(),
+        )?;
         let bar = ProgressBar::new(self.to.saturating_sub(self.from) + 1).with_style(
             ProgressStyle::with_template(
                 "{elapsed_precise} [{bar:40}] {pos}/{len} blocks {per_sec} eta {eta}",
@@ -64,9 +69,10 @@ impl DumpCommand {
                     .recovered_block(number.into(), TransactionVariant::WithHash)
                     .map_err(|e| provider_error(e.to_string()))?
                     .ok_or_else(|| provider_error("the database has no such block".into()))?;
+                let hash = block.hash();
                 let (block, senders) = dump_block(&block);
                 let parent_state = factory.history_by_block_number(number.saturating_sub(1));
-                record(&config, parent_state, &factory, block, senders)
+                record(&config, parent_state, &factory, hash, block, senders)
             },
             Some(&bar),
         )?;

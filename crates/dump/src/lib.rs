@@ -23,7 +23,7 @@
 //! # fn produce() -> Vec<bal_replay_dump::BlockRecord> { Vec::new() }
 //! use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
 //!
-//! let meta = DumpMeta { chain_id: 1, chained: true, source: "synthetic".into() };
+//! let meta = DumpMeta { chain_id: 1, chained: true, source: "synthetic".into(), schedule: None };
 //! let mut writer = DumpWriter::create("dump/", meta, WriterOptions::default())?;
 //! for record in produce() {
 //!     writer.append(&record)?;
@@ -77,6 +77,7 @@ mod lock;
 mod manifest;
 mod reader;
 mod record;
+mod schedule;
 mod summary;
 mod writer;
 
@@ -92,6 +93,9 @@ pub use reader::{DumpReader, Records};
 pub use record::{
     AccountPre, BlockHashEntry, BlockRecord, CodePre, PreState, StoragePre, decode_record,
     encode_record,
+};
+pub use schedule::{
+    Activation, BlobParamsEntry, BlobSchedule, ChainSchedule, ForkEntry, ScheduledBlobParams,
 };
 pub use summary::RecordSummary;
 pub use writer::{DumpWriter, WriterOptions};

@@ -15,7 +15,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    DumpError,
+    ChainSchedule, DumpError,
     frame::{FORMAT_VERSION, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, segment_file_name},
 };
 
@@ -36,6 +36,9 @@ pub struct DumpMeta {
     pub chained: bool,
     /// Free text saying where the records came from, e.g. `"fixture"`, `"synthetic"`, `"reth-exex"`.
     pub source: String,
+    /// The chain's fork schedule. `None` for dumps of a chain the replay side knows by its id
+    /// (mainnet, reth's `--dev` chain through Osaka) and for dumps written before schedules were.
+    pub schedule: Option<ChainSchedule>,
 }
 
 /// One segment file, as the manifest records it.
@@ -66,6 +69,9 @@ pub struct Manifest {
     pub chained: bool,
     /// Where the records came from (see [`DumpMeta::source`]).
     pub source: String,
+    /// The chain's fork schedule (see [`DumpMeta::schedule`]); absent from older manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<ChainSchedule>,
     /// Number of the first block; `None` when the dump is empty.
     pub first_block: Option<u64>,
     /// Number of the last block; `None` when the dump is empty.
@@ -91,6 +97,7 @@ impl Manifest {
             chain_id: meta.chain_id,
             chained: meta.chained,
             source: meta.source.clone(),
+            schedule: meta.schedule.clone(),
             first_block: None,
             last_block: None,
             record_count: 0,
@@ -104,6 +111,7 @@ impl Manifest {
             chain_id: self.chain_id,
             chained: self.chained,
             source: self.source.clone(),
+            schedule: self.schedule.clone(),
         }
     }
 

@@ -20,6 +20,15 @@ impl fmt::Display for Manifest {
             },
             self.source
         )?;
+        match &self.schedule {
+            Some(schedule) => writeln!(
+                f,
+                "  fork schedule in the manifest: {} forks, the last {}",
+                schedule.forks.len(),
+                schedule.forks.last().map_or("-", |e| e.fork.as_str())
+            )?,
+            None => writeln!(f, "  no fork schedule in the manifest (known by chain id)")?,
+        }
         write!(
             f,
             "  {} records, blocks {}..={}, {} segment(s)",

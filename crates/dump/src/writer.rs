@@ -62,7 +62,7 @@ struct OpenSegment {
 /// # fn records() -> Vec<bal_replay_dump::BlockRecord> { Vec::new() }
 /// use bal_replay_dump::{DumpMeta, DumpWriter, WriterOptions};
 ///
-/// let meta = DumpMeta { chain_id: 1, chained: true, source: "reth-exex".into() };
+/// let meta = DumpMeta { chain_id: 1, chained: true, source: "reth-exex".into(), schedule: None };
 /// let mut writer = DumpWriter::create("dump/", meta, WriterOptions::default())?;
 /// for record in records() {
 ///     writer.append(&record)?;

@@ -116,6 +116,10 @@ pub struct BalSizes {
     pub batched: usize,
     /// Parallel I/O BAL: diffs only.
     pub parallel: usize,
+    /// The network's EIP-7928 BAL, for a block whose header commits to one (Amsterdam on) and
+    /// whose record's BAL hashes to that commitment: then the record's BAL is the network's,
+    /// byte for byte. `None` for earlier blocks, and for a record whose BAL is not the header's.
+    pub network: Option<usize>,
 }
 
 impl BalSizes {
@@ -124,10 +128,17 @@ impl BalSizes {
         let batched = record.bal.length();
         let parallel = diffs_only_bal(&record.bal).length();
         let values = record.pre_state.accounts.length() + record.pre_state.storage.length();
+        let network = record
+            .block
+            .header
+            .block_access_list_hash
+            .filter(|hash| *hash == alloy_eip7928::compute_block_access_list_hash(&record.bal))
+            .map(|_| batched);
         Self {
             full: batched + values,
             batched,
             parallel,
+            network,
         }
     }
 }
@@ -137,6 +148,10 @@ impl std::ops::AddAssign for BalSizes {
         self.full += other.full;
         self.batched += other.batched;
         self.parallel += other.parallel;
+        self.network = match (self.network, other.network) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or_default() + b.unwrap_or_default()),
+        };
     }
 }
 
@@ -145,6 +160,8 @@ impl std::ops::AddAssign for BalSizes {
 pub struct BalSizeTotals {
     /// Records summed.
     pub blocks: u64,
+    /// Records with the network's BAL ([`BalSizes::network`]).
+    pub network_blocks: u64,
     /// Their sizes, summed.
     pub sum: BalSizes,
 }
@@ -153,6 +170,7 @@ impl BalSizeTotals {
     /// Adds one record's sizes.
     pub fn add(&mut self, sizes: BalSizes) {
         self.blocks += 1;
+        self.network_blocks += u64::from(sizes.network.is_some());
         self.sum += sizes;
     }
 
@@ -180,6 +198,7 @@ impl std::fmt::Display for BalSizeTotals {
             full,
             batched,
             parallel,
+            network,
         } = self.sum;
         let kb = |v: usize| self.mean(v) / 1000.0;
         let percent = |v: usize, of: usize| 100.0 * v as f64 / of.max(1) as f64;
@@ -205,7 +224,17 @@ impl std::fmt::Display for BalSizeTotals {
             kb(parallel),
             percent(parallel, full),
             percent(parallel, batched)
-        )
+        )?;
+        if let Some(network) = network {
+            // Over the blocks that have one: before Amsterdam a header commits to no BAL.
+            let mean = network as f64 / self.network_blocks.max(1) as f64 / 1000.0;
+            write!(
+                f,
+                "\n  network EIP-7928 BAL ({} of {} blocks, hash checked against the header): mean {mean:>9.1} KB, total {network:>12} B (the batched I/O BAL's format)",
+                self.network_blocks, self.blocks
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -227,6 +256,41 @@ mod tests {
         assert_eq!(stripped[0].address, written.address);
         assert!(stripped[0].storage_reads.is_empty());
         assert_eq!(stripped[0].balance_changes, written.balance_changes);
+    }
+
+    #[test]
+    fn the_network_size_is_counted_only_where_the_header_commits_to_the_records_bal() {
+        let bal = vec![
+            AccountChanges::new(Address::with_last_byte(1))
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(1), U256::from(5))),
+        ];
+        let mut record = BlockRecord {
+            block: Default::default(),
+            senders: Vec::new(),
+            bal: bal.clone(),
+            pre_state: Default::default(),
+            block_hashes: Vec::new(),
+        };
+        let before = BalSizes::of(&record);
+        assert_eq!(before.network, None);
+        record.block.header.block_access_list_hash =
+            Some(alloy_eip7928::compute_block_access_list_hash(&bal));
+        let amsterdam = BalSizes::of(&record);
+        assert_eq!(amsterdam.network, Some(alloy_rlp::encode(&bal).len()));
+        assert_eq!(amsterdam.network, Some(amsterdam.batched));
+        record.block.header.block_access_list_hash = Some(Default::default());
+        assert_eq!(BalSizes::of(&record).network, None);
+
+        let mut totals = BalSizeTotals::default();
+        totals.add(before);
+        totals.add(amsterdam);
+        assert_eq!((totals.blocks, totals.network_blocks), (2, 1));
+        assert_eq!(totals.sum.network, amsterdam.network);
+        assert!(
+            totals
+                .to_string()
+                .contains("network EIP-7928 BAL (1 of 2 blocks")
+        );
     }
 
     #[test]

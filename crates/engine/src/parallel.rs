@@ -34,7 +34,17 @@ use std::{
 #[derive(Debug, Clone)]
 struct TaskOutput {
     receipt: Option<ReceiptEnvelope>,
+    /// A transaction's regular and state gas (EIP-8037), which from Amsterdam on make the block's
+    /// gas used (the larger of the two sums), where before it was the receipts' sum.
+    gas: BlockGas,
     elapsed: Duration,
+}
+
+/// A transaction's (or a block's) gas in EIP-8037's two dimensions.
+#[derive(Debug, Clone, Copy, Default)]
+struct BlockGas {
+    regular: u64,
+    state: u64,
 }
 
 /// Timings and results of one parallel batch.
@@ -152,9 +162,10 @@ where
                     }
                     let t0 = Instant::now();
                     match run_task(config, plan, &envs[task.block], db, design, task) {
-                        Ok(receipt) => {
+                        Ok((receipt, gas)) => {
                             let out = TaskOutput {
                                 receipt,
+                                gas,
                                 elapsed: t0.elapsed(),
                             };
                             if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
@@ -200,9 +211,12 @@ fn check_blocks<'a>(
         let first = plan.offsets[k] as usize;
         let n = record.tx_count();
         let mut cumulative = 0u64;
+        let mut block_gas = BlockGas::default();
         let mut receipts = Vec::with_capacity(n);
         for i in first + 1..=first + n {
             let out = output(i)?;
+            block_gas.regular += out.gas.regular;
+            block_gas.state += out.gas.state;
             let mut receipt = out
                 .receipt
                 .clone()
@@ -213,7 +227,17 @@ fn check_blocks<'a>(
             tx_times.push(out.elapsed);
         }
         let (root, bloom) = bal_replay_executor::receipts_root_and_bloom(&receipts);
-        check_block(config, record, cumulative, root, bloom)?;
+        // As alloy-evm's `EthBlockExecutor::finish` counts it.
+        let gas_used = if config
+            .evm_env(&record.block.header)
+            .cfg_env
+            .enable_amsterdam_eip8037
+        {
+            block_gas.regular.max(block_gas.state)
+        } else {
+            cumulative
+        };
+        check_block(config, record, gas_used, root, bloom)?;
     }
     Ok(tx_times)
 }
@@ -233,7 +257,7 @@ fn run_task<D>(
     db: &D,
     design: IoDesign,
     task: &Task,
-) -> Result<Option<ReceiptEnvelope>, EngineError>
+) -> Result<(Option<ReceiptEnvelope>, BlockGas), EngineError>
 where
     D: DatabaseRef + std::fmt::Debug,
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
@@ -260,10 +284,10 @@ where
     let ctx = bal_replay_executor::execution_ctx(block);
     let mut executor =
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
-    let (mut state, receipt) = match task.kind {
+    let (mut state, receipt, gas) = match task.kind {
         TaskKind::PreBlock => {
             executor.apply_pre_execution_changes().map_err(exec_err)?;
-            (executor.evm.into_db(), None)
+            (executor.evm.into_db(), None, BlockGas::default())
         }
         TaskKind::Tx(i) => {
             let tx = &block.body.transactions[i];
@@ -273,11 +297,16 @@ where
             // state reads the batch's merged BAL at the global index set above.
             executor.execute_transaction(recovered).map_err(exec_err)?;
             let receipt = executor.receipts.first().cloned();
-            (executor.evm.into_db(), receipt)
+            // The executor ran this one transaction: its block totals are the transaction's.
+            let gas = BlockGas {
+                regular: executor.block_regular_gas_used,
+                state: executor.block_state_gas_used,
+            };
+            (executor.evm.into_db(), receipt, gas)
         }
         TaskKind::PostBlock => {
             let (evm, _) = executor.finish().map_err(exec_err)?;
-            (evm.into_db(), None)
+            (evm.into_db(), None, BlockGas::default())
         }
     };
     let built = state.take_built_alloy_bal().unwrap_or_default();
@@ -288,7 +317,7 @@ where
         &plan.expected_writes[task.global_index as usize],
         &tx_writes_from_bal(&built, task.global_index),
     )?;
-    Ok(receipt)
+    Ok((receipt, gas))
 }
 
 /// The batch's net change: the last write of every key in the merged BAL, over the pre-batch values of

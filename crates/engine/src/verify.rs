@@ -3,10 +3,14 @@
 use crate::EngineError;
 use alloy_primitives::{B256, Bloom};
 use bal_replay_dump::BlockRecord;
-use bal_replay_executor::{BlockOutput, ChainConfig, check_header, check_writes, writes_by_index};
+use bal_replay_executor::{
+    BlockOutput, ChainConfig, ExecError, check_bal_hash, check_header, check_writes,
+    writes_by_index,
+};
 
 /// Checks a block's gas used, logs bloom and (from Byzantium on) receipts root against its header
-/// (see [`bal_replay_executor::check_header`]).
+/// (see [`bal_replay_executor::check_header`]), and from Amsterdam on that the record's BAL is the
+/// one the header commits to ([`check_bal_hash`]): the BAL a replay trusts is the network's.
 pub fn check_block(
     config: &ChainConfig,
     record: &BlockRecord,
@@ -21,6 +25,7 @@ pub fn check_block(
         receipts_root,
         logs_bloom,
     )?;
+    check_bal_hash(&record.block.header, &record.bal, None).map_err(ExecError::from)?;
     Ok(())
 }
 

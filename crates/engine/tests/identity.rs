@@ -66,6 +66,7 @@ fn meta(chain_id: u64, chained: bool) -> DumpMeta {
         chain_id,
         chained,
         source: "test".into(),
+        schedule: None,
     }
 }
 

@@ -81,6 +81,7 @@ fn every_mode_and_design_reproduces_mainnet_blocks() {
                 chain_id: 1,
                 chained: true,
                 source: "fixture".into(),
+                schedule: None,
             },
             WriterOptions::default(),
         )

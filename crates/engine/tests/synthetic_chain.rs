@@ -115,6 +115,7 @@ fn a_tampered_bal_stops_the_replay_and_leaves_the_state_untouched() {
             chain_id: 1,
             chained: true,
             source: "tampered".into(),
+            schedule: None,
         },
         WriterOptions::default(),
     )
@@ -186,6 +187,7 @@ fn edited_dump(
             chain_id: 1,
             chained: true,
             source: "tampered".into(),
+            schedule: None,
         },
         WriterOptions::default(),
     )

@@ -85,7 +85,8 @@ pub fn execution_ctx(block: &Block<TxEnvelope>) -> EthBlockExecutionCtx<'_> {
             .map(|w| Cow::Borrowed(w.as_slice())),
         extra_data: block.header.extra_data.clone(),
         tx_count_hint: Some(block.body.transactions.len()),
-        slot_number: None,
+        // EIP-7843 (Amsterdam): the beacon slot, which the SLOTNUM opcode returns.
+        slot_number: block.header.slot_number,
     }
 }
 

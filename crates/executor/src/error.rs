@@ -19,13 +19,27 @@ pub enum ExecError {
         /// Transactions in the block.
         txs: usize,
     },
-    /// A dump is for a chain this build has no hardfork schedule for.
-    #[error("dump {dir} is for chain {chain_id}, which this build has no hardfork schedule for")]
+    /// A BAL is not the one the block's header commits to (Amsterdam on).
+    #[error(transparent)]
+    BalHash(#[from] crate::BalHashMismatch),
+    /// A dump carries no fork schedule and is for a chain this build has none for.
+    #[error(
+        "dump {dir} is for chain {chain_id}, which this build has no hardfork schedule for, \
+         and its manifest carries none (\"schedule\")"
+    )]
     UnknownChain {
         /// The dump directory.
         dir: std::path::PathBuf,
         /// The manifest's chain id.
         chain_id: u64,
+    },
+    /// A dump's manifest carries a fork schedule this build cannot use.
+    #[error("dump {dir}: invalid \"schedule\" in manifest.json: {reason}")]
+    InvalidSchedule {
+        /// The dump directory.
+        dir: std::path::PathBuf,
+        /// What is wrong with it.
+        reason: String,
     },
     /// alloy-evm rejected the block or one of its transactions (for reasons other than a failed
     /// read, which are [`ExecError::Store`] and [`ExecError::PreValueMissing`]).
@@ -165,6 +179,7 @@ impl ExecError {
                 | Self::BalIndexOrder { .. }
                 | Self::PreValueMissing { .. }
                 | Self::BalCode { .. }
+                | Self::BalHash(_)
         )
     }
 

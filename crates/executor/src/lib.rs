@@ -19,6 +19,7 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+mod bal_hash;
 mod bal_replay;
 mod block;
 mod changes;
@@ -28,6 +29,9 @@ mod header;
 mod record;
 mod recording;
 
+pub use bal_hash::{
+    BalDifference, BalHashMismatch, check_bal_hash, decode_bal, first_bal_difference,
+};
 pub use bal_replay::{
     TxWrites, check_bal_indices, check_writes, replay_bal_per_tx, tx_writes_from_bal,
     writes_by_index,
@@ -37,5 +41,5 @@ pub use changes::state_changes_from_bundle;
 pub use config::{ChainConfig, ForkSchedule, RETH_DEV_CHAIN_ID};
 pub use error::{ExecError, PreValueMissing, describe_bal_index};
 pub use header::{BlockCheck, HeaderMismatch, check_header, receipts_root_and_bloom};
-pub use record::{HeaderFields, RecordedBlock, execute_for_dump};
+pub use record::{HeaderFields, RecordedBlock, execute_for_dump, record_from_output};
 pub use recording::RecordingDb;

@@ -1,7 +1,9 @@
 //! One block to one dump record: execute it with the BAL builder and the pre-value recorder,
 //! settle its header against the execution, assemble the record.
 
-use crate::{BlockOutput, ChainConfig, ExecError, ExecOptions, HeaderMismatch, execute_block};
+use crate::{
+    BlockOutput, ChainConfig, ExecError, ExecOptions, HeaderMismatch, check_bal_hash, execute_block,
+};
 use alloy_consensus::{Block, TxEnvelope};
 use alloy_primitives::Address;
 use bal_replay_dump::{BlockHashEntry, BlockRecord};
@@ -38,7 +40,8 @@ pub struct RecordedBlock {
 /// node's dumper):
 /// - **The record's header agrees with its execution.** Under [`HeaderFields::Seal`] the fields
 ///   are set first; then gas used, logs bloom and (from Byzantium on) receipts root are checked,
-///   and a mismatch is the [`HeaderMismatch`], never a record.
+///   and a mismatch is the [`HeaderMismatch`], never a record. From Amsterdam on, the BAL must
+///   hash to the header's `blockAccessListHash` ([`ExecError::BalHash`]).
 /// - **A record's BAL and pre-state come from this execution, and both are required.** Execution
 ///   always returns both when asked; if it ever did not, that is [`ExecError::MissingOutput`],
 ///   never an empty default: an empty BAL or pre-state would be a record claiming the block reads
@@ -46,7 +49,7 @@ pub struct RecordedBlock {
 pub fn execute_for_dump<D, E>(
     config: &ChainConfig,
     parent_state: D,
-    mut block: Block<TxEnvelope>,
+    block: Block<TxEnvelope>,
     senders: Vec<Address>,
     block_hashes: Vec<BlockHashEntry>,
     header: HeaderFields,
@@ -56,17 +59,41 @@ where
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
     E: From<ExecError> + From<HeaderMismatch>,
 {
-    let mut output = execute_block(
+    let output = execute_block(
         config,
         parent_state,
         &block,
         &senders,
         ExecOptions::for_dump(),
     )?;
+    record_from_output(config, block, senders, block_hashes, output, header)
+}
+
+/// The second half of [`execute_for_dump`], for a caller that needs the execution's output even
+/// when the block does not check (to carry on along a chain and report every block): `output` is
+/// `block` executed with [`ExecOptions::for_dump`]. Settles the header, checks it (gas used, logs
+/// bloom, receipts root, and from Amsterdam on the BAL's hash, [`check_bal_hash`]), and assembles
+/// the record.
+pub fn record_from_output<E>(
+    config: &ChainConfig,
+    mut block: Block<TxEnvelope>,
+    senders: Vec<Address>,
+    block_hashes: Vec<BlockHashEntry>,
+    mut output: BlockOutput,
+    header: HeaderFields,
+) -> Result<RecordedBlock, E>
+where
+    E: From<ExecError> + From<HeaderMismatch>,
+{
     if header == HeaderFields::Seal {
         block.header.gas_used = output.gas_used;
         block.header.receipts_root = output.receipts_root;
         block.header.logs_bloom = output.logs_bloom;
+        if block.header.block_access_list_hash.is_some() {
+            let bal = output.bal.as_deref().unwrap_or_default();
+            block.header.block_access_list_hash =
+                Some(alloy_eip7928::compute_block_access_list_hash(bal));
+        }
     }
     let receipts_root_checked = crate::check_header(
         config,
@@ -80,6 +107,7 @@ where
         what,
     };
     let bal = output.bal.take().ok_or_else(|| missing("BAL"))?;
+    check_bal_hash(&block.header, &bal, None).map_err(ExecError::from)?;
     let pre_state = output
         .pre_state
         .take()

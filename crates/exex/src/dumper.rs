@@ -2,7 +2,9 @@
 
 use crate::{ExexError, RecordError};
 use alloy_primitives::B256;
-use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, Manifest, WriterOptions};
+use bal_replay_dump::{
+    BlockRecord, ChainSchedule, DumpMeta, DumpReader, DumpWriter, Manifest, WriterOptions,
+};
 use std::{collections::BTreeMap, path::Path};
 
 /// The block numbers to dump: both ends optional and inclusive.
@@ -55,8 +57,21 @@ pub struct ChainDumper {
 
 impl ChainDumper {
     /// Opens the dump in `dir`, resuming it if it exists (it must be a chained dump of `chain_id`),
-    /// creating it otherwise.
+    /// creating it otherwise, with no fork schedule in its manifest (see
+    /// [`open_with_schedule`](Self::open_with_schedule)).
     pub fn open(dir: &Path, chain_id: u64, range: BlockRange) -> Result<Self, ExexError> {
+        Self::open_with_schedule(dir, chain_id, None, range)
+    }
+
+    /// [`open`](Self::open), writing `schedule` (the node's own) into a new dump's manifest, so
+    /// the dump replays under the node's rules rather than ones guessed from its chain id. A
+    /// resumed dump must carry the same schedule, or none (written before dumps carried one).
+    pub fn open_with_schedule(
+        dir: &Path,
+        chain_id: u64,
+        schedule: Option<ChainSchedule>,
+        range: BlockRange,
+    ) -> Result<Self, ExexError> {
         let incompatible = |reason: String| ExexError::Incompatible {
             dir: dir.display().to_string(),
             reason,
@@ -76,6 +91,13 @@ impl ChainDumper {
                     "it is not a chained dump (consecutive blocks of one chain)".into(),
                 ));
             }
+            if let (Some(dumped), Some(node)) = (&manifest.schedule, &schedule)
+                && dumped != node
+            {
+                return Err(incompatible(
+                    "its manifest's fork schedule differs from the node's".into(),
+                ));
+            }
             let recent = tail_of(dir)?;
             let last = recent.last_key_value().map(|(number, _)| *number);
             tracing::info!(dir = %dir.display(), ?last, "resumed dump");
@@ -89,6 +111,7 @@ impl ChainDumper {
                 chain_id,
                 chained: true,
                 source: "reth-exex".into(),
+                schedule,
             };
             let writer = DumpWriter::create(dir, meta, WriterOptions::default())?;
             Ok(Self {

@@ -11,7 +11,12 @@
 //! - **Every record was re-executed and checked.** [`record_block`] runs the block over its
 //!   parent's state with revm's BAL builder and the pre-value recorder on (the reference executor,
 //!   `bal_replay_executor::execute_block`), and the block's gas used, logs bloom and receipts root must
-//!   equal its header's. A mismatch is an error, never a silent record.
+//!   equal its header's. From Amsterdam on the BAL it builds must hash to the header's
+//!   `blockAccessListHash`, and equal byte for byte the node's copy of the block's BAL when the
+//!   node still has one: the record's BAL is the network's. A mismatch is an error, never a
+//!   silent record.
+//! - **The dump carries the node's rules.** [`ChainDumper::open_with_schedule`] writes the node's
+//!   fork schedule into the manifest, so a replay never guesses it from the chain id.
 //! - **Records link.** Each record's parent hash is the previous record's hash; numbers go up by
 //!   one. A block the dump already holds under another hash is a divergence (the node must revert
 //!   first), not an overwrite.

@@ -136,6 +136,7 @@ impl Node {
             block.block.clone(),
             block.senders.clone(),
             block_hashes,
+            None,
         )
     }
 

@@ -71,6 +71,7 @@ fn the_exex_dashboard_returns_data_from_a_recorder_set_up_as_reths() {
                 block.0.block.clone(),
                 block.0.senders.clone(),
                 block.0.block_hashes.clone(),
+                None,
             )?;
             // Advance the node's state to this block, as the node itself would have.
             let output = execute_block(

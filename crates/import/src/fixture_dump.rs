@@ -55,6 +55,7 @@ pub fn write_fixture_dump(
         chain_id: config.chain_id,
         chained: false,
         source: "fixture".into(),
+        schedule: None,
     };
     let mut writer = DumpWriter::create(out, meta, WriterOptions::default())?;
     for record in records {

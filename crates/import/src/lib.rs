@@ -7,6 +7,10 @@
 //! the record's recorded pre-state must give an identical output; and every transaction replayed alone
 //! over the BAL must write exactly the BAL's values for its index.
 //!
+//! A chain fixture (genesis, blocks, the network's receipts and BALs): [`import_chain`] executes
+//! it from genesis, checks every block against the network (header, receipts, the BAL byte for
+//! byte) and writes a chained dump with the genesis state it replays from.
+//!
 //! Over many fixtures: [`read_fixtures`], [`import_fixtures`] and [`write_fixture_dump`] make a dump of
 //! independent blocks with a seeded state per block; [`FixtureChecks`] verifies a directory of them.
 //! [`seed_chain_state`] seeds the state a chained dump starts from, from its records alone.
@@ -16,9 +20,12 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+mod chain_import;
 mod chain_state;
 mod fixture_dump;
 
+pub use bal_replay_fixtures::ChainFixture;
+pub use chain_import::{ChainImport, ReceiptMismatch, import_chain};
 pub use chain_state::{SeededChainState, seed_chain_state};
 pub use fixture_dump::{FixtureChecks, import_fixtures, read_fixtures, write_fixture_dump};
 
@@ -87,6 +94,25 @@ pub enum ImportError {
     EmptyDump {
         /// The dump directory.
         dir: PathBuf,
+    },
+    /// An import would overwrite a dump or state.
+    #[error("{} already exists; an import writes a new dump and state", path.display())]
+    AlreadyExists {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A receipt differs from the network's.
+    #[error(transparent)]
+    Receipt(#[from] ReceiptMismatch),
+    /// A chain fixture's BAL bytes are not a BAL.
+    #[error("block {block}: {path} does not decode as a BAL: {reason}")]
+    NetworkBal {
+        /// Block number.
+        block: u64,
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
     },
     /// Two executions that must agree do not.
     #[error("block {block}: {what} differs between the in-memory and the RocksDB execution")]

@@ -139,6 +139,7 @@ pub fn generate(
         chain_id: 1,
         chained: true,
         source: "synthetic".into(),
+        schedule: None,
     };
     write_genesis(
         &genesis,

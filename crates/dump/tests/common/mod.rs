@@ -235,6 +235,7 @@ pub fn meta(chained: bool) -> DumpMeta {
         chain_id: CHAIN_ID,
         chained,
         source: "synthetic".to_owned(),
+        schedule: None,
     }
 }
 
