@@ -551,7 +551,7 @@ pub fn with_mdbx_overlay<R>(
         path: dir.to_path_buf(),
         source,
     };
-    let db = RethDb::open(dir).map_err(mdbx_err)?;
+    let db = RethDb::open_for_random_reads(dir).map_err(mdbx_err)?;
     let mdbx = MdbxStore::new(&db).map_err(mdbx_err)?;
     let store = MemOverlay::new(&mdbx);
     store.insert_block_hashes(block_hashes.iter().map(|h| (h.number, h.hash)))?;

@@ -530,7 +530,7 @@ fn bench_mdbx(
     };
     let mut rows = Vec::new();
     let (sample, scheme) = {
-        let db = RethDb::open(path).map_err(open_error)?;
+        let db = RethDb::open_for_random_reads(path).map_err(open_error)?;
         let store = MdbxStore::new(&db).map_err(open_error)?;
         let sample =
             sample_mdbx(&store, opts.sample, opts.seed).map_err(|e| state_error(spec, e))?;
@@ -543,7 +543,7 @@ fn bench_mdbx(
     if opts.drop_caches {
         for &threads in &opts.threads {
             drop_caches().map_err(BenchDbError::DropCaches)?;
-            let db = RethDb::open(path).map_err(open_error)?;
+            let db = RethDb::open_for_random_reads(path).map_err(open_error)?;
             let store = MdbxStore::new(&db).map_err(open_error)?;
             rows.push(timed_row(spec, opts, &store, &sample.keys, threads)?);
         }

@@ -268,15 +268,19 @@ impl<'a> Tables<'a> {
 }
 
 impl Tables<'_> {
-    /// Per run over the disk: the research's measure (execution with I/O) beside the whole
-    /// replay's throughput, with the phases execution with I/O leaves out.
-    fn end_to_end(&self, out: &mut String) {
-        let runs: Vec<&RunResult> = self
-            .result
+    /// The runs over the state's own store (not the in-memory baselines).
+    fn disk_runs(&self) -> Vec<&RunResult> {
+        self.result
             .runs
             .iter()
             .filter(|r| r.store == self.disk)
-            .collect();
+            .collect()
+    }
+
+    /// Per run over the disk: the research's measure (execution with I/O) beside the whole
+    /// replay's throughput, with the phases execution with I/O leaves out.
+    fn end_to_end(&self, out: &mut String) {
+        let runs = self.disk_runs();
         if runs.is_empty() {
             return;
         }
@@ -307,12 +311,7 @@ impl Tables<'_> {
     /// Per run over the disk: where its reads were served from, and whether it is disk-resident
     /// (at least 80% of its key reads reached the device).
     fn disk_evidence(&self, out: &mut String) {
-        let runs: Vec<&RunResult> = self
-            .result
-            .runs
-            .iter()
-            .filter(|r| r.store == self.disk)
-            .collect();
+        let runs = self.disk_runs();
         if runs.is_empty() {
             return;
         }

@@ -338,10 +338,21 @@ mod tests {
         assert_eq!(sized.block_cache_bytes(), 64 << 20);
         let err = sized.refuse_over_mdbx().unwrap_err().to_string();
         assert!(
-            err.starts_with("--disk-resident applies to RocksDB states only"),
+            err.starts_with("--block-cache applies to RocksDB states only"),
             "{err}"
         );
         assert!(plain.refuse_over_mdbx().is_ok());
+        // Over MDBX, --disk-resident is a memory cgroup (512 MiB unless --memory-limit) and the
+        // page cache dropped before each run; over RocksDB it sets neither.
+        assert!(resident.refuse_over_mdbx().is_ok());
+        assert_eq!(resident.memory_limit(true), Some(512 << 20));
+        assert_eq!(resident.memory_limit(false), None);
+        assert!(resident.drop_caches(true) && !resident.drop_caches(false));
+        let limited = parse(&["--memory-limit", "1GiB"]);
+        assert_eq!(limited.memory_limit(false), Some(1 << 30));
+        assert_eq!(limited.memory_limit(true), Some(1 << 30));
+        assert!(!limited.drop_caches(true));
+        assert_eq!(plain.memory_limit(true), None);
     }
 
     #[test]

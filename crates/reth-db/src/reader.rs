@@ -149,7 +149,19 @@ impl RethDb {
     /// Read-only mode never writes the data file, so a live node's database or a read-only copy can
     /// be read; MDBX still registers this process as a reader in `mdbx.lck` when it can.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, RethDbError> {
-        let given = path.as_ref();
+        Self::open_with(path.as_ref(), false)
+    }
+
+    /// [`RethDb::open`] without the kernel's readahead, as reth itself opens its database: a
+    /// random read of a cold page faults in that page, not the device's readahead window (8 MiB
+    /// on this machine's disk). For replays and point reads; a migration keeps the default open,
+    /// because a read-only opener asking for this flag sets the environment's mode in `mdbx.lck`,
+    /// and MDBX then refuses a later writer with lazy sync modes (MDBX_INCOMPATIBLE).
+    pub fn open_for_random_reads(path: impl AsRef<Path>) -> Result<Self, RethDbError> {
+        Self::open_with(path.as_ref(), true)
+    }
+
+    fn open_with(given: &Path, no_readahead: bool) -> Result<Self, RethDbError> {
         if !given.is_dir() {
             return Err(RethDbError::SourceMissing {
                 path: given.to_path_buf(),
@@ -171,9 +183,7 @@ impl RethDb {
                 mode: Mode::ReadOnly,
                 // reth opens ~30 named tables; MDBX refuses named tables unless this is set.
                 max_tables: Some(256),
-                // As reth opens it: without readahead, a random read of a cold page faults in
-                // that page, not the device's readahead window (8 MiB on this machine's disk).
-                no_rdahead: true,
+                no_rdahead: no_readahead,
                 ..Default::default()
             },
         )
