@@ -122,14 +122,22 @@ fn import(out: &mut impl Write, dirs: &[PathBuf], dump: &Path, state: &Path) -> 
     bar.finish_and_clear();
     writeln!(
         out,
-        "wrote {} records (blocks {}..={}) to {}; states under {}",
-        m.record_count,
-        m.first_block.unwrap_or_default(),
-        m.last_block.unwrap_or_default(),
-        dump.display(),
+        "{}; states under {}",
+        records_written(&m, dump),
         state.display()
     )?;
     Ok(())
+}
+
+/// "wrote N records (blocks A..=B) to DUMP": what an import wrote.
+fn records_written(m: &bal_replay_dump::Manifest, dump: &Path) -> String {
+    format!(
+        "wrote {} records (blocks {}..={}) to {}",
+        m.record_count,
+        m.first_block.unwrap_or_default(),
+        m.last_block.unwrap_or_default(),
+        dump.display()
+    )
 }
 
 /// `import-chain`: one line per block, then the counts; exits 1 if a block failed.
@@ -159,11 +167,8 @@ fn import_chain(out: &mut impl Write, dir: &Path, dump: &Path, state: &Path) -> 
     let m = &imported.manifest;
     writeln!(
         out,
-        "wrote {} records (blocks {}..={}) to {}; genesis state at {}",
-        m.record_count,
-        m.first_block.unwrap_or_default(),
-        m.last_block.unwrap_or_default(),
-        dump.display(),
+        "{}; genesis state at {}",
+        records_written(m, dump),
         state.display()
     )?;
     let (passed, failed) = (imported.passed(), imported.failed());
