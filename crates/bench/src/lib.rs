@@ -29,8 +29,8 @@ use crate::device::RunProbe;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
-    BalSizeTotals, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions, ReplayReport,
-    ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
+    BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions,
+    ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -132,6 +132,8 @@ pub struct BenchMatrix {
     pub repeat: NonZeroUsize,
     /// Prefetch batch k+1 while batch k executes ([`ReplayOptions::pipeline`]; batched and hybrid).
     pub pipeline: bool,
+    /// Record each parallel run's batch profiles ([`RunResult::batch_profiles`]).
+    pub profile: bool,
 }
 
 impl BenchMatrix {
@@ -345,6 +347,10 @@ pub struct RunResult {
     /// Each batch of this run, in order (empty in JSON written before batches were recorded).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<BatchSample>,
+    /// Each parallel batch's profile (every task's CPU time, on-demand reads, worker and start;
+    /// the prefetch and the commit), when the bench records them (`--task-profile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch_profiles: Vec<BatchProfile>,
 }
 
 fn one() -> usize {
@@ -460,6 +466,7 @@ impl RunResult {
             mgas_per_s_max: r.mgas_per_s(),
             disk: DiskEvidence::default(),
             batches: Vec::new(),
+            batch_profiles: r.batches.iter().filter_map(|b| b.profile.clone()).collect(),
         }
     }
 
@@ -639,6 +646,7 @@ impl Bench<'_> {
             io_threads: self.matrix.io_threads,
             cache: self.matrix.cache,
             pipeline: self.matrix.pipeline,
+            profile: self.matrix.profile,
         };
         let run_err = |source| BenchError::Run {
             run: run.label(),
@@ -908,6 +916,7 @@ mod tests {
             cache: CacheCapacity::default(),
             repeat: n(1),
             pipeline: false,
+            profile: false,
         }
     }
 

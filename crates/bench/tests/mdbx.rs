@@ -54,6 +54,7 @@ fn matrix() -> BenchMatrix {
         // Batched runs prefetch batch k+1 while batch k executes: over MDBX the look-ahead reads
         // through the overlay of commits kept in memory.
         pipeline: true,
+        profile: false,
     }
 }
 

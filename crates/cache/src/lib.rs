@@ -18,7 +18,7 @@
 
 mod stats;
 
-pub use stats::{CacheStats, LatencyHistogram, ReadKind};
+pub use stats::{CacheStats, LatencyHistogram, ReadKind, ReadTally};
 
 use alloy_primitives::{Address, B256, U256, map::DefaultHashBuilder};
 use bal_replay_state::{FlatAccount, StateChanges, StateError, StateReader};
@@ -367,6 +367,33 @@ mod tests {
         cache.inner().inner.commit(&wipe, 12).unwrap();
         cache.apply_changes(&wipe);
         assert_eq!(cache.storage(address, U256::from(1)).unwrap(), U256::ZERO);
+    }
+
+    #[test]
+    fn a_thread_tallies_its_own_on_demand_reads_only() {
+        let (store, address) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        let other = Address::with_last_byte(8);
+        let before = ReadTally::of_this_thread();
+        // A prefetch is not an on-demand read; a miss is (20 ms in the store); a hit is nothing.
+        cache.prefetch_accounts(&[other]).unwrap();
+        cache.storage(address, U256::from(1)).unwrap();
+        cache.storage(address, U256::from(1)).unwrap();
+        let mine = ReadTally::of_this_thread().since(before);
+        assert_eq!(mine.reads, 1);
+        assert!(
+            mine.wait >= std::time::Duration::from_millis(20),
+            "{mine:?}"
+        );
+        // Another thread's miss is that thread's.
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let theirs = ReadTally::of_this_thread();
+                cache.account(address).unwrap();
+                assert_eq!(ReadTally::of_this_thread().since(theirs).reads, 1);
+            });
+        });
+        assert_eq!(ReadTally::of_this_thread().since(before).reads, 1);
     }
 
     #[test]

@@ -42,8 +42,53 @@ impl ReadKind {
         }
     }
 
+    /// Whether a read of this kind was made on demand (by a transaction waiting for it), not by
+    /// a prefetch.
+    pub const fn on_demand(self) -> bool {
+        matches!(self, Self::Account | Self::Storage | Self::Code)
+    }
+
     const fn index(self) -> usize {
         self as usize
+    }
+}
+
+thread_local! {
+    /// The on-demand store reads this thread made, through any cache: a task's reads are the
+    /// difference of two readings around it, since a task runs on one thread from start to end.
+    static ON_DEMAND: std::cell::Cell<ReadTally> = const { std::cell::Cell::new(ReadTally::ZERO) };
+}
+
+/// On-demand store reads made by one thread: how many, and the time spent in them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadTally {
+    /// Reads.
+    pub reads: u64,
+    /// Time spent waiting for them.
+    pub wait: Duration,
+}
+
+impl ReadTally {
+    const ZERO: Self = Self {
+        reads: 0,
+        wait: Duration::ZERO,
+    };
+
+    /// The on-demand reads this thread has made so far, through any [`SharedCache`]. Reads of
+    /// another thread's read in flight (a single-flight wait) are not counted: that thread counts
+    /// the read.
+    ///
+    /// [`SharedCache`]: crate::SharedCache
+    pub fn of_this_thread() -> Self {
+        ON_DEMAND.with(std::cell::Cell::get)
+    }
+
+    /// The reads made since `earlier` (a reading on the same thread).
+    pub fn since(self, earlier: Self) -> Self {
+        Self {
+            reads: self.reads.saturating_sub(earlier.reads),
+            wait: self.wait.saturating_sub(earlier.wait),
+        }
     }
 }
 
@@ -195,10 +240,18 @@ impl ThreadCounters {
 
     fn record_read(&self, kind: ReadKind, elapsed: Duration) {
         let i = kind.index();
+        if kind.on_demand() {
+            ON_DEMAND.with(|t| {
+                let mut tally = t.get();
+                tally.reads += 1;
+                tally.wait += elapsed;
+                t.set(tally);
+            });
+        }
         self.reads[i].fetch_add(1, Ordering::Relaxed);
         let nanos = elapsed.as_nanos().min(u64::MAX as u128) as u64;
         self.read_nanos[i].fetch_add(nanos, Ordering::Relaxed);
-        if matches!(kind, ReadKind::Account | ReadKind::Storage | ReadKind::Code) {
+        if kind.on_demand() {
             let micros = (nanos / 1_000).max(1);
             let bucket = (64 - micros.leading_zeros() as usize).min(BUCKETS - 1);
             self.latency[bucket].fetch_add(1, Ordering::Relaxed);

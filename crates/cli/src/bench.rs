@@ -64,6 +64,10 @@ pub struct BenchCommand {
     /// Write the result as JSON.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Record each parallel run's batch profiles (every task's CPU time, on-demand reads, worker
+    /// and start; each prefetch and commit) in the JSON, for `bal-replay project`.
+    #[arg(long)]
+    pub task_profile: bool,
 }
 
 impl BenchCommand {
@@ -84,6 +88,7 @@ impl BenchCommand {
             cache: self.cache.into(),
             repeat: self.repeat,
             pipeline: self.pipeline,
+            profile: self.task_profile,
         }
     }
 
@@ -188,6 +193,7 @@ impl DemoCommand {
             cache: CacheCapacity::default(),
             repeat: NonZeroUsize::MIN,
             pipeline: false,
+            profile: false,
         };
         bench(&dump, &StateSpec::RocksDb(state), &matrix, None)
     }

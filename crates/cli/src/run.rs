@@ -9,8 +9,8 @@ use bal_replay_bench::{
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, TaskOrder,
-    drop_page_cache, replay, warm_up_kzg,
+    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState,
+    TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
@@ -50,6 +50,10 @@ pub struct ReplayArgs {
     /// Task order: block or longest-first.
     #[arg(long, default_value = "block")]
     pub order: TaskOrder,
+    /// Record each parallel batch's profile (every task's CPU time, on-demand reads, worker and
+    /// start; each prefetch and commit) in the JSON, for `bal-replay project`.
+    #[arg(long)]
+    pub task_profile: bool,
 }
 
 impl From<&ReplayArgs> for ReplayOptions {
@@ -63,6 +67,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             io_threads: a.io_threads,
             cache: a.cache.into(),
             pipeline: a.pipeline,
+            profile: a.task_profile,
         }
     }
 }
@@ -217,7 +222,16 @@ impl RunCommand {
             eyre::Report::from(e)
         })?;
         let disk = probe.finish(&report, rocks_counters());
-        Ok(RunOutput { report, disk })
+        let batch_profiles = report
+            .batches
+            .iter()
+            .filter_map(|b| b.profile.clone())
+            .collect();
+        Ok(RunOutput {
+            report,
+            disk,
+            batch_profiles,
+        })
     }
 }
 
@@ -257,7 +271,6 @@ impl ReplayProgress {
     }
 }
 
-/// What `run` prints: what it skipped (a resumed run) and what it replayed.
 /// What `run --json` writes: the replay's report and where its reads were served from.
 #[derive(Debug, serde::Serialize)]
 struct RunOutput {
@@ -265,6 +278,9 @@ struct RunOutput {
     report: ReplayReport,
     #[serde(flatten)]
     disk: DiskEvidence,
+    /// Each parallel batch's profile (`--task-profile`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    batch_profiles: Vec<BatchProfile>,
 }
 
 /// One line on where the run's reads were served from.
@@ -311,6 +327,7 @@ fn print_disk_evidence(disk: &DiskEvidence) {
     }
 }
 
+/// What `run` prints: what it skipped (a resumed run) and what it replayed.
 fn print_summary(dump: &DumpReader, report: &ReplayReport) {
     let manifest = dump.manifest();
     if report.skipped > 0 {

@@ -26,6 +26,7 @@ mod error;
 mod overlay;
 mod parallel;
 mod prevalues;
+pub mod profile;
 mod record_check;
 mod replay;
 mod rewind;
@@ -36,8 +37,9 @@ pub use batch::{BatchPlan, IndexOverflow, Task, TaskKind, TaskOrder, merge_bals}
 pub use design::{BalSizeTotals, BalSizes, IoDesign, diffs_only_bal};
 pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
-pub use parallel::{ParallelOutcome, execute_parallel};
+pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_parallel_with};
 pub use prevalues::PreValueDb;
+pub use profile::{BatchProfile, PrefetchProfile, TaskProfile};
 pub use record_check::check_record;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay};
 pub use rewind::{ScratchState, drop_page_cache};

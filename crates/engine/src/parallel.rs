@@ -3,6 +3,7 @@
 use crate::{
     BatchPlan, EngineError, IoDesign, TaskOrder,
     batch::{Task, TaskKind},
+    profile::{TaskClock, TaskProfile},
     verify::check_block,
 };
 use alloy_consensus::ReceiptEnvelope;
@@ -38,6 +39,8 @@ struct TaskOutput {
     /// gas used (the larger of the two sums), where before it was the receipts' sum.
     gas: BlockGas,
     elapsed: Duration,
+    /// The task's profile, when the run records them.
+    profile: Option<TaskProfile>,
 }
 
 /// A transaction's (or a block's) gas in EIP-8037's two dimensions.
@@ -60,6 +63,21 @@ pub struct ParallelOutcome {
     pub busy_time: Duration,
     /// Every transaction's execution time, in block order.
     pub tx_times: Vec<Duration>,
+    /// Every task's profile in the order workers took them (empty unless asked for).
+    pub tasks: Vec<TaskProfile>,
+}
+
+/// How to run a parallel batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParallelOptions {
+    /// Whether reads the BAL does not cover may go to the database ([`IoDesign::diffs_only`]).
+    pub design: IoDesign,
+    /// Workers.
+    pub threads: NonZeroUsize,
+    /// The order in which workers take tasks.
+    pub order: TaskOrder,
+    /// Record every task's profile ([`TaskProfile`]): two reads of the thread's CPU clock per task.
+    pub profile: bool,
 }
 
 /// Executes every task of `plan` on `threads` workers over `db` (the state before the batch), with
@@ -80,8 +98,32 @@ where
     D: DatabaseRef + Sync + std::fmt::Debug,
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
+    let options = ParallelOptions {
+        design,
+        threads,
+        order,
+        profile: false,
+    };
+    execute_parallel_with(config, plan, db, options)
+}
+
+/// [`execute_parallel`], recording each task's profile when `options.profile` is set.
+pub fn execute_parallel_with<D>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    db: &D,
+    options: ParallelOptions,
+) -> Result<ParallelOutcome, EngineError>
+where
+    D: DatabaseRef + Sync + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
     let start = Instant::now();
-    let TaskRun { outputs, failure } = run_tasks(config, plan, db, design, threads, order)?;
+    let TaskRun {
+        outputs,
+        failure,
+        dispatch,
+    } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
     // The block of the failing task: every block before it ran all its tasks, so its header check
     // (gas used, receipts root) comes first, as sequential execution would report it.
@@ -101,6 +143,10 @@ where
     }
     let outputs: Vec<&TaskOutput> = (0..outputs.len()).map(output).collect::<Result<_, _>>()?;
 
+    let tasks = dispatch
+        .iter()
+        .filter_map(|&g| outputs.get(g as usize).and_then(|o| o.profile))
+        .collect();
     let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
     let busy_time = outputs.iter().map(|o| o.elapsed).sum();
     let changes = final_changes(config, plan, db)?;
@@ -110,6 +156,7 @@ where
         longest_task,
         busy_time,
         tx_times,
+        tasks,
     })
 }
 
@@ -118,6 +165,8 @@ where
 struct TaskRun {
     outputs: Vec<Option<TaskOutput>>,
     failure: Option<(u64, EngineError)>,
+    /// The global indices in the order workers took them.
+    dispatch: Vec<u64>,
 }
 
 /// Runs the plan's tasks on `threads` workers, in `order`.
@@ -131,9 +180,8 @@ fn run_tasks<D>(
     config: &ChainConfig,
     plan: &BatchPlan,
     db: &D,
-    design: IoDesign,
-    threads: NonZeroUsize,
-    order: TaskOrder,
+    options: ParallelOptions,
+    batch_start: Instant,
 ) -> Result<TaskRun, EngineError>
 where
     D: DatabaseRef + Sync + std::fmt::Debug,
@@ -144,6 +192,12 @@ where
         .iter()
         .map(|r| config.evm_env(&r.block.header))
         .collect();
+    let ParallelOptions {
+        design,
+        threads,
+        order,
+        profile,
+    } = options;
     let tasks = plan.ordered_tasks(order);
     // A task's global index is its position in `plan.tasks` (block order): its output slot.
     let outputs: Vec<Mutex<Option<TaskOutput>>> =
@@ -152,8 +206,11 @@ where
     let lowest_failed = AtomicU64::new(u64::MAX);
     let lowest_error: Mutex<Option<(u64, EngineError)>> = Mutex::new(None);
     std::thread::scope(|scope| {
-        for _ in 0..threads.get() {
-            scope.spawn(|| {
+        for worker in 0..threads.get() {
+            let worker = worker as u32;
+            let (tasks, envs, outputs, cursor) = (&tasks, &envs, &outputs, &cursor);
+            let (lowest_failed, lowest_error) = (&lowest_failed, &lowest_error);
+            scope.spawn(move || {
                 loop {
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
                     let Some(task) = tasks.get(i) else { return };
@@ -161,12 +218,26 @@ where
                         continue;
                     }
                     let t0 = Instant::now();
+                    let clock = profile.then(TaskClock::start);
                     match run_task(config, plan, &envs[task.block], db, design, task) {
                         Ok((receipt, gas)) => {
+                            let elapsed = t0.elapsed();
+                            let profile = clock.map(|c| {
+                                let tx_gas =
+                                    receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
+                                c.finish(
+                                    batch_start,
+                                    plan.records[task.block].number(),
+                                    task.local_index,
+                                    worker,
+                                    tx_gas,
+                                )
+                            });
                             let out = TaskOutput {
                                 receipt,
                                 gas,
-                                elapsed: t0.elapsed(),
+                                elapsed,
+                                profile,
                             };
                             if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
                                 *slot = Some(out);
@@ -192,7 +263,12 @@ where
         .into_iter()
         .map(|m| m.into_inner().ok().flatten())
         .collect();
-    Ok(TaskRun { outputs, failure })
+    let dispatch = tasks.iter().map(|t| t.global_index).collect();
+    Ok(TaskRun {
+        outputs,
+        failure,
+        dispatch,
+    })
 }
 
 /// Checks each block before `failed_block` against its header (gas used, receipts root, from its

@@ -1,7 +1,9 @@
 //! The replay driver: a dump, batch by batch, over a state store.
 
 use crate::{
-    BatchPlan, EngineError, IoDesign, PreValueDb, TaskOrder, execute_parallel, execute_sequential,
+    BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, TaskOrder,
+    execute_parallel_with, execute_sequential,
+    profile::{BatchProfile, PrefetchProfile, nanos, thread_cpu_time},
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
@@ -58,6 +60,9 @@ pub struct ReplayOptions {
     /// updates the cache's entries of the keys it changed, so batch k+1 still sees its
     /// pre-batch values.
     pub pipeline: bool,
+    /// Record every parallel batch's profile ([`BatchReport::profile`]): each task's CPU time,
+    /// reads, worker and start, each prefetch's keys and CPU time, each commit.
+    pub profile: bool,
 }
 
 impl Default for ReplayOptions {
@@ -71,6 +76,7 @@ impl Default for ReplayOptions {
             io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
             cache: CacheCapacity::default(),
             pipeline: false,
+            profile: false,
         }
     }
 }
@@ -109,6 +115,11 @@ pub struct BatchReport {
     pub tx_times: Vec<Duration>,
     /// The shared cache's cumulative counters after this batch.
     pub cache: CacheStats,
+    /// The prefetch's readers (before execution for batched I/O, beside it for hybrid and the
+    /// verifying full BAL): keys, readers, wall and CPU time.
+    pub prefetch_profile: Option<PrefetchProfile>,
+    /// The batch's profile, when the replay records them (parallel mode).
+    pub profile: Option<BatchProfile>,
 }
 
 impl BatchReport {
@@ -118,6 +129,16 @@ impl BatchReport {
         self.longest_tx = out.longest_task;
         self.busy = out.busy_time;
         self.tx_times = out.tx_times;
+        if !out.tasks.is_empty() {
+            self.profile = Some(BatchProfile {
+                first_block: self.first_block,
+                last_block: self.last_block,
+                tasks: out.tasks,
+                prefetch: None,
+                exec_ns: nanos(out.exec_time),
+                commit_ns: 0,
+            });
+        }
         out.changes
     }
 
@@ -421,6 +442,11 @@ where
     )?;
     cache.apply_changes(&changes);
     report.commit = t.elapsed();
+    let (prefetch, commit) = (report.prefetch_profile, report.commit);
+    if let Some(profile) = report.profile.as_mut() {
+        profile.prefetch = prefetch;
+        profile.commit_ns = nanos(commit);
+    }
     Ok(report)
 }
 
@@ -453,11 +479,12 @@ fn execute_batch<S: StateReader>(
                     ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
                         .map(|out| (out.exec_time, out.longest_block, out.changes)),
                     ExecMode::Parallel => {
-                        execute_parallel(config, plan, &db, design, options.threads, options.order)
-                            .map(|out| {
+                        execute_parallel_with(config, plan, &db, parallel_options(options)).map(
+                            |out| {
                                 let changes = report.take_parallel(out);
                                 (report.exec, report.longest_tx, changes)
-                            })
+                            },
+                        )
                     }
                 };
                 let verified = verifier
@@ -467,7 +494,12 @@ fn execute_batch<S: StateReader>(
             });
             // A claimed value the state disagrees with is the root cause of any execution
             // failure it led to: it is reported first.
-            report.keys_prefetched = verified??;
+            let verified = verified??;
+            report.keys_prefetched = verified.keys;
+            report.prefetch_profile = Some(PrefetchProfile {
+                concurrent: true,
+                ..verified
+            });
             let (exec, longest, changes) = out?;
             report.exec = exec;
             report.longest_tx = longest;
@@ -481,21 +513,22 @@ fn execute_batch<S: StateReader>(
         }
         (ExecMode::Parallel, IoDesign::Full) => {
             let db = PreValueDb::from_records(&plan.records);
-            let out = execute_parallel(config, plan, &db, design, options.threads, options.order)?;
+            let out = execute_parallel_with(config, plan, &db, parallel_options(options))?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
-            report.keys_prefetched = prefetch(cache, plan, options.io_threads, design)?;
+            let prefetched = prefetch(cache, plan, options.io_threads, design)?;
             report.prefetch = t.elapsed();
+            report.keys_prefetched = prefetched.keys;
+            report.prefetch_profile = Some(prefetched);
             let out = with_prefetch_ahead(cache, ahead, options, report, || {
-                execute_parallel(config, plan, cache, design, options.threads, options.order)
+                execute_parallel_with(config, plan, cache, parallel_options(options))
             })?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
-            let out =
-                execute_parallel(config, plan, cache, design, options.threads, options.order)?;
+            let out = execute_parallel_with(config, plan, cache, parallel_options(options))?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
@@ -504,19 +537,34 @@ fn execute_batch<S: StateReader>(
             let (prefetched, out) = std::thread::scope(|scope| {
                 let prefetcher = scope.spawn(|| prefetch(cache, plan, options.io_threads, design));
                 let out = with_prefetch_ahead(cache, ahead, options, report, || {
-                    execute_parallel(config, plan, cache, design, options.threads, options.order)
+                    execute_parallel_with(config, plan, cache, parallel_options(options))
                 });
                 let prefetched = prefetcher
                     .join()
                     .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
                 (prefetched, out)
             });
-            report.keys_prefetched = prefetched??;
+            let prefetched = prefetched??;
+            report.keys_prefetched = prefetched.keys;
+            report.prefetch_profile = Some(PrefetchProfile {
+                concurrent: true,
+                ..prefetched
+            });
             let out = out?;
             report.take_parallel(out)
         }
     };
     Ok(changes)
+}
+
+/// The options of a parallel batch of this replay.
+fn parallel_options(options: &ReplayOptions) -> ParallelOptions {
+    ParallelOptions {
+        design: options.design,
+        threads: options.threads,
+        order: options.order,
+        profile: options.profile,
+    }
 }
 
 /// Reads every pre-batch value the records claim (the full BAL's read values) from the state
@@ -527,64 +575,85 @@ fn verify_pre_values<S: StateReader>(
     plan: &BatchPlan,
     db: &PreValueDb,
     io_threads: NonZeroUsize,
-) -> Result<u64, EngineError> {
+) -> Result<PrefetchProfile, EngineError> {
+    let started = Instant::now();
     let values = db.values();
     let accounts: Vec<Address> = values.accounts.keys().copied().collect();
     // Slots of accounts that did not exist before the batch are empty by definition.
     let slots: Vec<(Address, U256)> = values.storage.keys().copied().collect();
     let threads = io_threads.get();
-    std::thread::scope(|scope| -> Result<u64, EngineError> {
+    let (keys, cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
         let mut handles = Vec::new();
         for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || -> Result<u64, EngineError> {
-                cache.prefetch_accounts(chunk)?;
-                for address in chunk {
-                    let claimed = values.accounts[address].map(FlatAccount::from);
-                    let state = cache.account(*address)?;
-                    if claimed != state {
-                        return Err(pre_value_mismatch(plan, *address, None, &claimed, &state));
+            handles.push(scope.spawn(move || {
+                cpu_timed(|| -> Result<u64, EngineError> {
+                    cache.prefetch_accounts(chunk)?;
+                    for address in chunk {
+                        let claimed = values.accounts[address].map(FlatAccount::from);
+                        let state = cache.account(*address)?;
+                        if claimed != state {
+                            return Err(pre_value_mismatch(plan, *address, None, &claimed, &state));
+                        }
                     }
-                }
-                Ok(chunk.len() as u64)
+                    Ok(chunk.len() as u64)
+                })
             }));
         }
         for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || -> Result<u64, EngineError> {
-                cache.prefetch_storage(chunk)?;
-                for key @ (address, slot) in chunk {
-                    let claimed = values.storage[key];
-                    let state = cache.storage(*address, *slot)?;
-                    if claimed != state {
-                        return Err(pre_value_mismatch(
-                            plan,
-                            *address,
-                            Some(*slot),
-                            &claimed,
-                            &state,
-                        ));
+            handles.push(scope.spawn(move || {
+                cpu_timed(|| -> Result<u64, EngineError> {
+                    cache.prefetch_storage(chunk)?;
+                    for key @ (address, slot) in chunk {
+                        let claimed = values.storage[key];
+                        let state = cache.storage(*address, *slot)?;
+                        if claimed != state {
+                            return Err(pre_value_mismatch(
+                                plan,
+                                *address,
+                                Some(*slot),
+                                &claimed,
+                                &state,
+                            ));
+                        }
                     }
-                }
-                Ok(chunk.len() as u64)
+                    Ok(chunk.len() as u64)
+                })
             }));
         }
         sum_joined(handles, "pre-value verifier")
+    })?;
+    Ok(PrefetchProfile {
+        keys,
+        readers: threads as u32,
+        wall_ns: nanos(started.elapsed()),
+        cpu_ns: nanos(cpu),
+        concurrent: true,
     })
 }
 
-/// Joins reader threads that each return a count of keys read, and sums the counts; a panicked
-/// reader is [`EngineError::WorkerPanic`] named `what`.
+/// Runs a reader's `work`, returning its result with the CPU time its thread spent on it.
+fn cpu_timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
+    let cpu = thread_cpu_time();
+    let out = work();
+    (out, thread_cpu_time().saturating_sub(cpu))
+}
+
+/// Joins reader threads that each return a count of keys read (with their CPU time, see
+/// [`cpu_timed`]), and sums the counts and the CPU times; a panicked reader is
+/// [`EngineError::WorkerPanic`] named `what`.
 fn sum_joined<E: Into<EngineError>>(
-    handles: Vec<std::thread::ScopedJoinHandle<'_, Result<u64, E>>>,
+    handles: Vec<std::thread::ScopedJoinHandle<'_, (Result<u64, E>, Duration)>>,
     what: &str,
-) -> Result<u64, EngineError> {
-    let mut total = 0;
+) -> Result<(u64, Duration), EngineError> {
+    let (mut keys, mut cpu) = (0, Duration::ZERO);
     for h in handles {
-        total += h
+        let (read, spent) = h
             .join()
-            .map_err(|_| EngineError::WorkerPanic(what.into()))?
-            .map_err(Into::into)?;
+            .map_err(|_| EngineError::WorkerPanic(what.into()))?;
+        keys += read.map_err(Into::into)?;
+        cpu += spent;
     }
-    Ok(total)
+    Ok((keys, cpu))
 }
 
 /// The error for a claimed pre-value the state disagrees with: the first record of the batch that
@@ -655,7 +724,8 @@ fn with_prefetch_ahead<S: StateReader, T>(
     let (out, looked_ahead) = std::thread::scope(|scope| {
         let look_ahead = scope.spawn(|| {
             let t = Instant::now();
-            prefetch(cache, ahead, options.io_threads, options.design).map(|n| (n, t.elapsed()))
+            prefetch(cache, ahead, options.io_threads, options.design)
+                .map(|p| (p.keys, t.elapsed()))
         });
         let out = execute();
         let looked_ahead = look_ahead
@@ -679,7 +749,8 @@ fn prefetch<S: StateReader>(
     plan: &BatchPlan,
     io_threads: NonZeroUsize,
     design: IoDesign,
-) -> Result<u64, EngineError> {
+) -> Result<PrefetchProfile, EngineError> {
+    let started = Instant::now();
     let accounts: Vec<Address> = plan.merged.iter().map(|a| a.address).collect();
     let slots: Vec<(Address, U256)> = plan
         .merged
@@ -692,18 +763,29 @@ fn prefetch<S: StateReader>(
         })
         .collect();
     let threads = io_threads.get();
-    let read = std::thread::scope(|scope| -> Result<u64, EngineError> {
+    let (read, keys_cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
         let mut handles = Vec::new();
         for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || cache.prefetch_accounts(chunk).map(|n| n as u64)));
+            handles.push(
+                scope.spawn(move || cpu_timed(|| cache.prefetch_accounts(chunk).map(|n| n as u64))),
+            );
         }
         for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || cache.prefetch_storage(chunk).map(|n| n as u64)));
+            handles.push(
+                scope.spawn(move || cpu_timed(|| cache.prefetch_storage(chunk).map(|n| n as u64))),
+            );
         }
         sum_joined(handles, "prefetch reader")
     })?;
+    let profile = |keys: u64, cpu: Duration| PrefetchProfile {
+        keys,
+        readers: threads as u32,
+        wall_ns: nanos(started.elapsed()),
+        cpu_ns: nanos(cpu),
+        concurrent: false,
+    };
     if !design.prefetches_code() {
-        return Ok(read);
+        return Ok(profile(read, keys_cpu));
     }
     let mut hashes = Vec::new();
     for address in &accounts {
@@ -715,24 +797,25 @@ fn prefetch<S: StateReader>(
     }
     hashes.sort_unstable();
     hashes.dedup();
-    std::thread::scope(|scope| -> Result<(), EngineError> {
+    let (_, code_cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
         let mut handles = Vec::new();
         for chunk in hashes.chunks(hashes.len().div_ceil(threads).max(1)) {
             // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
             // dump's pre-values (an account whose balance alone was read). Execution still fails
             // if it needs code the state lacks.
             handles.push(scope.spawn(move || {
-                chunk.iter().try_for_each(|h| match cache.code(*h) {
-                    Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
-                    Err(e) => Err(e),
+                cpu_timed(|| {
+                    chunk
+                        .iter()
+                        .try_for_each(|h| match cache.code(*h) {
+                            Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
+                            Err(e) => Err(e),
+                        })
+                        .map(|()| chunk.len() as u64)
                 })
             }));
         }
-        for h in handles {
-            h.join()
-                .map_err(|_| EngineError::WorkerPanic("code prefetch".into()))??;
-        }
-        Ok(())
+        sum_joined(handles, "code prefetch")
     })?;
-    Ok(read + hashes.len() as u64)
+    Ok(profile(read + hashes.len() as u64, keys_cpu + code_cpu))
 }

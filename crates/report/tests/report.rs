@@ -51,6 +51,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         mgas_per_s_max: mgas * 1.1,
         disk: Default::default(),
         batches,
+        batch_profiles: Vec::new(),
     }
 }
 
