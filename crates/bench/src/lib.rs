@@ -524,7 +524,15 @@ impl BenchResult {
 
     /// Writes the result as pretty JSON.
     pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
-        let json = serde_json::to_vec_pretty(self).map_err(|e| BenchError::Io {
+        // With task profiles (tens of thousands of numbers per run), one line: pretty printing
+        // would put each number on a line of its own.
+        let profiled = self.runs.iter().any(|r| !r.batch_profiles.is_empty());
+        let json = if profiled {
+            serde_json::to_vec(self)
+        } else {
+            serde_json::to_vec_pretty(self)
+        };
+        let json = json.map_err(|e| BenchError::Io {
             path: path.into(),
             source: e.into(),
         })?;

@@ -13,6 +13,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod bench;
+pub mod project;
 pub mod record;
 pub mod run;
 
@@ -55,6 +56,9 @@ pub enum Command {
     /// Charts (PNG and SVG) and a Markdown summary next to the research's figures, from
     /// `bench --json` results.
     Report(ReportCommand),
+    /// Simulate the engine's schedule from per-task profiles (`bench --task-profile`): checked
+    /// against measured runs the calibration did not see, and projected onto another machine.
+    Project(project::ProjectCommand),
 }
 
 impl Cli {
@@ -67,6 +71,7 @@ impl Cli {
             Command::BenchReference(c) => c.run(),
             Command::Bench(c) => c.run(),
             Command::Report(c) => c.run(),
+            Command::Project(c) => c.run(),
         }
     }
 }

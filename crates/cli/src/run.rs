@@ -123,8 +123,13 @@ impl RunCommand {
         print_summary(&dump, &run.report);
         print_disk_evidence(&run.disk);
         if let Some(json) = &self.json {
-            std::fs::write(json, serde_json::to_vec_pretty(&run)?)
-                .wrap_err_with(|| format!("writing {}", json.display()))?;
+            // Task profiles are tens of thousands of numbers: on one line.
+            let bytes = if run.batch_profiles.is_empty() {
+                serde_json::to_vec_pretty(&run)?
+            } else {
+                serde_json::to_vec(&run)?
+            };
+            std::fs::write(json, bytes).wrap_err_with(|| format!("writing {}", json.display()))?;
         }
         if self.metrics.is_some() && self.metrics_linger > 0 {
             std::thread::sleep(std::time::Duration::from_secs(self.metrics_linger));

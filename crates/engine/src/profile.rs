@@ -57,7 +57,9 @@ pub struct BatchProfile {
     pub first_block: u64,
     /// Last block.
     pub last_block: u64,
-    /// Every task, in the order workers took them (the engine's task order).
+    /// Every task, in the order workers took them (the engine's task order). In JSON, one
+    /// array per field (a batch holds thousands of tasks).
+    #[serde(with = "task_columns")]
     pub tasks: Vec<TaskProfile>,
     /// The prefetch before or beside execution, if the design has one.
     pub prefetch: Option<PrefetchProfile>,
@@ -65,6 +67,96 @@ pub struct BatchProfile {
     pub exec_ns: u64,
     /// The commit, ns.
     pub commit_ns: u64,
+}
+
+/// [`BatchProfile::tasks`] in JSON: one array per field, all of the same length.
+mod task_columns {
+    use super::TaskProfile;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer, de::Error};
+
+    #[derive(Serialize, Deserialize)]
+    struct Columns {
+        block: Vec<u64>,
+        index: Vec<u64>,
+        worker: Vec<u32>,
+        start_ns: Vec<u64>,
+        wall_ns: Vec<u64>,
+        cpu_ns: Vec<u64>,
+        reads: Vec<u64>,
+        read_wait_ns: Vec<u64>,
+        gas: Vec<u64>,
+    }
+
+    pub(super) fn serialize<S: Serializer>(
+        tasks: &[TaskProfile],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let column = |f: fn(&TaskProfile) -> u64| tasks.iter().map(f).collect::<Vec<u64>>();
+        Columns {
+            block: column(|t| t.block),
+            index: column(|t| t.index),
+            worker: tasks.iter().map(|t| t.worker).collect(),
+            start_ns: column(|t| t.start_ns),
+            wall_ns: column(|t| t.wall_ns),
+            cpu_ns: column(|t| t.cpu_ns),
+            reads: column(|t| t.reads),
+            read_wait_ns: column(|t| t.read_wait_ns),
+            gas: column(|t| t.gas),
+        }
+        .serialize(serializer)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<TaskProfile>, D::Error> {
+        let c = Columns::deserialize(deserializer)?;
+        let n = c.block.len();
+        let lengths = [
+            c.index.len(),
+            c.worker.len(),
+            c.start_ns.len(),
+            c.wall_ns.len(),
+            c.cpu_ns.len(),
+            c.reads.len(),
+            c.read_wait_ns.len(),
+            c.gas.len(),
+        ];
+        if lengths.iter().any(|&l| l != n) {
+            return Err(D::Error::custom(format!(
+                "task profile columns of different lengths: block has {n}, the others {lengths:?}"
+            )));
+        }
+        Ok((0..n)
+            .map(|i| TaskProfile {
+                block: c.block[i],
+                index: c.index[i],
+                worker: c.worker[i],
+                start_ns: c.start_ns[i],
+                wall_ns: c.wall_ns[i],
+                cpu_ns: c.cpu_ns[i],
+                reads: c.reads[i],
+                read_wait_ns: c.read_wait_ns[i],
+                gas: c.gas[i],
+            })
+            .collect())
+    }
+}
+
+impl BatchProfile {
+    /// Execution time outside the tasks, ns: from the batch's start to the first task's start
+    /// (workers starting), and from the last task's end to the batch's end (each block's
+    /// receipts root and gas checked, the batch's net change built). The serial part of a
+    /// parallel batch, whatever the workers.
+    pub fn serial_ns(&self) -> u64 {
+        let first = self.tasks.iter().map(|t| t.start_ns).min().unwrap_or(0);
+        let last = self
+            .tasks
+            .iter()
+            .map(|t| t.start_ns + t.wall_ns)
+            .max()
+            .unwrap_or(0);
+        self.exec_ns.saturating_sub(last.saturating_sub(first))
+    }
 }
 
 /// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`); zero where the clock cannot be read.
@@ -133,6 +225,45 @@ pub fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn task(i: u64) -> TaskProfile {
+        TaskProfile {
+            block: 100 + i / 3,
+            index: i % 3,
+            worker: (i % 2) as u32,
+            start_ns: 1_000 * i,
+            wall_ns: 900,
+            cpu_ns: 700 + i,
+            reads: i,
+            read_wait_ns: 50 * i,
+            gas: 21_000 * (i % 3),
+        }
+    }
+
+    #[test]
+    fn tasks_travel_as_columns_and_come_back_whole() {
+        let batch = BatchProfile {
+            first_block: 100,
+            last_block: 101,
+            tasks: (0..6).map(task).collect(),
+            prefetch: None,
+            exec_ns: 8_000,
+            commit_ns: 3,
+        };
+        let json = serde_json::to_value(&batch).unwrap();
+        assert_eq!(
+            json["tasks"]["cpu_ns"],
+            serde_json::json!([700, 701, 702, 703, 704, 705])
+        );
+        let back: BatchProfile = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(back, batch);
+        // Tasks ran from 0 to 5,900 ns of an 8,000 ns batch: 2,100 ns outside them.
+        assert_eq!(batch.serial_ns(), 2_100);
+        let mut short = json;
+        short["tasks"]["gas"] = serde_json::json!([1]);
+        let err = serde_json::from_value::<BatchProfile>(short).unwrap_err();
+        assert!(err.to_string().contains("block has 6"), "{err}");
+    }
 
     #[test]
     fn the_thread_clock_counts_cpu_and_not_sleep() {

@@ -1,0 +1,360 @@
+//! `bal-replay project`: the engine's schedule simulated from measured task profiles, checked
+//! against the runs the profiles did not come from, and projected onto another machine.
+
+use crate::count;
+use bal_replay_bench::{BenchResult, RunResult, StoreKind};
+use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_model::{
+    CalibrationRow, Check, DiskModel, Machine, MachineDescription, Measured, ProfiledRun,
+    Projection, ProjectionReport, calibrate, predict,
+};
+use bal_replay_report::research;
+use clap::Args;
+use eyre::WrapErr;
+use std::{
+    num::NonZeroUsize,
+    path::{Path, PathBuf},
+};
+
+/// The research's machine: 16 cores, an NVMe array of about 960k IOPS at about 85 µs.
+const RESEARCH_CORES: usize = 16;
+const RESEARCH_IOPS: f64 = 960_000.0;
+const RESEARCH_LATENCY_US: f64 = 85.0;
+
+/// Predict runs from per-task profiles, check the predictions against measured runs, and project
+/// onto another machine (every projected figure is the model's, not a measurement).
+#[derive(Debug, Clone, Args)]
+pub struct ProjectCommand {
+    /// JSON files written by `bal-replay bench --json --task-profile`: each design and batch
+    /// size's one-worker run is the calibration; its runs at other worker counts are checked.
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// The disk the inputs were measured on: the table `scripts/fio-random-reads.sh` prints
+    /// (`depth iops mean_latency_us` per line), run over the same filesystem.
+    #[arg(long)]
+    pub disk: PathBuf,
+    /// Cores of the machine the inputs ran on (default: the count the bench recorded).
+    #[arg(long, value_parser = count)]
+    pub cores: Option<NonZeroUsize>,
+    /// Project onto the research's machine: 16 cores, 960k IOPS at 85 µs (sets the --target-*
+    /// options it names unless given).
+    #[arg(long)]
+    pub research_machine: bool,
+    /// Project onto a machine with this many cores.
+    #[arg(long, value_parser = count)]
+    pub target_cores: Option<NonZeroUsize>,
+    /// Its disk as a measured curve (the fio table's format).
+    #[arg(long, conflicts_with_all = ["target_iops", "target_latency_us"])]
+    pub target_disk: Option<PathBuf>,
+    /// Its disk as a spec: best random-read IOPS ...
+    #[arg(long, requires = "target_latency_us")]
+    pub target_iops: Option<f64>,
+    /// ... and latency at low queue depth, µs.
+    #[arg(long, requires = "target_iops")]
+    pub target_latency_us: Option<f64>,
+    /// One of its cores' speed relative to this machine's (2.0: twice as fast).
+    #[arg(long, default_value_t = 1.0)]
+    pub target_cpu_speed: f64,
+    /// Worker counts to project.
+    #[arg(long, value_delimiter = ',', value_parser = count, default_value = "1,2,4,8,16,32")]
+    pub target_workers: Vec<NonZeroUsize>,
+    /// Write the checks and projections as JSON (what `report` draws).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// A configuration group: runs that differ only in their worker count.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Group {
+    design: IoDesign,
+    batch: usize,
+    store: StoreKind,
+    cold: bool,
+    pipelined: bool,
+}
+
+impl Group {
+    fn of(r: &RunResult) -> Option<Self> {
+        (r.mode == ExecMode::Parallel).then_some(Self {
+            design: r.design,
+            batch: r.batch,
+            store: r.store,
+            cold: r.cold,
+            pipelined: r.pipelined,
+        })
+    }
+}
+
+/// What the model needs of a measured run.
+fn profiled(r: &RunResult) -> ProfiledRun {
+    ProfiledRun {
+        design: r.design,
+        batch: r.batch,
+        workers: r.threads,
+        gas: r.gas,
+        device_reads_per_key: r.disk.device_reads_per_key.unwrap_or(0.0),
+        batches: r.batch_profiles.clone(),
+        measured: measured(r),
+    }
+}
+
+fn measured(r: &RunResult) -> Measured {
+    Measured {
+        exec_with_io_s: r.exec_with_io_s,
+        longest_txs_s: r.longest_txs_s,
+        total_s: r.exec_with_io_s + r.commit_s,
+    }
+}
+
+fn load(path: &Path) -> eyre::Result<BenchResult> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    serde_json::from_slice(&bytes)
+        .wrap_err_with(|| format!("{}: not a `bal-replay bench --json` result", path.display()))
+}
+
+impl ProjectCommand {
+    /// The target machine, if one is asked for.
+    fn target(&self) -> eyre::Result<Option<Machine>> {
+        let cores = self
+            .target_cores
+            .map(NonZeroUsize::get)
+            .or(self.research_machine.then_some(RESEARCH_CORES));
+        let disk = match (&self.target_disk, self.target_iops, self.target_latency_us) {
+            (Some(path), _, _) => Some(DiskModel::from_fio_file(path)?),
+            (None, Some(iops), Some(latency)) => Some(DiskModel::from_spec(iops, latency)?),
+            _ if self.research_machine => {
+                Some(DiskModel::from_spec(RESEARCH_IOPS, RESEARCH_LATENCY_US)?)
+            }
+            _ => None,
+        };
+        match (cores, disk) {
+            (None, None) => Ok(None),
+            (Some(cores), Some(disk)) => Ok(Some(Machine {
+                cores,
+                cpu_speed: self.target_cpu_speed,
+                disk,
+            })),
+            _ => eyre::bail!(
+                "a target machine needs both its cores (--target-cores) and its disk \
+                 (--target-disk, or --target-iops with --target-latency-us), or --research-machine"
+            ),
+        }
+    }
+
+    /// Calibrates, checks, projects, prints the tables and writes the JSON if asked.
+    pub fn run(&self) -> eyre::Result<()> {
+        let disk = DiskModel::from_fio_file(&self.disk)?;
+        let target = self.target()?;
+        let mut runs: Vec<(RunResult, usize)> = Vec::new();
+        for path in &self.inputs {
+            let bench = load(path)?;
+            runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
+        }
+        let report = project(
+            &runs,
+            &disk,
+            self.cores,
+            target.as_ref(),
+            &self.target_workers,
+        );
+        print_report(&report);
+        if let Some(json) = &self.json {
+            std::fs::write(json, serde_json::to_vec_pretty(&report)?)
+                .wrap_err_with(|| format!("writing {}", json.display()))?;
+            println!("wrote {}", json.display());
+        }
+        Ok(())
+    }
+}
+
+/// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
+/// onto `target` at `workers`.
+fn project(
+    runs: &[(RunResult, usize)],
+    disk: &DiskModel,
+    cores: Option<NonZeroUsize>,
+    target: Option<&Machine>,
+    workers: &[NonZeroUsize],
+) -> ProjectionReport {
+    let mut groups: Vec<Group> = Vec::new();
+    for (r, _) in runs {
+        if let Some(g) = Group::of(r)
+            && !groups.contains(&g)
+        {
+            groups.push(g);
+        }
+    }
+    let here = |cpus: usize| Machine {
+        cores: cores.map_or(cpus, NonZeroUsize::get),
+        cpu_speed: 1.0,
+        disk: disk.clone(),
+    };
+    let mut report = ProjectionReport {
+        measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c))),
+        calibrations: Vec::new(),
+        checks: Vec::new(),
+        target: target.map(MachineDescription::from),
+        projections: Vec::new(),
+    };
+    for group in groups {
+        let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
+        let Some((base, cpus)) =
+            in_group().find(|(r, _)| r.threads == 1 && !r.batch_profiles.is_empty())
+        else {
+            eprintln!(
+                "note: {} at batch {}: no one-worker run with a task profile, not calibrated \
+                 (bench with --threads 1 and --task-profile)",
+                group.design, group.batch
+            );
+            continue;
+        };
+        let machine = here(*cpus);
+        let base = profiled(base);
+        let calibration = calibrate(&base, &machine);
+        report.calibrations.push(CalibrationRow {
+            design: group.design,
+            batch: group.batch,
+            workers: base.workers,
+            device_reads_per_key: base.device_reads_per_key,
+            calibration,
+            measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
+        });
+        for (r, _) in in_group().filter(|(r, _)| r.threads != 1) {
+            report.checks.push(Check {
+                design: group.design,
+                batch: group.batch,
+                workers: r.threads,
+                calibrated_on_workers: base.workers,
+                k: calibration.k,
+                gas: r.gas,
+                measured: measured(r),
+                predicted: predict(&base, r.threads, &machine, calibration.k),
+            });
+        }
+        if let Some(target) = target {
+            for w in workers {
+                report.projections.push(Projection {
+                    design: group.design,
+                    batch: group.batch,
+                    workers: w.get(),
+                    k: calibration.k,
+                    gas: base.gas,
+                    predicted: predict(&base, w.get(), target, calibration.k),
+                });
+            }
+        }
+    }
+    report
+}
+
+fn percent(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+fn print_report(report: &ProjectionReport) {
+    let m = &report.measured_on;
+    println!(
+        "Measured on {} cores; disk: {}.\n\nCalibrations (one fitted factor k per one-worker run: a key read waits k x device reads per key x the disk's latency at its depth):\n",
+        m.cores, m.disk
+    );
+    println!(
+        "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    for c in &report.calibrations {
+        println!(
+            "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} |",
+            c.design,
+            c.batch,
+            c.workers,
+            c.device_reads_per_key,
+            c.calibration.k,
+            c.calibration.fit.name(),
+            percent(c.calibration.residual),
+            c.measured_mgas_per_s
+        );
+    }
+    if !report.checks.is_empty() {
+        println!(
+            "\nPredicted against measured (runs the calibration did not see; error = predicted / measured - 1):\n"
+        );
+        println!(
+            "| design | batch | workers | measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted (s) | error |"
+        );
+        println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+        for c in &report.checks {
+            println!(
+                "| {} | {} | {} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} |",
+                c.design,
+                c.batch,
+                c.workers,
+                c.measured.mgas_per_s(c.gas),
+                c.predicted.mgas_per_s(c.gas),
+                percent(c.throughput_error()),
+                c.measured.longest_txs_s,
+                c.predicted.longest_txs_s,
+                percent(c.longest_error()),
+            );
+        }
+        let errors: Vec<f64> = report
+            .checks
+            .iter()
+            .map(|c| c.throughput_error().abs())
+            .collect();
+        let within = errors.iter().filter(|e| **e <= 0.15).count();
+        let worst = errors.iter().copied().fold(0.0, f64::max);
+        println!(
+            "\nThroughput: {within} of {} predictions within 15% of the measured run; the worst is off by {:.1}%.",
+            errors.len(),
+            worst * 100.0
+        );
+    }
+    if let Some(t) = &report.target {
+        println!(
+            "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x this machine's core speed; disk: {}:\n",
+            t.cores, t.cpu_speed, t.disk
+        );
+        println!(
+            "| design | batch | threads | projected MGas/s | projected longest txs (s) | research, published (MGas/s) |"
+        );
+        println!("| --- | --- | --- | --- | --- | --- |");
+        for p in &report.projections {
+            let published = research::throughput(p.design, p.batch, p.workers)
+                .map_or("-".to_string(), |v| format!("{v:.0}"));
+            println!(
+                "| {} | {} | {} | {:.1} | {:.3} | {published} |",
+                p.design,
+                p.batch,
+                p.workers,
+                p.predicted.mgas_per_s(p.gas),
+                p.predicted.longest_txs_s,
+            );
+        }
+        let find = |design, batch, workers| {
+            report
+                .projections
+                .iter()
+                .find(|p| p.design == design && p.batch == batch && p.workers == workers)
+                .map(|p| p.predicted.mgas_per_s(p.gas))
+        };
+        let mut ratios = Vec::new();
+        for p in &report.projections {
+            if p.design == IoDesign::Parallel
+                && let Some(full) = find(IoDesign::Full, p.batch, p.workers)
+                && full > 0.0
+            {
+                ratios.push((p.batch, p.workers, p.predicted.mgas_per_s(p.gas) / full));
+            }
+        }
+        if !ratios.is_empty() {
+            println!(
+                "\nProjected parallel I/O / full BAL (the research: 0.78 at 16 threads, batch 50):\n"
+            );
+            println!("| batch | threads | parallel / full |");
+            println!("| --- | --- | --- |");
+            for (batch, workers, ratio) in ratios {
+                println!("| {batch} | {workers} | {ratio:.2} |");
+            }
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! The disk: latency of a random 4 KiB read as a function of the reads in flight.
+
+use std::path::Path;
+
+/// One measured point of a disk's random-read curve.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DiskPoint {
+    /// Reads in flight (queue depth).
+    pub depth: f64,
+    /// Reads per second at that depth.
+    pub iops: f64,
+}
+
+impl DiskPoint {
+    /// Mean latency at this point, ns (Little's law: depth / IOPS).
+    pub fn latency_ns(&self) -> f64 {
+        self.depth / self.iops * 1e9
+    }
+}
+
+/// A disk's random-read latency per queue depth: measured points (fio), or a device entered as
+/// its best IOPS and its latency at low depth.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DiskModel {
+    /// Measured points by increasing depth, at least one; empty for a device entered by its
+    /// spec.
+    points: Vec<DiskPoint>,
+    /// An entered device: its best IOPS and its latency at low depth, ns.
+    spec: Option<(f64, f64)>,
+    /// What the model is ("fio on this machine's disk", "960k IOPS at 85 µs").
+    pub source: String,
+}
+
+/// A disk model that cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum DiskModelError {
+    /// The fio table could not be read.
+    #[error("reading the disk curve {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line of the table is not `depth iops [latency_us]`.
+    #[error(
+        "{path}:{line}: expected `depth iops [mean_latency_us]` with depth >= 1 and iops > 0, got {text:?}"
+    )]
+    Line {
+        /// The file.
+        path: String,
+        /// 1-based line number.
+        line: usize,
+        /// The line.
+        text: String,
+    },
+    /// No point at all.
+    #[error("{path}: no `depth iops` line (the output of scripts/fio-random-reads.sh)")]
+    Empty {
+        /// The file.
+        path: String,
+    },
+    /// An entered device with a non-positive figure.
+    #[error("a disk needs IOPS > 0 and a latency > 0 (got {iops} IOPS, {latency_us} µs)")]
+    Invalid {
+        /// IOPS given.
+        iops: f64,
+        /// Latency given, µs.
+        latency_us: f64,
+    },
+}
+
+impl DiskModel {
+    /// The curve `scripts/fio-random-reads.sh` prints: a header line, then `depth iops
+    /// mean_latency_us` per line (the latency column is not needed: depth / IOPS is used, which
+    /// is what a closed loop at that depth sees).
+    pub fn parse_fio_table(text: &str, path: &str) -> Result<Self, DiskModelError> {
+        let mut points = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') || line.starts_with("depth") {
+                continue;
+            }
+            let bad = || DiskModelError::Line {
+                path: path.to_string(),
+                line: i + 1,
+                text: line.to_string(),
+            };
+            let mut fields = line.split_whitespace();
+            let depth: f64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
+            let iops: f64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
+            if !(depth >= 1.0 && iops > 0.0 && depth.is_finite() && iops.is_finite()) {
+                return Err(bad());
+            }
+            points.push(DiskPoint { depth, iops });
+        }
+        if points.is_empty() {
+            return Err(DiskModelError::Empty {
+                path: path.to_string(),
+            });
+        }
+        points.sort_by(|a, b| a.depth.total_cmp(&b.depth));
+        points.dedup_by(|a, b| a.depth == b.depth);
+        let source = format!(
+            "fio 4 KiB O_DIRECT random reads ({path}): {}",
+            points
+                .iter()
+                .map(|p| format!("QD{} {:.0}", p.depth, p.iops))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        Ok(Self {
+            points,
+            spec: None,
+            source,
+        })
+    }
+
+    /// Reads [`Self::parse_fio_table`]'s format from a file.
+    pub fn from_fio_file(path: &Path) -> Result<Self, DiskModelError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| DiskModelError::Read {
+            path: name.clone(),
+            source,
+        })?;
+        Self::parse_fio_table(&text, &name)
+    }
+
+    /// A device that serves any read in `latency_us` until `iops` is reached: latency is
+    /// `max(latency, depth / iops)` (an NVMe array's spec sheet in two numbers).
+    pub fn from_spec(iops: f64, latency_us: f64) -> Result<Self, DiskModelError> {
+        if !(iops > 0.0 && latency_us > 0.0 && iops.is_finite() && latency_us.is_finite()) {
+            return Err(DiskModelError::Invalid { iops, latency_us });
+        }
+        Ok(Self {
+            points: Vec::new(),
+            spec: Some((iops, latency_us * 1e3)),
+            source: format!("{iops:.0} IOPS at {latency_us} µs (entered)"),
+        })
+    }
+
+    /// The measured points (none for a device entered by its spec).
+    pub fn points(&self) -> &[DiskPoint] {
+        &self.points
+    }
+
+    /// The highest IOPS of the curve.
+    pub fn best_iops(&self) -> f64 {
+        match self.spec {
+            Some((iops, _)) => iops,
+            None => self.points.iter().map(|p| p.iops).fold(0.0, f64::max),
+        }
+    }
+
+    /// Mean latency of a read issued with `depth` reads in flight (itself included), ns.
+    /// Between points, IOPS is interpolated on log(depth); below the first point the first
+    /// latency holds; past the last, the IOPS stays at its last value, so latency grows with
+    /// depth (the device is saturated).
+    pub fn latency_ns(&self, depth: f64) -> f64 {
+        let depth = depth.max(1.0);
+        if let Some((iops, latency_ns)) = self.spec {
+            return latency_ns.max(depth / iops * 1e9);
+        }
+        let first = self.points[0];
+        if depth <= first.depth {
+            return first.latency_ns();
+        }
+        for pair in self.points.windows(2) {
+            let (a, b) = (pair[0], pair[1]);
+            if depth <= b.depth {
+                let f = (depth.ln() - a.depth.ln()) / (b.depth.ln() - a.depth.ln());
+                let iops = a.iops + f * (b.iops - a.iops);
+                return depth / iops * 1e9;
+            }
+        }
+        let last = self.points[self.points.len() - 1];
+        depth / last.iops * 1e9
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIO: &str = "depth iops mean_latency_us\n1 26600 37.4\n16 87400 182.7\n4 52000 76.5\n";
+
+    #[test]
+    fn a_fio_table_gives_latency_per_depth() {
+        let disk = DiskModel::parse_fio_table(FIO, "fio.txt").unwrap();
+        assert_eq!(disk.points().len(), 3);
+        assert_eq!(disk.best_iops(), 87400.0);
+        // At a measured depth: depth / IOPS.
+        assert!((disk.latency_ns(1.0) - 1e9 / 26600.0).abs() < 1e-6);
+        assert!((disk.latency_ns(16.0) - 16e9 / 87400.0).abs() < 1e-6);
+        // Past the last point the device is saturated: twice the depth, twice the latency.
+        assert!((disk.latency_ns(32.0) / disk.latency_ns(16.0) - 2.0).abs() < 1e-9);
+        // Latency grows with depth.
+        let mut last = 0.0;
+        for d in 1..200 {
+            let l = disk.latency_ns(d as f64);
+            assert!(l >= last, "{d}");
+            last = l;
+        }
+    }
+
+    #[test]
+    fn bad_lines_name_the_file_and_line() {
+        let err = DiskModel::parse_fio_table("depth iops\n1 26600\n4 fast\n", "f.txt").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "f.txt:3: expected `depth iops [mean_latency_us]` with depth >= 1 and iops > 0, got \"4 fast\""
+        );
+        assert!(matches!(
+            DiskModel::parse_fio_table("depth iops\n", "f.txt"),
+            Err(DiskModelError::Empty { .. })
+        ));
+        assert!(DiskModel::from_spec(0.0, 85.0).is_err());
+    }
+
+    #[test]
+    fn a_spec_sheet_holds_its_latency_until_its_iops() {
+        // The research's array: 960k IOPS at about 85 µs.
+        let disk = DiskModel::from_spec(960_000.0, 85.0).unwrap();
+        assert!((disk.latency_ns(1.0) - 85_000.0).abs() < 1e-6);
+        assert!((disk.latency_ns(64.0) - 85_000.0).abs() < 1.0);
+        // Past 81.6 in flight, the IOPS limit: 160 in flight take 160 / 960k s.
+        assert!((disk.latency_ns(160.0) - 160.0 / 960_000.0 * 1e9).abs() < 1.0);
+    }
+}

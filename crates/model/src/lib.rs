@@ -1,0 +1,469 @@
+//! A model of the engine's schedule past this machine's cores: per-task profiles of a measured
+//! run (`bench --task-profile`) replayed in simulation for other worker, core and disk counts.
+//!
+//! The model keeps what the engine does: the same tasks in the same order, the same batch
+//! boundaries and commits, batched I/O's prefetch before execution, hybrid's prefetch and the
+//! verifying full BAL's reads beside it. What it measures it takes from the profile: each task's
+//! CPU time and on-demand reads, each prefetch's keys and CPU time, each commit. What it assumes
+//! is in [`simulate`]. One factor is fitted per run, on a one-worker run only: `k`, between the
+//! disk's latency per depth (fio, or a device's spec) and what a key read waits. Everything at
+//! other worker counts is then a prediction, checked against runs the fit did not see
+//! ([`Check`]).
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+mod disk;
+pub mod simulate;
+
+pub use disk::{DiskModel, DiskModelError, DiskPoint};
+
+use bal_replay_engine::{BatchProfile, IoDesign};
+use simulate::{Cores, PhaseTimes, ReadCost, Readers, simulate_phase};
+
+/// A measured run with its profile: what the model is calibrated on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfiledRun {
+    /// The design.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers it ran with.
+    pub workers: usize,
+    /// Gas replayed.
+    pub gas: u64,
+    /// Device reads per key read (0 for a run that read none from the device).
+    pub device_reads_per_key: f64,
+    /// Each batch's profile.
+    pub batches: Vec<BatchProfile>,
+    /// What was measured.
+    pub measured: Measured,
+}
+
+/// A run's figures, measured or predicted, in the research's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct Measured {
+    /// Execution with I/O (prefetch before execution plus execution), s.
+    pub exec_with_io_s: f64,
+    /// Sum over batches of the longest transaction, s.
+    pub longest_txs_s: f64,
+    /// Execution with I/O plus commits and whatever runs beside execution past its end, s.
+    pub total_s: f64,
+}
+
+impl Measured {
+    /// Throughput over execution with I/O, Mgas/s.
+    pub fn mgas_per_s(&self, gas: u64) -> f64 {
+        if self.exec_with_io_s > 0.0 {
+            gas as f64 / self.exec_with_io_s / 1e6
+        } else {
+            0.0
+        }
+    }
+}
+
+/// A machine to project onto.
+#[derive(Debug, Clone)]
+pub struct Machine {
+    /// CPU cores.
+    pub cores: usize,
+    /// One core's speed relative to the profiled machine's.
+    pub cpu_speed: f64,
+    /// The disk.
+    pub disk: DiskModel,
+}
+
+/// What one calibration found.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Calibration {
+    /// Wait of a key read per device read at the disk's latency (1.0: a key read waits exactly
+    /// the device reads it makes, at fio's latency).
+    pub k: f64,
+    /// How the fit ended.
+    pub fit: Fit,
+    /// The simulated run at `k` over the measured one, minus one (0 for an exact fit; what the
+    /// model cannot explain otherwise).
+    pub residual: f64,
+}
+
+/// How a calibration ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fit {
+    /// `k` makes the simulation take the measured time.
+    Exact,
+    /// Nothing to fit: the run read nothing from the device (no key reads, or none reached it:
+    /// a cache-resident state), so its time is its CPU and its serial part alone.
+    NoDeviceReads,
+    /// CPU time alone already exceeds the measured time (`k` = 0).
+    CpuExceeds,
+    /// No `k` up to the bound explains the measured time.
+    AtBound,
+}
+
+impl Fit {
+    /// A short name for tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::NoDeviceReads => "no device reads",
+            Self::CpuExceeds => "CPU exceeds",
+            Self::AtBound => "at bound",
+        }
+    }
+}
+
+/// Upper bound of the fitted factor.
+const K_MAX: f64 = 1000.0;
+
+/// Simulates `run`'s batches for `workers` workers on `machine`, with read cost factor `k`.
+pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> Measured {
+    let read = ReadCost {
+        disk: &machine.disk,
+        device_reads_per_key: run.device_reads_per_key,
+        k,
+    };
+    let cores = Cores {
+        cores: machine.cores,
+        cpu_speed: machine.cpu_speed,
+    };
+    let mut out = Measured::default();
+    for b in &run.batches {
+        let readers = b.prefetch.map(|p| Readers {
+            readers: p.readers as usize,
+            keys: p.keys,
+            cpu_per_key_ns: if p.keys > 0 {
+                p.cpu_ns as f64 / p.keys as f64
+            } else {
+                0.0
+            },
+        });
+        let (before, exec) = match readers {
+            // Batched I/O: the prefetch, then execution.
+            Some(r) if !b.prefetch.is_some_and(|p| p.concurrent) => {
+                let prefetch = simulate_phase(&[], 0, r, cores, read);
+                let exec = simulate_phase(&b.tasks, workers, Readers::default(), cores, read);
+                (prefetch.readers_end_ns, exec)
+            }
+            Some(r) => (0.0, simulate_phase(&b.tasks, workers, r, cores, read)),
+            None => (
+                0.0,
+                simulate_phase(&b.tasks, workers, Readers::default(), cores, read),
+            ),
+        };
+        let PhaseTimes {
+            tasks_end_ns,
+            readers_end_ns,
+            longest_task_ns,
+        } = exec;
+        // The batch's serial part (starting workers; checking receipts and building the net
+        // change after the last task), as measured.
+        let serial = b.serial_ns() as f64 / machine.cpu_speed.max(1e-9);
+        let tasks_end_ns = tasks_end_ns + serial;
+        out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
+        out.longest_txs_s += longest_task_ns / 1e9;
+        out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
+    }
+    out
+}
+
+/// Fits `k` so that the simulation of `run` on the machine it ran on (`machine`, with `run`'s
+/// own worker count) takes its measured execution with I/O. Bisection: the simulated time grows
+/// with `k`.
+pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
+    let target = run.measured.exec_with_io_s;
+    let at = |k: f64| predict(run, run.workers, machine, k).exec_with_io_s;
+    let residual = |k: f64| {
+        if target > 0.0 {
+            at(k) / target - 1.0
+        } else {
+            0.0
+        }
+    };
+    let reads: u64 = run
+        .batches
+        .iter()
+        .map(|b| b.tasks.iter().map(|t| t.reads).sum::<u64>() + b.prefetch.map_or(0, |p| p.keys))
+        .sum();
+    // Below this, device reads are too few to fit anything on.
+    if reads == 0 || run.device_reads_per_key < 0.01 {
+        return Calibration {
+            k: 0.0,
+            fit: Fit::NoDeviceReads,
+            residual: residual(0.0),
+        };
+    }
+    if at(0.0) >= target {
+        return Calibration {
+            k: 0.0,
+            fit: Fit::CpuExceeds,
+            residual: residual(0.0),
+        };
+    }
+    if at(K_MAX) <= target {
+        return Calibration {
+            k: K_MAX,
+            fit: Fit::AtBound,
+            residual: residual(K_MAX),
+        };
+    }
+    let (mut lo, mut hi) = (0.0, K_MAX);
+    // The simulated time is piecewise smooth in k; 60 halvings reach f64's precision.
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if at(mid) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let k = (lo + hi) / 2.0;
+    Calibration {
+        k,
+        fit: Fit::Exact,
+        residual: residual(k),
+    }
+}
+
+/// A prediction next to the run it predicts.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Check {
+    /// The design.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers of the predicted run.
+    pub workers: usize,
+    /// Workers of the run the model was calibrated on.
+    pub calibrated_on_workers: usize,
+    /// The fitted factor.
+    pub k: f64,
+    /// Gas.
+    pub gas: u64,
+    /// Measured.
+    pub measured: Measured,
+    /// Predicted.
+    pub predicted: Measured,
+}
+
+impl Check {
+    /// Predicted over measured throughput, minus one (0.1: the model predicts 10% more
+    /// throughput than was measured).
+    pub fn throughput_error(&self) -> f64 {
+        let m = self.measured.mgas_per_s(self.gas);
+        if m > 0.0 {
+            self.predicted.mgas_per_s(self.gas) / m - 1.0
+        } else {
+            0.0
+        }
+    }
+
+    /// Predicted over measured sum of longest transactions, minus one.
+    pub fn longest_error(&self) -> f64 {
+        if self.measured.longest_txs_s > 0.0 {
+            self.predicted.longest_txs_s / self.measured.longest_txs_s - 1.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Calibrates on `calibration` (a one-worker run) and predicts `held_out` (the same design and
+/// batch size, any worker count) on the machine both ran on.
+pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machine) -> Check {
+    let k = calibrate(calibration, machine).k;
+    Check {
+        design: held_out.design,
+        batch: held_out.batch,
+        workers: held_out.workers,
+        calibrated_on_workers: calibration.workers,
+        k,
+        gas: held_out.gas,
+        measured: held_out.measured,
+        predicted: predict(calibration, held_out.workers, machine, k),
+    }
+}
+
+/// A machine as a projection names it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct MachineDescription {
+    /// CPU cores.
+    pub cores: usize,
+    /// One core's speed relative to the profiled machine's.
+    pub cpu_speed: f64,
+    /// The disk model's description.
+    pub disk: String,
+}
+
+impl From<&Machine> for MachineDescription {
+    fn from(m: &Machine) -> Self {
+        Self {
+            cores: m.cores,
+            cpu_speed: m.cpu_speed,
+            disk: m.disk.source.clone(),
+        }
+    }
+}
+
+/// One fitted calibration: which run, and the factor.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CalibrationRow {
+    /// The design.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers of the calibration run (1).
+    pub workers: usize,
+    /// Device reads per key read of that run.
+    pub device_reads_per_key: f64,
+    /// The fit.
+    pub calibration: Calibration,
+    /// Its measured throughput, Mgas/s.
+    pub measured_mgas_per_s: f64,
+}
+
+/// A projection of one configuration onto another machine.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Projection {
+    /// The design.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers.
+    pub workers: usize,
+    /// The fitted factor used.
+    pub k: f64,
+    /// Gas.
+    pub gas: u64,
+    /// What the model predicts there.
+    pub predicted: Measured,
+}
+
+/// What `bal-replay project` writes: predictions checked against measured runs on the machine
+/// the profiles were taken on, and projections onto another machine. Every figure in
+/// `projections` is a model's output, not a measurement.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProjectionReport {
+    /// Where the profiles and the checked runs were measured.
+    pub measured_on: MachineDescription,
+    /// One per calibration run.
+    pub calibrations: Vec<CalibrationRow>,
+    /// Each held-out run next to its prediction.
+    pub checks: Vec<Check>,
+    /// The machine projected onto, if any.
+    pub target: Option<MachineDescription>,
+    /// Its projections.
+    pub projections: Vec<Projection>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_engine::{PrefetchProfile, TaskProfile};
+
+    fn disk() -> DiskModel {
+        DiskModel::parse_fio_table("1 25000\n16 90000\n128 100000\n", "fio").unwrap()
+    }
+
+    /// A run of `batches` batches of 40 tasks, each task 50 µs of CPU and 3 reads.
+    fn run(design: IoDesign, batches: usize) -> ProfiledRun {
+        let batches = (0..batches as u64)
+            .map(|b| BatchProfile {
+                first_block: b,
+                last_block: b,
+                tasks: (0..40)
+                    .map(|i| TaskProfile {
+                        block: b,
+                        index: i,
+                        worker: 0,
+                        start_ns: 0,
+                        wall_ns: 0,
+                        cpu_ns: 50_000,
+                        reads: 3,
+                        read_wait_ns: 0,
+                        gas: 100_000,
+                    })
+                    .collect(),
+                prefetch: (design == IoDesign::Batched).then_some(PrefetchProfile {
+                    keys: 200,
+                    readers: 8,
+                    wall_ns: 0,
+                    cpu_ns: 200 * 5_000,
+                    concurrent: false,
+                }),
+                exec_ns: 0,
+                commit_ns: 1_000,
+            })
+            .collect();
+        ProfiledRun {
+            design,
+            batch: 1,
+            workers: 1,
+            gas: 4_000_000 * 5,
+            device_reads_per_key: 1.5,
+            batches,
+            measured: Measured::default(),
+        }
+    }
+
+    fn machine(cores: usize) -> Machine {
+        Machine {
+            cores,
+            cpu_speed: 1.0,
+            disk: disk(),
+        }
+    }
+
+    #[test]
+    fn calibration_recovers_the_factor_a_run_was_made_with() {
+        for design in [IoDesign::Parallel, IoDesign::Batched] {
+            let mut r = run(design, 5);
+            // A "measured" one-worker run made by the model itself at k = 0.7.
+            r.measured = predict(&r, 1, &machine(2), 0.7);
+            let c = calibrate(&r, &machine(2));
+            assert_eq!(c.fit, Fit::Exact);
+            assert!((c.k - 0.7).abs() < 1e-6, "{design}: {c:?}");
+            assert!(c.residual.abs() < 1e-9);
+            // Then a check at 4 workers predicts what the model says at 4 workers.
+            let mut held_out = r.clone();
+            held_out.workers = 4;
+            held_out.measured = predict(&r, 4, &machine(2), 0.7);
+            let check = check(&r, &held_out, &machine(2));
+            assert!(check.throughput_error().abs() < 1e-6, "{check:?}");
+            // More workers than cores still gain: the reads overlap (batched I/O's prefetch
+            // phase does not change with the workers).
+            let gain = r.measured.exec_with_io_s / check.predicted.exec_with_io_s;
+            match design {
+                IoDesign::Parallel => assert!(gain > 2.0, "{gain}"),
+                _ => assert!(gain > 1.2, "{gain}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_run_without_device_reads_is_its_cpu() {
+        let mut r = run(IoDesign::Parallel, 2);
+        r.device_reads_per_key = 0.0;
+        r.measured.exec_with_io_s = 0.005;
+        let c = calibrate(&r, &machine(2));
+        assert_eq!((c.k, c.fit), (0.0, Fit::NoDeviceReads));
+        // 80 tasks of 50 µs on one worker: 4 ms, 20% short of the 5 ms measured.
+        assert!((c.residual + 0.2).abs() < 1e-9, "{c:?}");
+        // CPU alone more than measured: k = 0, said so.
+        r.device_reads_per_key = 1.0;
+        r.measured.exec_with_io_s = 0.001;
+        assert_eq!(calibrate(&r, &machine(2)).fit, Fit::CpuExceeds);
+    }
+
+    #[test]
+    fn batched_io_prefetches_before_executing() {
+        let r = run(IoDesign::Batched, 1);
+        let m = machine(2);
+        let with = predict(&r, 1, &m, 1.0);
+        let mut no_prefetch = r.clone();
+        no_prefetch.batches[0].prefetch = None;
+        let without = predict(&no_prefetch, 1, &m, 1.0);
+        // The prefetch adds its own phase: 200 keys on 8 readers.
+        assert!(with.exec_with_io_s > without.exec_with_io_s);
+        assert!((with.total_s - with.exec_with_io_s - 1e-6).abs() < 1e-9);
+    }
+}
