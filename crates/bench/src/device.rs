@@ -163,6 +163,100 @@ pub struct DiskEvidence {
     /// The memory cgroup's bound and counts, for a run under `--memory-limit` (MDBX's
     /// disk-resident mode): what of the state could be served from the page cache.
     pub memory: Option<MemoryUsage>,
+    /// The CPU this process and everything else used during the run: how much of the machine
+    /// the run had (this machine is shared).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
+}
+
+/// Clock ticks per second of `/proc/stat` and `/proc/<pid>/stat` (`USER_HZ`: 100 on Linux, on
+/// every architecture it runs on with these files).
+const USER_HZ: f64 = 100.0;
+
+/// The machine's and this process's CPU counters at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuSample {
+    /// Non-idle ticks of all CPUs (`/proc/stat`: user, nice, system, irq, softirq, steal).
+    busy_ticks: u64,
+    /// Ticks the hypervisor gave to others (`steal`).
+    steal_ticks: u64,
+    /// This process's user and system ticks (`/proc/self/stat`).
+    process_ticks: u64,
+    at: std::time::Instant,
+}
+
+/// CPU used during a run, seconds of one CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CpuUse {
+    /// Wall time between the samples.
+    pub wall_s: f64,
+    /// This process's CPU time.
+    pub process_s: f64,
+    /// Everything else's: other processes, interrupts (this run's I/O completions among them),
+    /// and time the hypervisor took.
+    pub other_s: f64,
+    /// Of that, time the hypervisor gave to other machines (`steal`).
+    pub steal_s: f64,
+}
+
+impl CpuUse {
+    /// CPUs left to this process on average: `cpus` less what everything else used.
+    pub fn cpus_free(&self, cpus: usize) -> f64 {
+        if self.wall_s > 0.0 {
+            (cpus as f64 - self.other_s / self.wall_s).clamp(0.0, cpus as f64)
+        } else {
+            cpus as f64
+        }
+    }
+}
+
+impl CpuSample {
+    /// Samples the counters; `None` where `/proc` cannot be read.
+    pub fn take() -> Option<Self> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let own = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let (busy_ticks, steal_ticks) = parse_cpu_busy(&stat)?;
+        Some(Self {
+            busy_ticks,
+            steal_ticks,
+            process_ticks: parse_process_ticks(&own)?,
+            at: std::time::Instant::now(),
+        })
+    }
+
+    /// The CPU used from `earlier` to `self`.
+    pub fn since(&self, earlier: &Self) -> CpuUse {
+        let busy = self.busy_ticks.saturating_sub(earlier.busy_ticks) as f64 / USER_HZ;
+        let process = self.process_ticks.saturating_sub(earlier.process_ticks) as f64 / USER_HZ;
+        CpuUse {
+            wall_s: self.at.duration_since(earlier.at).as_secs_f64(),
+            process_s: process,
+            other_s: (busy - process).max(0.0),
+            steal_s: self.steal_ticks.saturating_sub(earlier.steal_ticks) as f64 / USER_HZ,
+        }
+    }
+}
+
+/// Non-idle and steal ticks from `/proc/stat`'s `cpu` line (user nice system idle iowait irq
+/// softirq steal ...; guest time is already in user).
+fn parse_cpu_busy(stat: &str) -> Option<(u64, u64)> {
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().ok())
+        .collect::<Option<_>>()?;
+    let at = |i: usize| v.get(i).copied().unwrap_or(0);
+    Some((at(0) + at(1) + at(2) + at(5) + at(6) + at(7), at(7)))
+}
+
+/// utime + stime from `/proc/<pid>/stat` (fields 14 and 15; the command name in parentheses may
+/// hold spaces, so fields are counted after its closing parenthesis).
+fn parse_process_ticks(stat: &str) -> Option<u64> {
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // After the name: field 3 (state) is index 0, so field 14 is index 11.
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 /// The counters at the start of a run over the state at a path, from which the run's
@@ -173,6 +267,7 @@ pub struct RunProbe<'a> {
     /// The device's and the process's counters at the start.
     pub io: IoSample,
     rocks: Option<RocksReadCounters>,
+    cpu: Option<CpuSample>,
 }
 
 impl<'a> RunProbe<'a> {
@@ -184,6 +279,7 @@ impl<'a> RunProbe<'a> {
             path,
             io: IoSample::take(path),
             rocks,
+            cpu: CpuSample::take(),
         }
     }
 
@@ -194,8 +290,13 @@ impl<'a> RunProbe<'a> {
             _ => None,
         };
         let io = IoSample::take(self.path).since(&self.io);
+        let cpu = match (CpuSample::take(), self.cpu) {
+            (Some(now), Some(start)) => Some(now.since(&start)),
+            _ => None,
+        };
         DiskEvidence {
             memory: MemoryLimit::current_usage(),
+            cpu,
             ..DiskEvidence::new(io, cache_key_reads(report), rocks)
         }
     }
@@ -244,6 +345,7 @@ impl DiskEvidence {
                 .map(|reads| reads as f64 / key_reads as f64),
             disk_resident,
             memory: None,
+            cpu: None,
         }
     }
 }
@@ -273,6 +375,19 @@ mod tests {
         // A command name with a space and a parenthesis; majflt is 31.
         let stat = "4242 (my (cmd) x) S 1 4242 4242 0 -1 4194560 870 0 31 0 1 0 0 0 20 0 1 0";
         assert_eq!(parse_major_faults(stat), Some(31));
+        // utime 1 + stime 0.
+        assert_eq!(parse_process_ticks(stat), Some(1));
+        let proc_stat = "cpu  600 85 81 137 11 0 3 19 0 0\ncpu0 300 40 40 70 5 0 1 9 0 0\n";
+        // user + nice + system + irq + softirq + steal; steal alone.
+        assert_eq!(parse_cpu_busy(proc_stat), Some((788, 19)));
+        assert_eq!(parse_cpu_busy("intr 5\n"), None);
+        let half = CpuUse {
+            wall_s: 10.0,
+            process_s: 12.0,
+            other_s: 5.0,
+            steal_s: 0.0,
+        };
+        assert_eq!(half.cpus_free(2), 1.5);
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl Cli {
 /// results.
 #[derive(Debug, Clone, Args)]
 pub struct ReportCommand {
-    /// JSON files written by `bal-replay bench --json`.
+    /// JSON files written by `bal-replay bench --json` or `bal-replay project --json`.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Output directory (created if missing).
@@ -94,20 +94,55 @@ pub struct ReportCommand {
 impl ReportCommand {
     /// Draws the charts, writes the summary and lists what it wrote and what it could not draw.
     pub fn run(&self) -> eyre::Result<()> {
-        let inputs = bal_replay_report::load_inputs(&self.inputs)?;
         let options = bal_replay_report::ReportOptions {
             font: self.font.clone(),
             ..bal_replay_report::ReportOptions::new(self.out.clone())
         };
-        let written = bal_replay_report::write_report(&inputs, &options)?;
-        for file in written.files(&options.out) {
-            println!("wrote {}", file.display());
+        // `project --json` output is drawn on its own charts; the rest are bench results.
+        let mut benches = Vec::new();
+        let mut written = Vec::new();
+        for path in &self.inputs {
+            match read_projection(path)? {
+                Some(projection) => written.push(bal_replay_report::write_projection_report(
+                    &projection,
+                    &options,
+                )?),
+                None => benches.push(path.clone()),
+            }
         }
-        for reason in &written.skipped {
-            println!("not drawn: {reason}");
+        if !benches.is_empty() {
+            let inputs = bal_replay_report::load_inputs(&benches)?;
+            written.push(bal_replay_report::write_report(&inputs, &options)?);
+        }
+        for w in &written {
+            for file in w.files(&options.out) {
+                println!("wrote {}", file.display());
+            }
+            for reason in &w.skipped {
+                println!("not drawn: {reason}");
+            }
         }
         Ok(())
     }
+}
+
+/// `path` read as `bal-replay project --json` output, or `None` when it is not one (an object
+/// without `calibrations`: a bench result, read as such later).
+fn read_projection(
+    path: &std::path::Path,
+) -> eyre::Result<Option<bal_replay_model::ProjectionReport>> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).wrap_err_with(|| format!("{}: not JSON", path.display()))?;
+    if value.get("calibrations").is_none() {
+        return Ok(None);
+    }
+    serde_json::from_value(value).map(Some).wrap_err_with(|| {
+        format!(
+            "{}: not a `bal-replay project --json` output",
+            path.display()
+        )
+    })
 }
 
 /// The shared cache's bounds (entries per table). Resident memory is bounded by these plus

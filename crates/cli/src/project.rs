@@ -8,7 +8,6 @@ use bal_replay_model::{
     CalibrationRow, Check, DiskModel, Machine, MachineDescription, Measured, ProfiledRun,
     Projection, ProjectionReport, calibrate, predict,
 };
-use bal_replay_report::research;
 use clap::Args;
 use eyre::WrapErr;
 use std::{
@@ -33,7 +32,9 @@ pub struct ProjectCommand {
     /// (`depth iops mean_latency_us` per line), run over the same filesystem.
     #[arg(long)]
     pub disk: PathBuf,
-    /// Cores of the machine the inputs ran on (default: the count the bench recorded).
+    /// Cores of the machine the inputs ran on. By default each run's own: the count the bench
+    /// recorded, less the CPU other processes and interrupts used during that run (this
+    /// machine is shared).
     #[arg(long, value_parser = count)]
     pub cores: Option<NonZeroUsize>,
     /// Project onto the research's machine: 16 cores, 960k IOPS at 85 µs (sets the --target-*
@@ -130,7 +131,7 @@ impl ProjectCommand {
         match (cores, disk) {
             (None, None) => Ok(None),
             (Some(cores), Some(disk)) => Ok(Some(Machine {
-                cores,
+                cores: cores as f64,
                 cpu_speed: self.target_cpu_speed,
                 disk,
             })),
@@ -184,13 +185,18 @@ fn project(
             groups.push(g);
         }
     }
-    let here = |cpus: usize| Machine {
-        cores: cores.map_or(cpus, NonZeroUsize::get),
+    // The machine as a run had it: its cores less what everything else used meanwhile.
+    let here = |cpus: usize, run: Option<&RunResult>| Machine {
+        cores: match (cores, run.and_then(|r| r.disk.cpu)) {
+            (Some(c), _) => c.get() as f64,
+            (None, Some(cpu)) => cpu.cpus_free(cpus),
+            (None, None) => cpus as f64,
+        },
         cpu_speed: 1.0,
         disk: disk.clone(),
     };
     let mut report = ProjectionReport {
-        measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c))),
+        measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
         calibrations: Vec::new(),
         checks: Vec::new(),
         target: target.map(MachineDescription::from),
@@ -208,7 +214,7 @@ fn project(
             );
             continue;
         };
-        let machine = here(*cpus);
+        let machine = here(*cpus, Some(base));
         let base = profiled(base);
         let calibration = calibrate(&base, &machine);
         report.calibrations.push(CalibrationRow {
@@ -219,12 +225,14 @@ fn project(
             calibration,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
         });
-        for (r, _) in in_group().filter(|(r, _)| r.threads != 1) {
+        for (r, cpus) in in_group().filter(|(r, _)| r.threads != 1) {
+            let machine = here(*cpus, Some(r));
             report.checks.push(Check {
                 design: group.design,
                 batch: group.batch,
                 workers: r.threads,
                 calibrated_on_workers: base.workers,
+                cores: machine.cores,
                 k: calibration.k,
                 gas: r.gas,
                 measured: measured(r),
@@ -247,114 +255,6 @@ fn project(
     report
 }
 
-fn percent(x: f64) -> String {
-    format!("{:+.1}%", x * 100.0)
-}
-
 fn print_report(report: &ProjectionReport) {
-    let m = &report.measured_on;
-    println!(
-        "Measured on {} cores; disk: {}.\n\nCalibrations (one fitted factor k per one-worker run: a key read waits k x device reads per key x the disk's latency at its depth):\n",
-        m.cores, m.disk
-    );
-    println!(
-        "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |"
-    );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
-    for c in &report.calibrations {
-        println!(
-            "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} |",
-            c.design,
-            c.batch,
-            c.workers,
-            c.device_reads_per_key,
-            c.calibration.k,
-            c.calibration.fit.name(),
-            percent(c.calibration.residual),
-            c.measured_mgas_per_s
-        );
-    }
-    if !report.checks.is_empty() {
-        println!(
-            "\nPredicted against measured (runs the calibration did not see; error = predicted / measured - 1):\n"
-        );
-        println!(
-            "| design | batch | workers | measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted (s) | error |"
-        );
-        println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
-        for c in &report.checks {
-            println!(
-                "| {} | {} | {} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} |",
-                c.design,
-                c.batch,
-                c.workers,
-                c.measured.mgas_per_s(c.gas),
-                c.predicted.mgas_per_s(c.gas),
-                percent(c.throughput_error()),
-                c.measured.longest_txs_s,
-                c.predicted.longest_txs_s,
-                percent(c.longest_error()),
-            );
-        }
-        let errors: Vec<f64> = report
-            .checks
-            .iter()
-            .map(|c| c.throughput_error().abs())
-            .collect();
-        let within = errors.iter().filter(|e| **e <= 0.15).count();
-        let worst = errors.iter().copied().fold(0.0, f64::max);
-        println!(
-            "\nThroughput: {within} of {} predictions within 15% of the measured run; the worst is off by {:.1}%.",
-            errors.len(),
-            worst * 100.0
-        );
-    }
-    if let Some(t) = &report.target {
-        println!(
-            "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x this machine's core speed; disk: {}:\n",
-            t.cores, t.cpu_speed, t.disk
-        );
-        println!(
-            "| design | batch | threads | projected MGas/s | projected longest txs (s) | research, published (MGas/s) |"
-        );
-        println!("| --- | --- | --- | --- | --- | --- |");
-        for p in &report.projections {
-            let published = research::throughput(p.design, p.batch, p.workers)
-                .map_or("-".to_string(), |v| format!("{v:.0}"));
-            println!(
-                "| {} | {} | {} | {:.1} | {:.3} | {published} |",
-                p.design,
-                p.batch,
-                p.workers,
-                p.predicted.mgas_per_s(p.gas),
-                p.predicted.longest_txs_s,
-            );
-        }
-        let find = |design, batch, workers| {
-            report
-                .projections
-                .iter()
-                .find(|p| p.design == design && p.batch == batch && p.workers == workers)
-                .map(|p| p.predicted.mgas_per_s(p.gas))
-        };
-        let mut ratios = Vec::new();
-        for p in &report.projections {
-            if p.design == IoDesign::Parallel
-                && let Some(full) = find(IoDesign::Full, p.batch, p.workers)
-                && full > 0.0
-            {
-                ratios.push((p.batch, p.workers, p.predicted.mgas_per_s(p.gas) / full));
-            }
-        }
-        if !ratios.is_empty() {
-            println!(
-                "\nProjected parallel I/O / full BAL (the research: 0.78 at 16 threads, batch 50):\n"
-            );
-            println!("| batch | threads | parallel / full |");
-            println!("| --- | --- | --- |");
-            for (batch, workers, ratio) in ratios {
-                println!("| {batch} | {workers} | {ratio:.2} |");
-            }
-        }
-    }
+    print!("{}", bal_replay_report::render_projection_markdown(report));
 }

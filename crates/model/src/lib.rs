@@ -64,8 +64,8 @@ impl Measured {
 /// A machine to project onto.
 #[derive(Debug, Clone)]
 pub struct Machine {
-    /// CPU cores.
-    pub cores: usize,
+    /// CPU cores (fractional: what other work leaves of a shared machine).
+    pub cores: f64,
     /// One core's speed relative to the profiled machine's.
     pub cpu_speed: f64,
     /// The disk.
@@ -235,6 +235,8 @@ pub struct Check {
     pub workers: usize,
     /// Workers of the run the model was calibrated on.
     pub calibrated_on_workers: usize,
+    /// Cores the held-out run had (the machine's, less what other work used meanwhile).
+    pub cores: f64,
     /// The fitted factor.
     pub k: f64,
     /// Gas.
@@ -276,6 +278,7 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
         batch: held_out.batch,
         workers: held_out.workers,
         calibrated_on_workers: calibration.workers,
+        cores: machine.cores,
         k,
         gas: held_out.gas,
         measured: held_out.measured,
@@ -287,7 +290,7 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct MachineDescription {
     /// CPU cores.
-    pub cores: usize,
+    pub cores: f64,
     /// One core's speed relative to the profiled machine's.
     pub cpu_speed: f64,
     /// The disk model's description.
@@ -407,7 +410,7 @@ mod tests {
 
     fn machine(cores: usize) -> Machine {
         Machine {
-            cores,
+            cores: cores as f64,
             cpu_speed: 1.0,
             disk: disk(),
         }

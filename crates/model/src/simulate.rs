@@ -32,8 +32,8 @@ impl ReadCost<'_> {
 /// A machine to simulate on.
 #[derive(Debug, Clone, Copy)]
 pub struct Cores {
-    /// CPU cores.
-    pub cores: usize,
+    /// CPU cores (fractional: what other work leaves of a shared machine).
+    pub cores: f64,
     /// Speed of one core relative to the one the profile was taken on (2.0: twice as fast).
     pub cpu_speed: f64,
 }
@@ -147,7 +147,7 @@ pub fn simulate_phase(
             });
         }
     }
-    let cores = machine.cores.max(1) as f64;
+    let cores = machine.cores.max(0.05);
     let mut out = PhaseTimes::default();
     let mut now = 0.0f64;
     let mut in_flight = 0usize;
@@ -265,7 +265,7 @@ mod tests {
                 workers,
                 Readers::default(),
                 Cores {
-                    cores,
+                    cores: cores as f64,
                     cpu_speed: 1.0,
                 },
                 read,
@@ -291,7 +291,7 @@ mod tests {
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
         let machine = Cores {
-            cores: 2,
+            cores: 2.0,
             cpu_speed: 1.0,
         };
         let one = simulate_phase(&tasks, 1, Readers::default(), machine, read);
@@ -308,7 +308,7 @@ mod tests {
             1,
             Readers::default(),
             Cores {
-                cores: 2,
+                cores: 2.0,
                 cpu_speed: 2.0,
             },
             read,
@@ -331,7 +331,7 @@ mod tests {
             cpu_per_key_ns: 0.0,
         };
         let machine = Cores {
-            cores: 2,
+            cores: 2.0,
             cpu_speed: 1.0,
         };
         let out = simulate_phase(&[], 1, readers, machine, read);

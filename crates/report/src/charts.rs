@@ -4,6 +4,7 @@ use crate::{Chart, Input, ReportError, png::PngBackend, research};
 use ab_glyph::FontRef;
 use bal_replay_bench::{RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_model::ProjectionReport;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
@@ -725,4 +726,166 @@ fn draw_bal_sizes<DB: DrawingBackend>(
         .border_style(BLACK.mix(0.4))
         .draw()?;
     Ok(())
+}
+
+/// A design's colour, as in the bench charts.
+fn design_color(design: IoDesign) -> RGBColor {
+    match design {
+        IoDesign::Full => RGBColor(31, 119, 180),
+        IoDesign::FullVerify => RGBColor(23, 190, 207),
+        IoDesign::Batched => RGBColor(255, 127, 14),
+        IoDesign::Parallel => RGBColor(44, 160, 44),
+        IoDesign::Hybrid => RGBColor(214, 39, 40),
+    }
+}
+
+/// Sorted distinct values.
+fn distinct(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Throughput against workers from a projection report: per batch size, each design's measured
+/// runs (solid) beside the model's predictions of them (dashed); then, per batch size, the
+/// projection onto the target machine (dashed) beside the research's published figures (solid).
+pub(crate) fn draw_projection(
+    report: &ProjectionReport,
+    out: &Path,
+    size: (u32, u32),
+    font: &FontRef<'static>,
+) -> Result<Vec<Chart>, ReportError> {
+    use crate::projection::design_name;
+    let mut charts = Vec::new();
+    let batches = distinct(report.calibrations.iter().map(|c| c.batch).collect());
+    for &batch in &batches {
+        let mut series = Vec::new();
+        let mut keys = Vec::new();
+        for (n, c) in report
+            .calibrations
+            .iter()
+            .filter(|c| c.batch == batch)
+            .enumerate()
+        {
+            let checks: Vec<_> = report
+                .checks
+                .iter()
+                .filter(|k| k.batch == batch && k.design == c.design)
+                .collect();
+            let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
+            let mut predicted = vec![(
+                c.workers as f64,
+                c.measured_mgas_per_s / (1.0 + c.calibration.residual),
+            )];
+            for k in &checks {
+                measured.push((k.workers as f64, k.measured.mgas_per_s(k.gas)));
+                predicted.push((k.workers as f64, k.predicted.mgas_per_s(k.gas)));
+            }
+            measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+            predicted.sort_by(|a, b| a.0.total_cmp(&b.0));
+            keys.extend(measured.iter().map(|p| p.0 as usize));
+            let color = design_color(c.design);
+            series.push(Series {
+                label: format!("{}, measured", design_name(c.design)),
+                color,
+                marker: Marker::nth(n),
+                dashed: false,
+                points: measured,
+                spread: Vec::new(),
+            });
+            series.push(Series {
+                label: format!("{}, predicted (model)", design_name(c.design)),
+                color,
+                marker: Marker::nth(n),
+                dashed: true,
+                points: predicted,
+                spread: Vec::new(),
+            });
+        }
+        let chart = LineChart {
+            title: format!(
+                "Measured and predicted, batch of {batch}, {} cores (calibrated at 1 worker)",
+                report.measured_on.cores
+            ),
+            x_desc: "Workers".into(),
+            y_desc: "Throughput (MGas/s, execution with I/O)".into(),
+            x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
+            series,
+        };
+        let stem = format!("model-checked-batch{batch}");
+        render(out, &stem, size, font, &Figure::Lines(&chart))?;
+        charts.push(Chart {
+            title: chart.title,
+            stem,
+        });
+    }
+    let Some(target) = &report.target else {
+        return Ok(charts);
+    };
+    let batches = distinct(report.projections.iter().map(|p| p.batch).collect());
+    for &batch in &batches {
+        let mut series = Vec::new();
+        let mut keys = Vec::new();
+        let designs: Vec<IoDesign> = IoDesign::ALL
+            .into_iter()
+            .filter(|d| {
+                report
+                    .projections
+                    .iter()
+                    .any(|p| p.batch == batch && p.design == *d)
+            })
+            .collect();
+        for (n, design) in designs.into_iter().enumerate() {
+            let mut projected: Vec<(f64, f64)> = report
+                .projections
+                .iter()
+                .filter(|p| p.batch == batch && p.design == design)
+                .map(|p| (p.workers as f64, p.predicted.mgas_per_s(p.gas)))
+                .collect();
+            projected.sort_by(|a, b| a.0.total_cmp(&b.0));
+            keys.extend(projected.iter().map(|p| p.0 as usize));
+            let color = design_color(design);
+            let published: Vec<(f64, f64)> = projected
+                .iter()
+                .filter_map(|&(w, _)| {
+                    research::throughput(design, batch, w as usize).map(|v| (w, v))
+                })
+                .collect();
+            series.push(Series {
+                label: format!("{}, projected (model)", design_name(design)),
+                color,
+                marker: Marker::nth(n),
+                dashed: true,
+                points: projected,
+                spread: Vec::new(),
+            });
+            if !published.is_empty() {
+                series.push(Series {
+                    label: format!("{}, research (published)", design_name(design)),
+                    color,
+                    marker: Marker::nth(n),
+                    dashed: false,
+                    points: published,
+                    spread: Vec::new(),
+                });
+            }
+        }
+        let chart = LineChart {
+            title: format!(
+                "Projected onto {} cores, {} (model), batch of {batch}",
+                target.cores, target.disk
+            ),
+            x_desc: "Threads".into(),
+            y_desc: "Throughput (MGas/s, execution with I/O)".into(),
+            x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
+            series,
+        };
+        let stem = format!("model-projected-batch{batch}");
+        render(out, &stem, size, font, &Figure::Lines(&chart))?;
+        charts.push(Chart {
+            title: chart.title,
+            stem,
+        });
+    }
+    Ok(charts)
 }

@@ -12,12 +12,14 @@
 mod charts;
 mod markdown;
 mod png;
+mod projection;
 pub mod research;
 
 use bal_replay_bench::BenchResult;
 use std::path::{Path, PathBuf};
 
 pub use markdown::render_markdown;
+pub use projection::{parallel_over_full, render_projection_markdown};
 
 /// Debian's fonts-dejavu-core sans font, the default for chart text.
 pub const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
@@ -202,6 +204,36 @@ pub fn load_inputs(paths: &[PathBuf]) -> Result<Vec<Input>, ReportError> {
         inputs.push(input);
     }
     Ok(inputs)
+}
+
+/// Draws a projection's charts (measured against predicted on the profiled machine, projected
+/// against the research's published figures on the target) into `options.out` and writes its
+/// tables to `projection.md` there.
+pub fn write_projection_report(
+    report: &bal_replay_model::ProjectionReport,
+    options: &ReportOptions,
+) -> Result<Written, ReportError> {
+    let font = charts::register_font(&options.font)?;
+    std::fs::create_dir_all(&options.out).map_err(|source| ReportError::Write {
+        path: options.out.clone(),
+        source,
+    })?;
+    let charts = charts::draw_projection(report, &options.out, options.size, &font)?;
+    let markdown = options.out.join("projection.md");
+    let mut text = String::from("# Projection: the model checked and projected\n\n");
+    for c in &charts {
+        text.push_str(&format!("![{}]({}.svg)\n\n", c.title, c.stem));
+    }
+    text.push_str(&render_projection_markdown(report));
+    std::fs::write(&markdown, text).map_err(|source| ReportError::Write {
+        path: markdown.clone(),
+        source,
+    })?;
+    Ok(Written {
+        markdown,
+        charts,
+        skipped: Vec::new(),
+    })
 }
 
 /// Draws every chart the inputs have data for into `options.out` and writes `report.md` there.

@@ -1,0 +1,146 @@
+//! `bench --task-profile`, then `project` over its JSON, then `report` over the projection: the
+//! real binary end to end, on a small generated chain.
+
+mod common;
+
+use common::{assert_ok, bal_replay, chain, small_config};
+use std::path::Path;
+
+fn bench(dump: &Path, state: &Path, json: &Path, profile: bool) {
+    let mut command = bal_replay();
+    command
+        .args(["bench", "--dump"])
+        .arg(dump)
+        .arg("--state")
+        .arg(state)
+        .args([
+            "--threads",
+            "1,2",
+            "--batch",
+            "10",
+            "--io",
+            "full,parallel",
+            "--no-baselines",
+            "--json",
+        ])
+        .arg(json);
+    if profile {
+        command.arg("--task-profile");
+    }
+    assert_ok(&command.output().unwrap(), "bench");
+}
+
+#[test]
+fn project_checks_the_model_and_report_draws_what_each_line_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 3));
+    let bench_json = tmp.path().join("bench.json");
+    bench(&dump, &state, &bench_json, true);
+    let fio = tmp.path().join("fio.txt");
+    std::fs::write(
+        &fio,
+        "depth iops mean_latency_us\n1 25000 40\n16 90000 177\n",
+    )
+    .unwrap();
+    let projection = tmp.path().join("projection.json");
+    let out = bal_replay()
+        .arg("project")
+        .arg(&bench_json)
+        .arg("--disk")
+        .arg(&fio)
+        .args(["--research-machine", "--target-workers", "1,16", "--json"])
+        .arg(&projection)
+        .output()
+        .unwrap();
+    let stdout = assert_ok(&out, "project");
+    assert!(stdout.contains("Predicted against measured"), "{stdout}");
+    assert!(stdout.contains("960000 IOPS at 85 µs"), "{stdout}");
+
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&projection).unwrap()).unwrap();
+    // One calibration per design (its one-worker run), one check per other run (2 workers),
+    // two projections per design.
+    let calibrations = report["calibrations"].as_array().unwrap();
+    assert_eq!(calibrations.len(), 2);
+    assert!(
+        calibrations
+            .iter()
+            .all(|c| c["workers"] == 1 && c["batch"] == 10)
+    );
+    let checks = report["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2);
+    assert!(checks.iter().all(|c| c["workers"] == 2));
+    assert_eq!(report["target"]["cores"], 16);
+    let projected = |design: &str, workers: u64| {
+        let p = report["projections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["design"] == design && p["workers"] == workers)
+            .unwrap();
+        p["gas"].as_f64().unwrap() / p["predicted"]["exec_with_io_s"].as_f64().unwrap() / 1e6
+    };
+    // Full BAL is CPU alone: 16 workers on 16 cores go several times faster than one.
+    assert!(projected("full", 16) > 3.0 * projected("full", 1));
+    assert!(projected("parallel", 1) > 0.0);
+
+    let charts = tmp.path().join("charts");
+    let out = bal_replay()
+        .arg("report")
+        .arg(&projection)
+        .arg("--out")
+        .arg(&charts)
+        .output()
+        .unwrap();
+    assert_ok(&out, "report");
+    let checked = std::fs::read_to_string(charts.join("model-checked-batch10.svg")).unwrap();
+    assert!(checked.contains("parallel I/O, measured"));
+    assert!(checked.contains("parallel I/O, predicted (model)"));
+    let projected = std::fs::read_to_string(charts.join("model-projected-batch10.svg")).unwrap();
+    assert!(projected.contains("parallel I/O, projected (model)"));
+    // The research published parallel I/O at batch 10 and 16 threads.
+    assert!(projected.contains("parallel I/O, research (published)"));
+    let md = std::fs::read_to_string(charts.join("projection.md")).unwrap();
+    assert!(
+        md.contains("| parallel | 10 | 16 |") && md.contains("| 6842 |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn project_without_profiles_or_with_a_bad_disk_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(4, 9));
+    let bench_json = tmp.path().join("bench.json");
+    bench(&dump, &state, &bench_json, false);
+    let fio = tmp.path().join("fio.txt");
+    std::fs::write(&fio, "depth iops\n1 25000\n").unwrap();
+    let out = bal_replay()
+        .arg("project")
+        .arg(&bench_json)
+        .arg("--disk")
+        .arg(&fio)
+        .output()
+        .unwrap();
+    assert_ok(&out, "project");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("full at batch 10: no one-worker run with a task profile"),
+        "{stderr}"
+    );
+
+    std::fs::write(&fio, "depth iops\n1 25000\n4 fast\n").unwrap();
+    let out = bal_replay()
+        .arg("project")
+        .arg(&bench_json)
+        .arg("--disk")
+        .arg(&fio)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("{}:3: expected `depth iops", fio.display())),
+        "{stderr}"
+    );
+}

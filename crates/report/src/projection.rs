@@ -1,0 +1,149 @@
+//! `bal-replay project`'s output as a report: its tables (printed by `project` itself too) and
+//! charts of measured, predicted and projected throughput, each line marked as what it is.
+
+use crate::research;
+use bal_replay_engine::IoDesign;
+use bal_replay_model::ProjectionReport;
+use std::fmt::Write;
+
+fn percent(x: f64) -> String {
+    format!("{:+.1}%", x * 100.0)
+}
+
+/// The design's name in tables and legends.
+pub(crate) fn design_name(design: IoDesign) -> &'static str {
+    match design {
+        IoDesign::Full => "full BAL",
+        IoDesign::FullVerify => "full BAL, verifying",
+        IoDesign::Batched => "batched I/O",
+        IoDesign::Parallel => "parallel I/O",
+        IoDesign::Hybrid => "hybrid",
+    }
+}
+
+/// The projection's tables in Markdown: calibrations, predicted against measured, and the
+/// projection onto the target machine next to the research's published figures.
+pub fn render_projection_markdown(report: &ProjectionReport) -> String {
+    let mut md = String::new();
+    let m = &report.measured_on;
+    let _ = writeln!(
+        md,
+        "Measured on {} cores; disk: {}.\n\nCalibrations (one fitted factor k per one-worker \
+         run: a key read waits k x device reads per key x the disk's latency at its depth; \
+         \"unexplained\" is what the fit leaves, simulated / measured - 1):\n",
+        m.cores, m.disk
+    );
+    let _ = writeln!(
+        md,
+        "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
+    for c in &report.calibrations {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} |",
+            c.design,
+            c.batch,
+            c.workers,
+            c.device_reads_per_key,
+            c.calibration.k,
+            c.calibration.fit.name(),
+            percent(c.calibration.residual),
+            c.measured_mgas_per_s
+        );
+    }
+    if !report.checks.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nPredicted against measured (runs the calibration did not see; error = predicted / \
+             measured - 1; \"cores\" is what the run had: the machine's, less what other \
+             processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
+             measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
+             (s) | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        );
+        for c in &report.checks {
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} |",
+                c.design,
+                c.batch,
+                c.workers,
+                c.cores,
+                c.measured.mgas_per_s(c.gas),
+                c.predicted.mgas_per_s(c.gas),
+                percent(c.throughput_error()),
+                c.measured.longest_txs_s,
+                c.predicted.longest_txs_s,
+                percent(c.longest_error()),
+            );
+        }
+        let errors: Vec<f64> = report
+            .checks
+            .iter()
+            .map(|c| c.throughput_error().abs())
+            .collect();
+        let within = errors.iter().filter(|e| **e <= 0.15).count();
+        let worst = errors.iter().copied().fold(0.0, f64::max);
+        let _ = writeln!(
+            md,
+            "\nThroughput: {within} of {} predictions within 15% of the measured run; the worst \
+             is off by {:.1}%.",
+            errors.len(),
+            worst * 100.0
+        );
+    }
+    if let Some(t) = &report.target {
+        let _ = writeln!(
+            md,
+            "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x the \
+             profiled machine's core speed; disk: {}:\n\n| design | batch | threads | projected \
+             MGas/s | projected longest txs (s) | research, published (MGas/s) |\n| --- | --- | \
+             --- | --- | --- | --- |",
+            t.cores, t.cpu_speed, t.disk
+        );
+        for p in &report.projections {
+            let published = research::throughput(p.design, p.batch, p.workers)
+                .map_or("-".to_string(), |v| format!("{v:.0}"));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {:.1} | {:.3} | {published} |",
+                p.design,
+                p.batch,
+                p.workers,
+                p.predicted.mgas_per_s(p.gas),
+                p.predicted.longest_txs_s,
+            );
+        }
+        let ratios = parallel_over_full(report);
+        if !ratios.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nProjected parallel I/O / full BAL (the research: 0.78 at 16 threads, batch \
+                 50):\n\n| batch | threads | parallel / full |\n| --- | --- | --- |"
+            );
+            for (batch, workers, ratio) in ratios {
+                let _ = writeln!(md, "| {batch} | {workers} | {ratio:.2} |");
+            }
+        }
+    }
+    md
+}
+
+/// Projected parallel I/O over full BAL throughput, per batch size and worker count.
+pub fn parallel_over_full(report: &ProjectionReport) -> Vec<(usize, usize, f64)> {
+    let mgas = |design, batch, workers| {
+        report
+            .projections
+            .iter()
+            .find(|p| p.design == design && p.batch == batch && p.workers == workers)
+            .map(|p| p.predicted.mgas_per_s(p.gas))
+    };
+    report
+        .projections
+        .iter()
+        .filter(|p| p.design == IoDesign::Parallel)
+        .filter_map(|p| {
+            let full = mgas(IoDesign::Full, p.batch, p.workers).filter(|f| *f > 0.0)?;
+            Some((p.batch, p.workers, p.predicted.mgas_per_s(p.gas) / full))
+        })
+        .collect()
+}
