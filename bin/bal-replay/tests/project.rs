@@ -70,7 +70,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let checks = report["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 2);
     assert!(checks.iter().all(|c| c["workers"] == 2));
-    assert_eq!(report["target"]["cores"], 16);
+    assert_eq!(report["target"]["cores"], 16.0);
     let projected = |design: &str, workers: u64| {
         let p = report["projections"]
             .as_array()
