@@ -36,7 +36,7 @@ pub struct ReplayArgs {
     /// Blocks per batch.
     #[arg(long, value_parser = count, default_value = "50")]
     pub batch: NonZeroUsize,
-    /// I/O design: full, batched, parallel or hybrid.
+    /// I/O design: full, full-verify, batched, parallel or hybrid.
     #[arg(long, default_value = "parallel")]
     pub io: IoDesign,
     /// Prefetch readers.

@@ -53,6 +53,19 @@ fn every_block_matches_the_network_and_the_state_starts_at_genesis() {
     );
     drop(store);
 
+    // A state seeded from the dump alone is at the same block: genesis, by its hash.
+    let seeded_dir = tmp.path().join("seeded");
+    let seeded = bal_replay_import::seed_chain_state(&dump, &seeded_dir).unwrap();
+    assert_eq!(seeded.height, 0);
+    let seeded = RocksStore::open_read_only(&seeded_dir).unwrap();
+    assert_eq!(seeded.applied_block().unwrap(), Some(0));
+    assert_eq!(
+        seeded.applied_block_hash().unwrap(),
+        Some(fixture.genesis_hash())
+    );
+    assert_eq!(seeded.chain_id().unwrap(), Some(1337));
+    drop(seeded);
+
     // A second import into the same place is refused before anything is touched.
     let e = import_chain(&fixture, &out, &tmp.path().join("other"), |_, _| {}).unwrap_err();
     assert!(matches!(e, ImportError::AlreadyExists { .. }), "{e}");

@@ -29,6 +29,18 @@ pub fn counter_init_code() -> Bytes {
     code.into()
 }
 
+/// Gas limits of the dev transactions. Only the gas used is paid, so they leave room for
+/// Amsterdam's state gas (EIP-8037: 1,530 gas per state byte, 183,600 for a new account, 97,920
+/// for a new slot, 1,530 per byte of code) as well as for the earlier forks' costs: with
+/// the old limits (21,000 for a transfer, 200,000 for the deployment, 100,000 for a call) the
+/// deployment and every transfer to a new account fail under Amsterdam, and the counter calls
+/// then find no code.
+const DEPLOY_GAS: u64 = 500_000;
+/// See [`DEPLOY_GAS`]: a counter call writes a new slot each time (two on the first call).
+const CALL_GAS: u64 = 300_000;
+/// See [`DEPLOY_GAS`]: a transfer may create its recipient.
+const TRANSFER_GAS: u64 = 250_000;
+
 /// `count` EIP-1559 transactions from `key`'s account, nonces from `first_nonce`: first a counter
 /// deployment, then, in turn, a counter call, a transfer to a fresh address and a transfer to the
 /// deployer's neighbour account. Returns the EIP-2718 encodings (what `eth_sendRawTransaction`
@@ -48,12 +60,12 @@ pub fn dev_transactions(
         .map(|i| {
             let nonce = first_nonce + i;
             let (to, input, value, gas_limit) = match (i, i % 3) {
-                (0, _) => (TxKind::Create, counter_init_code(), U256::ZERO, 200_000),
+                (0, _) => (TxKind::Create, counter_init_code(), U256::ZERO, DEPLOY_GAS),
                 (_, 1) => (
                     TxKind::Call(counter),
                     Bytes::from(B256::from(U256::from(nonce)).to_vec()),
                     U256::ZERO,
-                    100_000,
+                    CALL_GAS,
                 ),
                 (_, 2) => {
                     let fresh =
@@ -62,14 +74,14 @@ pub fn dev_transactions(
                         TxKind::Call(fresh),
                         Bytes::new(),
                         U256::from(1_000_000_000u64 + i),
-                        21_000,
+                        TRANSFER_GAS,
                     )
                 }
                 _ => (
                     TxKind::Call(neighbour),
                     Bytes::new(),
                     U256::from(7u64),
-                    21_000,
+                    TRANSFER_GAS,
                 ),
             };
             let tx = TxEip1559 {
@@ -94,7 +106,7 @@ pub fn dev_transactions(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Call, TestBed, deploy};
+    use crate::testing::{Call, TestBed, deploy, gas_per_tx};
     use bal_replay_state::StateChanges;
 
     #[test]
@@ -150,5 +162,78 @@ mod tests {
                 alloy_primitives::address!("f39Fd6e51aad88F6F4ce6aB8827279cffFb92266")
             );
         }
+    }
+
+    /// Under Amsterdam (EIP-8037: a new account costs 120 x 1,530 state gas, a new slot 64 x 1,530,
+    /// code 1,530 per byte) every dev transaction must still succeed: executed in a block of the
+    /// Amsterdam dev chain (`../shared/fixtures/amsterdam-dev`'s genesis and block 1's header).
+    #[test]
+    fn dev_transactions_all_succeed_under_amsterdam() {
+        use alloy_consensus::{Block, BlockBody};
+        use alloy_eips::eip2718::Decodable2718;
+        use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
+        use bal_replay_fixtures::{ChainFixture, default_amsterdam_dev_dir};
+        use bal_replay_state::{MemStore, StateDatabase};
+        let dir = default_amsterdam_dev_dir()
+            .expect("../shared/fixtures/amsterdam-dev must exist next to the workspace");
+        let fixture = ChainFixture::read(dir).unwrap();
+        let config = ChainConfig::from_genesis(&fixture.genesis);
+        let state = MemStore::from_changes(
+            &StateChanges::from_pre_state(&fixture.genesis_state(), &[]),
+            0,
+        );
+        let (txs, counter) = dev_transactions(1337, DEV_KEY, 0, 12, 20_000_000_000).unwrap();
+        let transactions: Vec<TxEnvelope> = txs
+            .iter()
+            .map(|raw| TxEnvelope::decode_2718(&mut raw.as_ref()).unwrap())
+            .collect();
+        let sender = alloy_primitives::address!("f39Fd6e51aad88F6F4ce6aB8827279cffFb92266");
+        let block = Block {
+            header: fixture.blocks[0].block.header.clone(),
+            body: BlockBody {
+                transactions,
+                ommers: Vec::new(),
+                withdrawals: fixture.blocks[0].block.body.withdrawals.clone(),
+            },
+        };
+        let output = execute_block(
+            &config,
+            StateDatabase::new(&state),
+            &block,
+            &[sender; 12],
+            ExecOptions::for_dump(),
+        )
+        .unwrap();
+        let status: Vec<bool> = output.receipts.iter().map(|r| r.status()).collect();
+        assert_eq!(
+            status,
+            vec![true; 12],
+            "gas per tx: {:?}",
+            gas_per_tx(&output)
+        );
+        // Deployment, first call (two new slots), transfers to new accounts (183,600 state gas
+        // each), later calls (one new slot), transfers to the neighbour once it exists.
+        assert_eq!(
+            gas_per_tx(&output),
+            vec![
+                229_942, 237_101, 204_600, 204_600, 139_181, 204_600, 21_000, 139_181, 204_600,
+                21_000, 139_181, 204_600
+            ]
+        );
+        // The counter was deployed and counted its four calls.
+        let code = output
+            .changes
+            .accounts
+            .iter()
+            .find(|(address, _)| *address == counter)
+            .and_then(|(_, account)| account.as_ref())
+            .map(|account| account.code_hash);
+        assert_eq!(code, Some(alloy_primitives::keccak256(COUNTER_RUNTIME)));
+        assert!(
+            output
+                .changes
+                .storage
+                .contains(&(counter, U256::ZERO, U256::from(4)))
+        );
     }
 }
