@@ -56,6 +56,11 @@ pub struct ProjectCommand {
     /// One of its cores' speed relative to this machine's (2.0: twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub target_cpu_speed: f64,
+    /// What a key read costs its CPU, µs (RocksDB's lookup and the I/O path), in place of what
+    /// it cost in the profiles: estimated per batch size from the one-worker parallel I/O and
+    /// full BAL profiles (their task CPU's difference over parallel I/O's reads).
+    #[arg(long)]
+    pub target_read_cpu_us: Option<f64>,
     /// Worker counts to project.
     #[arg(long, value_delimiter = ',', value_parser = count, default_value = "1,2,4,8,16,32")]
     pub target_workers: Vec<NonZeroUsize>,
@@ -86,6 +91,22 @@ impl Group {
     }
 }
 
+/// The CPU a key read cost in the profiles at `group`'s batch size, from the one-worker parallel
+/// I/O and full BAL runs ([`bal_replay_model::read_cpu_ns`]).
+fn read_cpu(runs: &[(RunResult, usize)], group: Group) -> Option<f64> {
+    let one = |design| {
+        runs.iter()
+            .map(|(r, _)| r)
+            .find(|r| {
+                Group::of(r) == Some(Group { design, ..group })
+                    && r.threads == 1
+                    && !r.batch_profiles.is_empty()
+            })
+            .map(profiled)
+    };
+    bal_replay_model::read_cpu_ns(&one(IoDesign::Parallel)?, &one(IoDesign::Full)?)
+}
+
 /// What the model needs of a measured run.
 fn profiled(r: &RunResult) -> ProfiledRun {
     ProfiledRun {
@@ -95,6 +116,7 @@ fn profiled(r: &RunResult) -> ProfiledRun {
         gas: r.gas,
         device_reads_per_key: r.disk.device_reads_per_key.unwrap_or(0.0),
         batches: r.batch_profiles.clone(),
+        read_cpu_ns: None,
         measured: measured(r),
     }
 }
@@ -134,6 +156,7 @@ impl ProjectCommand {
                 cores: cores as f64,
                 cpu_speed: self.target_cpu_speed,
                 disk,
+                read_cpu_ns: self.target_read_cpu_us.map(|us| us * 1e3),
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -194,6 +217,7 @@ fn project(
         },
         cpu_speed: 1.0,
         disk: disk.clone(),
+        read_cpu_ns: None,
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
@@ -215,7 +239,8 @@ fn project(
             continue;
         };
         let machine = here(*cpus, Some(base));
-        let base = profiled(base);
+        let mut base = profiled(base);
+        base.read_cpu_ns = read_cpu(runs, group);
         let calibration = calibrate(&base, &machine);
         report.calibrations.push(CalibrationRow {
             design: group.design,
@@ -223,6 +248,7 @@ fn project(
             workers: base.workers,
             device_reads_per_key: base.device_reads_per_key,
             calibration,
+            read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
         });
         for (r, cpus) in in_group().filter(|(r, _)| r.threads != 1) {

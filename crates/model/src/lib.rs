@@ -17,7 +17,7 @@ pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
 
-use bal_replay_engine::{BatchProfile, IoDesign};
+use bal_replay_engine::{BatchProfile, IoDesign, TaskProfile};
 use simulate::{Cores, PhaseTimes, ReadCost, Readers, simulate_phase};
 
 /// A measured run with its profile: what the model is calibrated on.
@@ -35,8 +35,31 @@ pub struct ProfiledRun {
     pub device_reads_per_key: f64,
     /// Each batch's profile.
     pub batches: Vec<BatchProfile>,
+    /// What a key read cost the CPU in this profile, ns (on-demand reads are inside their tasks'
+    /// CPU time, prefetched keys inside the readers'), if known: see [`read_cpu_ns`].
+    pub read_cpu_ns: Option<f64>,
     /// What was measured.
     pub measured: Measured,
+}
+
+/// The CPU a key read costs, estimated from two one-worker profiles of the same chain and batch
+/// size: parallel I/O's tasks (which read on demand) less full BAL's (which read nothing), over
+/// parallel I/O's on-demand reads. `None` without reads.
+pub fn read_cpu_ns(parallel: &ProfiledRun, full: &ProfiledRun) -> Option<f64> {
+    let cpu = |r: &ProfiledRun| -> f64 {
+        r.batches
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .map(|t| t.cpu_ns as f64)
+            .sum()
+    };
+    let reads: u64 = parallel
+        .batches
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .map(|t| t.reads)
+        .sum();
+    (reads > 0).then(|| ((cpu(parallel) - cpu(full)) / reads as f64).max(0.0))
 }
 
 /// A run's figures, measured or predicted, in the research's terms.
@@ -70,6 +93,9 @@ pub struct Machine {
     pub cpu_speed: f64,
     /// The disk.
     pub disk: DiskModel,
+    /// What a key read costs the CPU there, ns, where it differs from the profile's (a VM's
+    /// I/O path against bare metal's); `None`: as profiled.
+    pub read_cpu_ns: Option<f64>,
 }
 
 /// What one calibration found.
@@ -123,28 +149,47 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
         cores: machine.cores,
         cpu_speed: machine.cpu_speed,
     };
+    // CPU a read costs less here than in the profile (more, where negative).
+    let saved = match (run.read_cpu_ns, machine.read_cpu_ns) {
+        (Some(profiled), Some(here)) => profiled - here,
+        _ => 0.0,
+    };
     let mut out = Measured::default();
     for b in &run.batches {
         let readers = b.prefetch.map(|p| Readers {
             readers: p.readers as usize,
             keys: p.keys,
             cpu_per_key_ns: if p.keys > 0 {
-                p.cpu_ns as f64 / p.keys as f64
+                (p.cpu_ns as f64 / p.keys as f64 - saved).max(0.0)
             } else {
                 0.0
             },
         });
+        let adjusted: Vec<TaskProfile>;
+        let tasks = if saved != 0.0 {
+            adjusted = b
+                .tasks
+                .iter()
+                .map(|t| TaskProfile {
+                    cpu_ns: (t.cpu_ns as f64 - t.reads as f64 * saved).max(0.0) as u64,
+                    ..*t
+                })
+                .collect();
+            &adjusted[..]
+        } else {
+            &b.tasks[..]
+        };
         let (before, exec) = match readers {
             // Batched I/O: the prefetch, then execution.
             Some(r) if !b.prefetch.is_some_and(|p| p.concurrent) => {
                 let prefetch = simulate_phase(&[], 0, r, cores, read);
-                let exec = simulate_phase(&b.tasks, workers, Readers::default(), cores, read);
+                let exec = simulate_phase(tasks, workers, Readers::default(), cores, read);
                 (prefetch.readers_end_ns, exec)
             }
-            Some(r) => (0.0, simulate_phase(&b.tasks, workers, r, cores, read)),
+            Some(r) => (0.0, simulate_phase(tasks, workers, r, cores, read)),
             None => (
                 0.0,
-                simulate_phase(&b.tasks, workers, Readers::default(), cores, read),
+                simulate_phase(tasks, workers, Readers::default(), cores, read),
             ),
         };
         let PhaseTimes {
@@ -303,6 +348,9 @@ pub struct MachineDescription {
     pub cpu_speed: f64,
     /// The disk model's description.
     pub disk: String,
+    /// What a key read costs the CPU there, ns, where it replaces the profile's.
+    #[serde(default)]
+    pub read_cpu_ns: Option<f64>,
 }
 
 impl From<&Machine> for MachineDescription {
@@ -311,6 +359,7 @@ impl From<&Machine> for MachineDescription {
             cores: m.cores,
             cpu_speed: m.cpu_speed,
             disk: m.disk.source.clone(),
+            read_cpu_ns: m.read_cpu_ns,
         }
     }
 }
@@ -328,6 +377,9 @@ pub struct CalibrationRow {
     pub device_reads_per_key: f64,
     /// The fit.
     pub calibration: Calibration,
+    /// What a key read cost the CPU in its profile, ns, where known.
+    #[serde(default)]
+    pub read_cpu_ns: Option<f64>,
     /// Its measured throughput, Mgas/s.
     pub measured_mgas_per_s: f64,
 }
@@ -414,6 +466,7 @@ mod tests {
             gas: 4_000_000 * 5,
             device_reads_per_key: 1.5,
             batches,
+            read_cpu_ns: None,
             measured: Measured::default(),
         }
     }
@@ -423,6 +476,7 @@ mod tests {
             cores: cores as f64,
             cpu_speed: 1.0,
             disk: disk(),
+            read_cpu_ns: None,
         }
     }
 
@@ -467,6 +521,31 @@ mod tests {
         // Beyond any k: the closest one, marked.
         r.measured.exec_with_io_s *= 1e6;
         assert_eq!(calibrate(&r, &m).fit, Fit::AtBound);
+    }
+
+    #[test]
+    fn a_cheaper_read_takes_its_cpu_out_of_each_task() {
+        let mut parallel = run(IoDesign::Parallel, 2);
+        let mut full = run(IoDesign::Full, 2);
+        for b in &mut full.batches {
+            for t in &mut b.tasks {
+                // Full BAL reads nothing: 50 µs less 3 reads of 10 µs.
+                t.cpu_ns = 20_000;
+                t.reads = 0;
+            }
+        }
+        assert_eq!(read_cpu_ns(&parallel, &full), Some(10_000.0));
+        parallel.read_cpu_ns = Some(10_000.0);
+        let here = machine(2);
+        let there = Machine {
+            read_cpu_ns: Some(4_000.0),
+            ..machine(2)
+        };
+        // No reads' wait (k = 0): 80 tasks of 50 µs, or of 32 µs where a read costs 4 µs.
+        let a = predict(&parallel, 1, &here, 0.0).exec_with_io_s;
+        let b = predict(&parallel, 1, &there, 0.0).exec_with_io_s;
+        assert!((a - 80.0 * 50e-6).abs() < 1e-9, "{a}");
+        assert!((b - 80.0 * 32e-6).abs() < 1e-9, "{b}");
     }
 
     #[test]
