@@ -61,6 +61,9 @@ pub struct ProjectCommand {
     /// full BAL profiles (their task CPU's difference over parallel I/O's reads).
     #[arg(long)]
     pub target_read_cpu_us: Option<f64>,
+    /// Prefetch readers there (the engine's `--io-threads`), in place of the profiles' own.
+    #[arg(long, value_parser = count)]
+    pub target_io_threads: Option<NonZeroUsize>,
     /// Worker counts to project.
     #[arg(long, value_delimiter = ',', value_parser = count, default_value = "1,2,4,8,16,32")]
     pub target_workers: Vec<NonZeroUsize>,
@@ -157,6 +160,7 @@ impl ProjectCommand {
                 cpu_speed: self.target_cpu_speed,
                 disk,
                 read_cpu_ns: self.target_read_cpu_us.map(|us| us * 1e3),
+                readers: self.target_io_threads.map(NonZeroUsize::get),
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -218,6 +222,7 @@ fn project(
         cpu_speed: 1.0,
         disk: disk.clone(),
         read_cpu_ns: None,
+        readers: None,
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),

@@ -96,6 +96,9 @@ pub struct Machine {
     /// What a key read costs the CPU there, ns, where it differs from the profile's (a VM's
     /// I/O path against bare metal's); `None`: as profiled.
     pub read_cpu_ns: Option<f64>,
+    /// Prefetch readers there, where they differ from the profile's (`--io-threads`): the same
+    /// keys split among them.
+    pub readers: Option<usize>,
 }
 
 /// What one calibration found.
@@ -157,7 +160,7 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
     let mut out = Measured::default();
     for b in &run.batches {
         let readers = b.prefetch.map(|p| Readers {
-            readers: p.readers as usize,
+            readers: machine.readers.unwrap_or(p.readers as usize),
             keys: p.keys,
             cpu_per_key_ns: if p.keys > 0 {
                 (p.cpu_ns as f64 / p.keys as f64 - saved).max(0.0)
@@ -351,6 +354,9 @@ pub struct MachineDescription {
     /// What a key read costs the CPU there, ns, where it replaces the profile's.
     #[serde(default)]
     pub read_cpu_ns: Option<f64>,
+    /// Prefetch readers there, where they replace the profile's.
+    #[serde(default)]
+    pub readers: Option<usize>,
 }
 
 impl From<&Machine> for MachineDescription {
@@ -360,6 +366,7 @@ impl From<&Machine> for MachineDescription {
             cpu_speed: m.cpu_speed,
             disk: m.disk.source.clone(),
             read_cpu_ns: m.read_cpu_ns,
+            readers: m.readers,
         }
     }
 }
@@ -477,6 +484,7 @@ mod tests {
             cpu_speed: 1.0,
             disk: disk(),
             read_cpu_ns: None,
+            readers: None,
         }
     }
 
@@ -571,8 +579,15 @@ mod tests {
         let mut no_prefetch = r.clone();
         no_prefetch.batches[0].prefetch = None;
         let without = predict(&no_prefetch, 1, &m, 1.0);
-        // The prefetch adds its own phase: 200 keys on 8 readers.
+        // The prefetch adds its own phase: 200 keys on 8 readers; on 64, a shorter one.
         assert!(with.exec_with_io_s > without.exec_with_io_s);
+        let more = Machine {
+            readers: Some(64),
+            ..machine(2)
+        };
+        let deeper = predict(&r, 1, &more, 1.0);
+        assert!(deeper.exec_with_io_s < with.exec_with_io_s);
+        assert!(deeper.exec_with_io_s > without.exec_with_io_s);
         assert!((with.total_s - with.exec_with_io_s - 1e-6).abs() < 1e-9);
     }
 }

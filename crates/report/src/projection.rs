@@ -95,10 +95,18 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         let _ = writeln!(
             md,
             "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x the \
-             profiled machine's core speed; disk: {}:\n\n| design | batch | threads | projected \
-             MGas/s | projected longest txs (s) | research, published (MGas/s) |\n| --- | --- | \
-             --- | --- | --- | --- |",
-            t.cores, t.cpu_speed, t.disk
+             profiled machine's core speed; disk: {}{}{}:\n\n| design | batch | threads | \
+             projected MGas/s | projected longest txs (s) | research, published (MGas/s) |\n| \
+             --- | --- | --- | --- | --- | --- |",
+            t.cores,
+            t.cpu_speed,
+            t.disk,
+            t.read_cpu_ns.map_or(String::new(), |ns| format!(
+                "; a key read costs {:.1} µs of CPU",
+                ns / 1e3
+            )),
+            t.readers
+                .map_or(String::new(), |n| format!("; {n} prefetch readers")),
         );
         for p in &report.projections {
             let published = research::throughput(p.design, p.batch, p.workers)
