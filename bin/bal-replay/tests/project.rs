@@ -144,3 +144,50 @@ fn project_without_profiles_or_with_a_bad_disk_says_why() {
         "{stderr}"
     );
 }
+
+#[test]
+fn run_json_carries_a_profile_per_batch_only_when_asked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(6, 4));
+    let json = |name: &str, profile: bool| {
+        let path = tmp.path().join(name);
+        let mut command = bal_replay();
+        command
+            .args([
+                "run",
+                "--rewind",
+                "--batch",
+                "4",
+                "--threads",
+                "2",
+                "--dump",
+            ])
+            .arg(&dump)
+            .arg("--state")
+            .arg(&state)
+            .arg("--json")
+            .arg(&path);
+        if profile {
+            command.arg("--task-profile");
+        }
+        assert_ok(&command.output().unwrap(), "run");
+        serde_json::from_slice::<serde_json::Value>(&std::fs::read(&path).unwrap()).unwrap()
+    };
+    let plain = json("plain.json", false);
+    assert!(plain.get("batch_profiles").is_none());
+    let profiled = json("profiled.json", true);
+    let batches = profiled["batch_profiles"].as_array().unwrap();
+    // 6 blocks in batches of 4: two batches, the first of blocks 1..=4.
+    assert_eq!(batches.len(), 2);
+    assert_eq!(profiled["batches"], 2);
+    let tasks = |b: &serde_json::Value| b["tasks"]["cpu_ns"].as_array().unwrap().len() as u64;
+    let txs = profiled["transactions"].as_u64().unwrap();
+    // Every transaction and each block's pre- and post-block task.
+    assert_eq!(tasks(&batches[0]) + tasks(&batches[1]), txs + 2 * 6);
+    let gas: u64 = batches
+        .iter()
+        .flat_map(|b| b["tasks"]["gas"].as_array().unwrap())
+        .map(|g| g.as_u64().unwrap())
+        .sum();
+    assert_eq!(gas, profiled["gas"].as_u64().unwrap());
+}
