@@ -30,6 +30,17 @@ fn bench(dump: &Path, state: &Path, json: &Path, profile: bool) {
     assert_ok(&command.output().unwrap(), "bench");
 }
 
+/// `bal-replay project <bench_json> --disk <fio>`.
+fn project(bench_json: &Path, fio: &Path) -> std::process::Command {
+    let mut command = bal_replay();
+    command
+        .arg("project")
+        .arg(bench_json)
+        .arg("--disk")
+        .arg(fio);
+    command
+}
+
 #[test]
 fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let tmp = tempfile::tempdir().unwrap();
@@ -43,11 +54,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     )
     .unwrap();
     let projection = tmp.path().join("projection.json");
-    let out = bal_replay()
-        .arg("project")
-        .arg(&bench_json)
-        .arg("--disk")
-        .arg(&fio)
+    let out = project(&bench_json, &fio)
         .args(["--research-machine", "--target-workers", "1,16", "--json"])
         .arg(&projection)
         .output()
@@ -115,13 +122,7 @@ fn project_without_profiles_or_with_a_bad_disk_says_why() {
     bench(&dump, &state, &bench_json, false);
     let fio = tmp.path().join("fio.txt");
     std::fs::write(&fio, "depth iops\n1 25000\n").unwrap();
-    let out = bal_replay()
-        .arg("project")
-        .arg(&bench_json)
-        .arg("--disk")
-        .arg(&fio)
-        .output()
-        .unwrap();
+    let out = project(&bench_json, &fio).output().unwrap();
     assert_ok(&out, "project");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -130,13 +131,7 @@ fn project_without_profiles_or_with_a_bad_disk_says_why() {
     );
 
     std::fs::write(&fio, "depth iops\n1 25000\n4 fast\n").unwrap();
-    let out = bal_replay()
-        .arg("project")
-        .arg(&bench_json)
-        .arg("--disk")
-        .arg(&fio)
-        .output()
-        .unwrap();
+    let out = project(&bench_json, &fio).output().unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

@@ -222,15 +222,16 @@ impl RunCommand {
             progress.batch_done(b);
         });
         progress.bar.finish_and_clear();
-        let report = result.map_err(|e| {
+        let mut report = result.map_err(|e| {
             record::record_replay_error(&e);
             eyre::Report::from(e)
         })?;
         let disk = probe.finish(&report, rocks_counters());
+        // Moved out, not copied: the report's summary and metrics do not use them.
         let batch_profiles = report
             .batches
-            .iter()
-            .filter_map(|b| b.profile.clone())
+            .iter_mut()
+            .filter_map(|b| b.profile.take())
             .collect();
         Ok(RunOutput {
             report,

@@ -336,11 +336,7 @@ pub(crate) fn draw_all(
     for &batch in &batches {
         let chart = throughput_chart(inputs, batch);
         let stem = format!("throughput-batch{batch}");
-        render(&stem, size, &Figure::Lines(&chart))?;
-        charts.push(Chart {
-            title: chart.title,
-            stem,
-        });
+        charts.push(draw_line_chart(out, stem, size, font, chart)?);
     }
 
     for input in inputs {
@@ -355,11 +351,7 @@ pub(crate) fn draw_all(
         for &batch in &batches {
             if let Some(chart) = batches_chart(input, batch) {
                 let stem = format!("batches-{}-batch{batch}", input.name);
-                render(&stem, size, &Figure::Lines(&chart))?;
-                charts.push(Chart {
-                    title: chart.title,
-                    stem,
-                });
+                charts.push(draw_line_chart(out, stem, size, font, chart)?);
             } else if input.result.runs.iter().any(|r| r.batch == batch) {
                 skipped.push(format!(
                     "{}: per-batch throughput at batch {batch} (one batch per run: the whole dump is one batch)",
@@ -432,6 +424,21 @@ impl Figure<'_> {
             Figure::BalSizes(inputs) => draw_bal_sizes(root, inputs),
         }
     }
+}
+
+/// Draws a line chart into `<out>/<stem>.svg` and `.png`; returns it as the report lists it.
+fn draw_line_chart(
+    out: &Path,
+    stem: String,
+    size: (u32, u32),
+    font: &FontRef<'static>,
+    chart: LineChart,
+) -> Result<Chart, ReportError> {
+    render(out, &stem, size, font, &Figure::Lines(&chart))?;
+    Ok(Chart {
+        title: chart.title,
+        stem,
+    })
 }
 
 /// Draws `figure` into `<out>/<stem>.svg` and `<out>/<stem>.png`.
@@ -813,11 +820,7 @@ pub(crate) fn draw_projection(
             series,
         };
         let stem = format!("model-checked-batch{batch}");
-        render(out, &stem, size, font, &Figure::Lines(&chart))?;
-        charts.push(Chart {
-            title: chart.title,
-            stem,
-        });
+        charts.push(draw_line_chart(out, stem, size, font, chart)?);
     }
     let Some(target) = &report.target else {
         return Ok(charts);
@@ -881,11 +884,7 @@ pub(crate) fn draw_projection(
             series,
         };
         let stem = format!("model-projected-batch{batch}");
-        render(out, &stem, size, font, &Figure::Lines(&chart))?;
-        charts.push(Chart {
-            title: chart.title,
-            stem,
-        });
+        charts.push(draw_line_chart(out, stem, size, font, chart)?);
     }
     Ok(charts)
 }

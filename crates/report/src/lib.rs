@@ -213,43 +213,46 @@ pub fn write_projection_report(
     report: &bal_replay_model::ProjectionReport,
     options: &ReportOptions,
 ) -> Result<Written, ReportError> {
-    let font = charts::register_font(&options.font)?;
-    std::fs::create_dir_all(&options.out).map_err(|source| ReportError::Write {
-        path: options.out.clone(),
-        source,
-    })?;
-    let charts = charts::draw_projection(report, &options.out, options.size, &font)?;
-    let markdown = options.out.join("projection.md");
-    let mut text = String::from("# Projection: the model checked and projected\n\n");
-    for c in &charts {
-        text.push_str(&format!("![{}]({}.svg)\n\n", c.title, c.stem));
-    }
-    text.push_str(&render_projection_markdown(report));
-    std::fs::write(&markdown, text).map_err(|source| ReportError::Write {
-        path: markdown.clone(),
-        source,
-    })?;
-    Ok(Written {
-        markdown,
-        charts,
-        skipped: Vec::new(),
-    })
+    write_charts_and_summary(
+        options,
+        "projection.md",
+        |out, size, font| {
+            Ok((
+                charts::draw_projection(report, out, size, font)?,
+                Vec::new(),
+            ))
+        },
+        |charts, _| {
+            let mut text = String::from("# Projection: the model checked and projected\n\n");
+            for c in charts {
+                text.push_str(&format!("![{}]({}.svg)\n\n", c.title, c.stem));
+            }
+            text.push_str(&render_projection_markdown(report));
+            text
+        },
+    )
 }
 
-/// Draws every chart the inputs have data for into `options.out` and writes `report.md` there.
-pub fn write_report(inputs: &[Input], options: &ReportOptions) -> Result<Written, ReportError> {
-    if inputs.is_empty() {
-        return Err(ReportError::NoInput);
-    }
+/// What both reports do around their own charts and text: registers the font, creates
+/// `options.out`, draws the charts there, writes the summary `name` beside them.
+fn write_charts_and_summary(
+    options: &ReportOptions,
+    name: &str,
+    draw: impl FnOnce(
+        &Path,
+        (u32, u32),
+        &ab_glyph::FontRef<'static>,
+    ) -> Result<(Vec<Chart>, Vec<String>), ReportError>,
+    summary: impl FnOnce(&[Chart], &[String]) -> String,
+) -> Result<Written, ReportError> {
     let font = charts::register_font(&options.font)?;
     std::fs::create_dir_all(&options.out).map_err(|source| ReportError::Write {
         path: options.out.clone(),
         source,
     })?;
-    let (charts, skipped) = charts::draw_all(inputs, &options.out, options.size, &font)?;
-    let markdown = options.out.join("report.md");
-    let text = render_markdown(inputs, &charts, &skipped);
-    std::fs::write(&markdown, text).map_err(|source| ReportError::Write {
+    let (charts, skipped) = draw(&options.out, options.size, &font)?;
+    let markdown = options.out.join(name);
+    std::fs::write(&markdown, summary(&charts, &skipped)).map_err(|source| ReportError::Write {
         path: markdown.clone(),
         source,
     })?;
@@ -258,4 +261,17 @@ pub fn write_report(inputs: &[Input], options: &ReportOptions) -> Result<Written
         charts,
         skipped,
     })
+}
+
+/// Draws every chart the inputs have data for into `options.out` and writes `report.md` there.
+pub fn write_report(inputs: &[Input], options: &ReportOptions) -> Result<Written, ReportError> {
+    if inputs.is_empty() {
+        return Err(ReportError::NoInput);
+    }
+    write_charts_and_summary(
+        options,
+        "report.md",
+        |out, size, font| charts::draw_all(inputs, out, size, font),
+        |charts, skipped| render_markdown(inputs, charts, skipped),
+    )
 }
