@@ -417,7 +417,9 @@ pub fn resident_memory_bytes() -> Option<u64> {
 }
 
 impl RunResult {
-    fn from_report(config: &RunConfig, cold: bool, r: &ReplayReport) -> Self {
+    /// The run's figures; the report's batch profiles are moved out of it, not copied (a few MB
+    /// per profiled run).
+    fn from_report(config: &RunConfig, cold: bool, mut r: ReplayReport) -> Self {
         let mut tx_times: Vec<Duration> = r
             .batches
             .iter()
@@ -466,7 +468,11 @@ impl RunResult {
             mgas_per_s_max: r.mgas_per_s(),
             disk: DiskEvidence::default(),
             batches: Vec::new(),
-            batch_profiles: r.batches.iter().filter_map(|b| b.profile.clone()).collect(),
+            batch_profiles: r
+                .batches
+                .iter_mut()
+                .filter_map(|b| b.profile.take())
+                .collect(),
         }
     }
 
@@ -507,6 +513,10 @@ pub struct BenchResult {
     pub cpus: usize,
     /// Mean BAL sizes.
     pub bal_sizes: MeanBalSizes,
+    /// The build's RocksDB reads a multi-get's data blocks from one file as one io_uring batch
+    /// (the `io-uring` feature, [`bal_replay_state::io_uring`]); otherwise one `pread` each.
+    #[serde(default)]
+    pub rocksdb_io_uring: bool,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
@@ -705,7 +715,7 @@ impl Bench<'_> {
                 (report, false, DiskEvidence::default())
             }
         };
-        let mut result = RunResult::from_report(run, cold, &report);
+        let mut result = RunResult::from_report(run, cold, report);
         result.disk = disk;
         result.batches = samples;
         Ok(result)
@@ -802,6 +812,7 @@ pub fn run_bench(
             .map(|n| n.get())
             .unwrap_or(1),
         bal_sizes: mean_bal_sizes(&bench.dump)?,
+        rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
         runs: results.into_iter().map(median_of).collect(),
     })
 }

@@ -138,6 +138,14 @@ pub struct BenchDbRow {
     /// Keys per sorted multi-get, or none for point reads.
     #[serde(default)]
     pub multiget_keys: Option<usize>,
+    /// RocksDB read its multi-gets' data blocks through io_uring (a build with the `io-uring`
+    /// feature: [`bal_replay_state::io_uring`]).
+    #[serde(default)]
+    pub io_uring: bool,
+    /// Read system calls of the process during the run (`/proc/self/io` `syscr`): one `pread`
+    /// per block read without io_uring, fewer with it (the evidence that io_uring was used).
+    #[serde(default)]
+    pub read_syscalls: Option<u64>,
 }
 
 /// All runs over one store.
@@ -481,6 +489,8 @@ pub fn run_reads(
         cpu_pct: cpu.as_secs_f64() / wall_s * 100.0,
         device_reads: None,
         multiget_keys: multiget,
+        io_uring: false,
+        read_syscalls: None,
     })
 }
 
@@ -629,9 +639,11 @@ fn timed_row(
         spec: spec.clone(),
         source,
     })?;
-    row.device_reads = crate::device::IoSample::take(spec.path())
-        .since(&before)
-        .device_reads;
+    let delta = crate::device::IoSample::take(spec.path()).since(&before);
+    row.device_reads = delta.device_reads;
+    row.read_syscalls = delta.read_syscalls;
+    row.io_uring =
+        bal_replay_state::io_uring::IO_URING_BUILT && matches!(spec, StateSpec::RocksDb(_));
     checked(spec, row)
 }
 
@@ -687,7 +699,7 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     }
     let cpus = reports.first().map_or(1, |r| r.cpus);
     out.push_str(&format!(
-        "\n| Threads | Database | Engine | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) | Device reads / read |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n"
+        "\n| Threads | Database | Engine | Reads | IOPS | Avg latency (µs) | CPU (% of one core; {cpus} cores) | CPU µs / read | Device reads / read | Read syscalls / device read |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
     ));
     let mut rows: Vec<(&BenchDbReport, &BenchDbRow)> = reports
         .iter()
@@ -696,25 +708,31 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
     rows.sort_by_key(|(_, row)| row.threads);
     for (r, row) in rows {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {} |\n",
+            "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.1} | {} | {} |\n",
             row.threads,
             if r.backend == "mdbx" {
                 "MDBX"
             } else {
                 "RocksDB"
             },
-            row.multiget_keys
-                .map_or("point reads".to_string(), |n| format!(
-                    "sorted multi-get of {n}"
-                )),
+            match (row.multiget_keys, row.io_uring) {
+                (None, _) => "point reads".to_string(),
+                (Some(n), false) => format!("sorted multi-get of {n}"),
+                (Some(n), true) => format!("sorted multi-get of {n}, io_uring"),
+            },
             row.reads,
             human(row.iops),
             row.avg_latency_us,
             row.cpu_pct,
+            row.cpu_s * 1e6 / row.reads.max(1) as f64,
             row.device_reads.map_or("-".to_string(), |d| format!(
                 "{:.2}",
                 d as f64 / row.reads.max(1) as f64
-            ))
+            )),
+            match (row.read_syscalls, row.device_reads) {
+                (Some(s), Some(d)) if d > 0 => format!("{:.2}", s as f64 / d as f64),
+                _ => "-".to_string(),
+            }
         ));
     }
     out

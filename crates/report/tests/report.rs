@@ -81,6 +81,7 @@ fn bench() -> BenchResult {
             batched: 120_000.0,
             parallel: 90_000.0,
         },
+        rocksdb_io_uring: false,
         runs,
     }
 }

@@ -51,6 +51,7 @@ mod database;
 mod encoded;
 mod error;
 mod ingest;
+pub mod io_uring;
 mod mem;
 mod overlay;
 mod rocks;
