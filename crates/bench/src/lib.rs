@@ -30,7 +30,8 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions,
-    ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
+    ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay, replay_independent,
+    warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -54,6 +55,15 @@ pub enum BenchError {
         run: String,
         /// The cause.
         source: EngineError,
+    },
+    /// The in-memory baseline loads one state, and a dump of independent blocks has one per block.
+    #[error(
+        "{}: a dump of independent blocks (imported fixtures) has a state per block, and the in-memory baseline loads one state; leave it out (--no-baselines)",
+        dump.display()
+    )]
+    IndependentInMemory {
+        /// The dump.
+        dump: PathBuf,
     },
     /// The engine failed outside a run (cloning, dropping caches).
     #[error(transparent)]
@@ -517,6 +527,10 @@ pub struct BenchResult {
     /// (the `io-uring` feature, [`bal_replay_state::io_uring`]); otherwise one `pread` each.
     #[serde(default)]
     pub rocksdb_io_uring: bool,
+    /// The dump's blocks are independent (imported fixtures), each replayed over a state of its
+    /// own as a batch of one block.
+    #[serde(default)]
+    pub independent_blocks: bool,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
@@ -679,6 +693,32 @@ impl Bench<'_> {
             .map_err(run_err)
         };
         let (report, cold, disk) = match run.store {
+            StoreKind::Rocksdb if !self.dump.manifest().chained => {
+                // Independent blocks (imported fixtures): each over a state of its own,
+                // `<state>/<number>`, opened read-only under an overlay that keeps the block's
+                // commit in memory, so no state is written.
+                if self.matrix.drop_caches {
+                    drop_page_cache()?;
+                }
+                let states = self.state.path();
+                let read_only = RocksOptions {
+                    read_only: true,
+                    ..self.rocks_options.clone()
+                };
+                let start = Instant::now();
+                let report = replay_independent(
+                    self.config,
+                    &self.dump,
+                    |number| {
+                        let store = RocksStore::open(states.join(number.to_string()), &read_only)?;
+                        Ok(MemOverlay::new(store))
+                    },
+                    &options,
+                    |b| samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None)),
+                )
+                .map_err(run_err)?;
+                (report, self.matrix.drop_caches, DiskEvidence::default())
+            }
             StoreKind::Rocksdb => {
                 // A fresh checkpoint per run, in a directory of its own beside the state, removed
                 // when `scratch` drops (after the store closes, below).
@@ -775,6 +815,11 @@ pub fn run_bench(
     let disk_store = disk_store(state, matrix)?;
     warm_up_kzg();
     let dump = DumpReader::open(dump_dir)?;
+    if !dump.manifest().chained && matrix.in_memory {
+        return Err(BenchError::IndependentInMemory {
+            dump: dump_dir.to_path_buf(),
+        });
+    }
     let bench = Bench {
         config,
         first_block_hashes: first_block_hashes(&dump)?,
@@ -813,6 +858,7 @@ pub fn run_bench(
             .unwrap_or(1),
         bal_sizes: mean_bal_sizes(&bench.dump)?,
         rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
+        independent_blocks: !bench.dump.manifest().chained,
         runs: results.into_iter().map(median_of).collect(),
     })
 }

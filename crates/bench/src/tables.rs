@@ -107,6 +107,9 @@ impl<'a> Tables<'a> {
     fn intro(&self, out: &mut String) {
         let over = match self.disk {
             StoreKind::Mdbx => "reth's MDBX read in place, commits kept in memory",
+            _ if self.result.independent_blocks => {
+                "independent blocks, each over a RocksDB state of its own pre-state, read-only, its commit kept in memory"
+            }
             _ if self.result.rocksdb_io_uring => {
                 "a RocksDB flat state, a hard-link clone per run; multi-gets read each file's blocks through io_uring"
             }

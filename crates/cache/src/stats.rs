@@ -121,6 +121,16 @@ impl LatencyHistogram {
     }
 }
 
+/// `into[i] += from[i]`, `into` grown to `from`'s length.
+fn add_counts(into: &mut Vec<u64>, from: &[u64]) {
+    if into.len() < from.len() {
+        into.resize(from.len(), 0);
+    }
+    for (a, b) in into.iter_mut().zip(from) {
+        *a += b;
+    }
+}
+
 /// A snapshot of the counters.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CacheStats {
@@ -139,6 +149,17 @@ pub struct CacheStats {
 }
 
 impl CacheStats {
+    /// Adds the counters of another cache (independent blocks replayed each through a cache of
+    /// its own, reported as one run).
+    pub fn add(&mut self, other: &Self) {
+        self.hits += other.hits;
+        self.misses += other.misses;
+        self.prefetched += other.prefetched;
+        add_counts(&mut self.reads_by_kind, &other.reads_by_kind);
+        add_counts(&mut self.read_nanos_by_kind, &other.read_nanos_by_kind);
+        add_counts(&mut self.latency.counts, &other.latency.counts);
+    }
+
     /// Store reads of `kind`.
     pub fn reads(&self, kind: ReadKind) -> u64 {
         self.reads_by_kind

@@ -19,14 +19,17 @@ use std::{num::NonZeroUsize, path::PathBuf};
 /// Run the research's matrix from the same pre-state and print its tables.
 #[derive(Debug, Clone, Args)]
 pub struct BenchCommand {
-    /// Dump directory (chained).
+    /// Dump directory: a chain, or independent blocks (`bal-dump import-fixture`), each then
+    /// replayed as a batch of one block over its own state (`--batch 1 --no-baselines`).
     #[arg(long)]
     pub dump: PathBuf,
     /// Pristine state at the block before the dump's first, never written: `<dir>` or
     /// `rocksdb:<dir>` (a RocksDB flat state; every run replays over a hard-link clone), or
     /// `mdbx:<dir>` (reth's database; every run opens it read-only and keeps its commits in
     /// memory). Over MDBX the in-memory baseline is left out (it would need the whole state
-    /// loaded into memory; a note says so) and --direct-io is refused.
+    /// loaded into memory; a note says so) and --direct-io is refused. For independent blocks:
+    /// the directory of their states (`<dir>/<number>`, as `import-fixture --state` writes it),
+    /// each opened read-only with its block's commit kept in memory.
     #[arg(long)]
     pub state: StateSpec,
     /// Worker counts.

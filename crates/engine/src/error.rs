@@ -103,6 +103,22 @@ pub enum EngineError {
         /// The dump directory.
         dir: String,
     },
+    /// Independent blocks were asked for, but the dump is a chain.
+    #[error(
+        "the dump at {dir} is a chain (chained = true); independent-block replay is for imported fixtures"
+    )]
+    Chained {
+        /// The dump directory.
+        dir: String,
+    },
+    /// Independent blocks each run over a state of their own, so a batch holds one block.
+    #[error(
+        "a dump of independent blocks replays in batches of 1 block (each over its own state), not {batch}"
+    )]
+    IndependentBatch {
+        /// The batch size asked for.
+        batch: usize,
+    },
     /// A worker thread panicked.
     #[error("a worker thread panicked: {0}")]
     WorkerPanic(String),

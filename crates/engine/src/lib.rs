@@ -41,7 +41,7 @@ pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_p
 pub use prevalues::PreValueDb;
 pub use profile::{BatchProfile, PrefetchProfile, TaskProfile};
 pub use record_check::check_record;
-pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay};
+pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay, replay_independent};
 pub use rewind::{ScratchState, drop_page_cache};
 pub use sequential::{SequentialOutcome, execute_sequential};
 pub use verify::{check_block, check_block_bal, check_output};

@@ -7,7 +7,7 @@ use crate::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
-use bal_replay_dump::{DumpReader, Records};
+use bal_replay_dump::{BlockRecord, DumpError, DumpReader, Records};
 use bal_replay_executor::ChainConfig;
 use bal_replay_state::{AppliedBlock, FlatAccount, StateChanges, StateReader, StateWriter};
 use std::{
@@ -291,10 +291,82 @@ where
     Ok(report)
 }
 
+/// Replays a dump of independent blocks (`chained = false`: imported fixtures, each block with a
+/// state of its own seeded with its pre-state), each block as a batch of its own over the store
+/// `state_of` opens for it (which must be at the block's parent: its hash is checked as
+/// [`replay`] checks a chain's first block). Every block is verified as in [`replay`]; the report
+/// sums them, one [`BatchReport`] per block. `options.batch` must be 1: a batch of independent
+/// blocks has no one state to run over. A chained dump is replayed by [`replay`] instead.
+pub fn replay_independent<S>(
+    config: &ChainConfig,
+    dump: &DumpReader,
+    mut state_of: impl FnMut(u64) -> Result<S, EngineError>,
+    options: &ReplayOptions,
+    mut on_batch: impl FnMut(&BatchReport),
+) -> Result<ReplayReport, EngineError>
+where
+    S: StateReader + StateWriter,
+{
+    let manifest = dump.manifest();
+    if manifest.chained {
+        return Err(EngineError::Chained {
+            dir: dump.dir().display().to_string(),
+        });
+    }
+    if options.batch.get() != 1 {
+        return Err(EngineError::IndependentBatch {
+            batch: options.batch.get(),
+        });
+    }
+    let mut report = ReplayReport::default();
+    let wall = Instant::now();
+    for record in dump.records() {
+        let record = record?;
+        let number = record.number();
+        let store = state_of(number)?;
+        let parent = number.saturating_sub(1);
+        if store.applied_block()? != Some(parent) {
+            return Err(EngineError::StateHeight {
+                state: store.applied_block()?,
+                dump_first: number,
+                dump_last: number,
+                expected: parent,
+            });
+        }
+        check_state_block(&store, parent, record.block.header.parent_hash)?;
+        let cache = SharedCache::new(&store, options.cache);
+        let mut one = std::iter::once(Ok(record)).peekable();
+        let Some(plan) = read_plan(&mut one, options)? else {
+            continue;
+        };
+        let mut batch_report = replay_batch(
+            config,
+            plan,
+            None,
+            &store,
+            &cache,
+            options,
+            manifest.chain_id,
+        )?;
+        batch_report.cache = cache.stats();
+        report.blocks += 1;
+        report.txs += batch_report.txs as u64;
+        report.gas += batch_report.gas;
+        report.exec_with_io += batch_report.exec_with_io();
+        report.longest_txs += batch_report.longest_tx;
+        report.commit += batch_report.commit;
+        report.cache.add(&batch_report.cache);
+        on_batch(&batch_report);
+        report.batches.push(batch_report);
+    }
+    report.wall = wall.elapsed();
+    Ok(report)
+}
+
 /// The next `options.batch` records planned as a batch, with the time planning took; `None` at the
 /// end of the dump.
 fn read_plan(
-    records: &mut std::iter::Peekable<Records>,
+    records: &mut std::iter::Peekable<impl Iterator<Item = Result<BlockRecord, DumpError>>>,
     options: &ReplayOptions,
 ) -> Result<Option<(BatchPlan, Duration)>, EngineError> {
     let mut batch = Vec::with_capacity(options.batch.get());

@@ -82,6 +82,7 @@ fn bench() -> BenchResult {
             parallel: 90_000.0,
         },
         rocksdb_io_uring: false,
+        independent_blocks: false,
         runs,
     }
 }

@@ -1,0 +1,123 @@
+//! Benching a dump of independent blocks (imported mainnet fixtures): each block a batch of its own
+//! over its own pre-state, verified, with one profile per block; and the two configurations it
+//! cannot run, refused with errors that say why.
+
+use bal_replay_bench::{BenchError, BenchMatrix, StoreKind, run_bench};
+use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_executor::ChainConfig;
+use bal_replay_fixtures::default_mainnet_dir;
+use bal_replay_import::{import_fixtures, read_fixtures, write_fixture_dump};
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_state::RocksOptions;
+use std::num::NonZeroUsize;
+
+/// Frontier, London and Cancun blocks, none of which wipes an existing account's storage (a BAL
+/// cannot express that wipe; such pre-Cancun blocks replay only sequentially).
+const BLOCKS: [u64; 3] = [46147, 17034869, 19934116];
+
+fn n(count: usize) -> NonZeroUsize {
+    NonZeroUsize::new(count).unwrap()
+}
+
+fn matrix() -> BenchMatrix {
+    BenchMatrix {
+        threads: vec![n(1), n(2)],
+        batches: vec![n(1)],
+        designs: IoDesign::ALL.to_vec(),
+        io_threads: n(2),
+        order: TaskOrder::BlockOrder,
+        drop_caches: false,
+        direct_io: false,
+        sequential: true,
+        in_memory: false,
+        block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        cache: Default::default(),
+        repeat: n(1),
+        pipeline: false,
+        profile: true,
+    }
+}
+
+#[test]
+fn fixture_blocks_bench_each_over_its_own_state_with_a_profile_per_block() {
+    let root = default_mainnet_dir().expect("../shared/fixtures/mainnet next to the workspace");
+    let config = ChainConfig::mainnet();
+    let dirs: Vec<_> = BLOCKS.iter().map(|b| root.join(b.to_string())).collect();
+    let fixtures = read_fixtures(&dirs).unwrap();
+    let records = import_fixtures(&config, &fixtures, || {}).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, states) = (tmp.path().join("dump"), tmp.path().join("states"));
+    write_fixture_dump(&config, &records, &dump, &states, || {}).unwrap();
+    let gas: u64 = records.iter().map(|r| r.gas_used()).sum();
+    let txs: usize = records.iter().map(|r| r.tx_count()).sum();
+    // The three headers' gasUsed and transaction counts.
+    assert_eq!((gas, txs), (11_837_107, 152));
+
+    let spec = StateSpec::RocksDb(states.clone());
+    let result = run_bench(&config, &dump, &spec, &matrix(), |_| {}).unwrap();
+    assert!(result.independent_blocks);
+    // Every design at 1 and 2 workers, and the sequential baseline.
+    assert_eq!(result.runs.len(), IoDesign::ALL.len() * 2 + 1);
+    for run in &result.runs {
+        assert_eq!(run.store, StoreKind::Rocksdb);
+        assert_eq!(
+            (run.blocks, run.txs, run.gas),
+            (3, txs as u64, gas),
+            "{run:?}"
+        );
+        if run.mode == ExecMode::Sequential {
+            continue;
+        }
+        // One profile per block; a task per BAL index (0: before the transactions, then each
+        // transaction, then the block's end: rewards, withdrawals), each once; the tasks' gas the
+        // block's.
+        assert_eq!(run.batch_profiles.len(), BLOCKS.len());
+        for (profile, record) in run.batch_profiles.iter().zip(&records) {
+            assert_eq!(profile.first_block, record.number());
+            assert_eq!(profile.last_block, record.number());
+            let mut indices: Vec<u64> = profile.tasks.iter().map(|t| t.index).collect();
+            indices.sort_unstable();
+            assert_eq!(
+                indices,
+                (0..=record.tx_count() as u64 + 1).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                profile.tasks.iter().map(|t| t.gas).sum::<u64>(),
+                record.gas_used(),
+                "block {}, {}",
+                record.number(),
+                run.design
+            );
+        }
+    }
+    // The states were opened read-only: each still holds its block's parent.
+    for record in &records {
+        let store =
+            bal_replay_state::RocksStore::open_read_only(states.join(record.number().to_string()))
+                .unwrap();
+        assert_eq!(
+            bal_replay_state::StateReader::applied_block(&store).unwrap(),
+            Some(record.number() - 1)
+        );
+    }
+
+    // A batch of several independent blocks has no one state to run over.
+    let batch_50 = BenchMatrix {
+        batches: vec![n(50)],
+        sequential: false,
+        ..matrix()
+    };
+    let err = run_bench(&config, &dump, &spec, &batch_50, |_| {}).unwrap_err();
+    assert!(err.to_string().contains("batches of 1 block"), "{err}");
+    // The in-memory baseline loads one state.
+    let in_memory = BenchMatrix {
+        in_memory: true,
+        ..matrix()
+    };
+    let err = run_bench(&config, &dump, &spec, &in_memory, |_| {}).unwrap_err();
+    assert!(
+        matches!(err, BenchError::IndependentInMemory { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("--no-baselines"), "{err}");
+}
