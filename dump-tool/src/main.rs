@@ -114,8 +114,23 @@ fn import(out: &mut impl Write, dirs: &[PathBuf], dump: &Path, state: &Path) -> 
     let config = ChainConfig::mainnet();
     let fixtures = read_fixtures(dirs)?;
     let bar = progress(fixtures.len() as u64, "executing");
-    let records = import_fixtures(&config, &fixtures, || bar.inc(1))?;
+    let mut wiping = Vec::new();
+    let records = import_fixtures(&config, &fixtures, |record, wipes| {
+        if wipes {
+            wiping.push(record.number());
+        }
+        bar.inc(1);
+    })?;
     bar.finish_and_clear();
+    if !wiping.is_empty() {
+        // Imported all the same: sequential replays and `validate` are exact on them.
+        tracing::warn!(
+            blocks = ?wiping,
+            "these blocks wipe an existing contract's storage (SELFDESTRUCT before Cancun), which a \
+             BAL cannot express: replay them only sequentially, and leave them out of parallel \
+             benches"
+        );
+    }
     let bar = progress(records.len() as u64, "writing");
     let m = write_fixture_dump(&config, &records, dump, state, || bar.inc(1))
         .wrap_err_with(|| format!("writing dump {}", dump.display()))?;

@@ -44,7 +44,14 @@ fn fixture_blocks_bench_each_over_its_own_state_with_a_profile_per_block() {
     let config = ChainConfig::mainnet();
     let dirs: Vec<_> = BLOCKS.iter().map(|b| root.join(b.to_string())).collect();
     let fixtures = read_fixtures(&dirs).unwrap();
-    let records = import_fixtures(&config, &fixtures, || {}).unwrap();
+    let mut wiping = Vec::new();
+    let records = import_fixtures(&config, &fixtures, |record, wipes| {
+        if wipes {
+            wiping.push(record.number());
+        }
+    })
+    .unwrap();
+    assert!(wiping.is_empty(), "{wiping:?}");
     let tmp = tempfile::tempdir().unwrap();
     let (dump, states) = (tmp.path().join("dump"), tmp.path().join("states"));
     write_fixture_dump(&config, &records, &dump, &states, || {}).unwrap();

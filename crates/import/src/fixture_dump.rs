@@ -2,7 +2,7 @@
 
 use crate::{ImportError, import_fixture, seed_rocks_state, verify_fixture};
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpWriter, Manifest, WriterOptions};
-use bal_replay_executor::{BlockCheck, ChainConfig};
+use bal_replay_executor::{BlockCheck, BlockOutput, ChainConfig};
 use bal_replay_fixtures::{Fixture, fixture_dirs};
 use bal_replay_state::RocksOptions;
 use std::path::{Path, PathBuf};
@@ -24,21 +24,36 @@ pub fn read_fixtures(dirs: &[PathBuf]) -> Result<Vec<Fixture>, ImportError> {
     Ok(fixtures)
 }
 
-/// Imports every fixture ([`import_fixture`]), calling `on_block` after each: all of them before
-/// anything is written, so that a bad fixture leaves no half-written dump.
+/// Imports every fixture ([`import_fixture`]), calling `on_block` after each with its record and
+/// whether it wipes an existing account's storage ([`wipes_existing_storage`]): all of them
+/// before anything is written, so that a bad fixture leaves no half-written dump.
 pub fn import_fixtures(
     config: &ChainConfig,
     fixtures: &[Fixture],
-    mut on_block: impl FnMut(),
+    mut on_block: impl FnMut(&BlockRecord, bool),
 ) -> Result<Vec<BlockRecord>, ImportError> {
     fixtures
         .iter()
         .map(|fixture| {
-            let (record, _) = import_fixture(config, fixture)?;
-            on_block();
+            let (record, output) = import_fixture(config, fixture)?;
+            on_block(&record, wipes_existing_storage(&record, &output));
             Ok(record)
         })
         .collect()
+}
+
+/// Whether executing `record`'s block wiped the storage of an account that existed before it
+/// (SELFDESTRUCT before Cancun, EIP-6780). A BAL lists only the slots a block touched, so it
+/// cannot express such a wipe: a later transaction's read of an untouched slot of the account
+/// would see the old storage. Such a block replays correctly only sequentially.
+pub fn wipes_existing_storage(record: &BlockRecord, output: &BlockOutput) -> bool {
+    output.changes.wiped_storage.iter().any(|wiped| {
+        record
+            .pre_state
+            .accounts
+            .iter()
+            .any(|pre| pre.address == *wiped)
+    })
 }
 
 /// Writes `records` as a dump of independent blocks in `out` (source `"fixture"`) and, per block,

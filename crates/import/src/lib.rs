@@ -27,7 +27,9 @@ mod fixture_dump;
 pub use bal_replay_fixtures::ChainFixture;
 pub use chain_import::{ChainImport, ReceiptMismatch, import_chain};
 pub use chain_state::{SeededChainState, seed_chain_state};
-pub use fixture_dump::{FixtureChecks, import_fixtures, read_fixtures, write_fixture_dump};
+pub use fixture_dump::{
+    FixtureChecks, import_fixtures, read_fixtures, wipes_existing_storage, write_fixture_dump,
+};
 
 use alloy_primitives::B256;
 use bal_replay_dump::{BlockRecord, DumpError};

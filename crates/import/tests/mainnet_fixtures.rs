@@ -62,3 +62,27 @@ fn every_mainnet_fixture_matches_its_header() {
         "receipts root checked on only {receipts_checked} blocks"
     );
 }
+
+/// The import says which blocks wipe an existing contract's storage (a BAL cannot express it):
+/// 11114732 (October 2020) does, 46147 and 19934116 (Cancun, after EIP-6780) do not.
+#[test]
+fn import_flags_the_blocks_that_wipe_existing_storage() {
+    let root =
+        default_mainnet_dir().expect("../shared/fixtures/mainnet must exist next to the workspace");
+    let dirs: Vec<_> = [46147u64, 11114732, 19934116]
+        .iter()
+        .map(|b| root.join(b.to_string()))
+        .collect();
+    let fixtures = bal_replay_import::read_fixtures(&dirs).unwrap();
+    let mut flags = Vec::new();
+    let records =
+        bal_replay_import::import_fixtures(&ChainConfig::mainnet(), &fixtures, |record, wipes| {
+            flags.push((record.number(), wipes));
+        })
+        .unwrap();
+    assert_eq!(records.len(), 3);
+    assert_eq!(
+        flags,
+        vec![(46147, false), (11114732, true), (19934116, false)]
+    );
+}
