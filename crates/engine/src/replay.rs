@@ -3,13 +3,16 @@
 use crate::{
     BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, TaskOrder,
     execute_parallel_with, execute_sequential,
+    pool::{EnginePools, ThreadGroup},
     profile::{BatchProfile, PrefetchProfile, nanos, thread_cpu_time},
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
 use bal_replay_dump::{BlockRecord, DumpError, DumpReader, Records};
 use bal_replay_executor::ChainConfig;
-use bal_replay_state::{AppliedBlock, FlatAccount, StateChanges, StateReader, StateWriter};
+use bal_replay_state::{
+    AppliedBlock, FlatAccount, StateChanges, StateError, StateReader, StateWriter,
+};
 use std::{
     num::NonZeroUsize,
     time::{Duration, Instant},
@@ -253,6 +256,7 @@ where
     let pipelines = options.pipeline
         && options.mode == ExecMode::Parallel
         && matches!(options.design, IoDesign::Batched | IoDesign::Hybrid);
+    let pools = EnginePools::new(options.io_threads, pipelines)?;
     let mut next = read_plan(&mut records, options)?;
     while let Some((plan, prepare)) = next.take() {
         // With the pipeline, batch k+1 is read and planned before batch k executes, so its keys
@@ -267,7 +271,7 @@ where
             (plan, prepare),
             ahead.as_ref().map(|(plan, _)| plan),
             store,
-            &cache,
+            (&cache, &pools),
             options,
             chain_id,
         )?;
@@ -320,6 +324,9 @@ where
     }
     let mut report = ReplayReport::default();
     let wall = Instant::now();
+    // One set of readers for every block: at a batch of one block, starting them per block costs
+    // more than many a block's prefetch.
+    let pools = EnginePools::new(options.io_threads, false)?;
     for record in dump.records() {
         let record = record?;
         let number = record.number();
@@ -344,7 +351,7 @@ where
             plan,
             None,
             &store,
-            &cache,
+            (&cache, &pools),
             options,
             manifest.chain_id,
         )?;
@@ -485,7 +492,7 @@ fn replay_batch<S>(
     (plan, prepare): (BatchPlan, Duration),
     ahead: Option<&BatchPlan>,
     store: &S,
-    cache: &SharedCache<&S>,
+    (cache, pools): (&SharedCache<&S>, &EnginePools),
     options: &ReplayOptions,
     chain_id: u64,
 ) -> Result<BatchReport, EngineError>
@@ -501,7 +508,7 @@ where
         ..Default::default()
     };
 
-    let changes = execute_batch(config, &plan, ahead, cache, options, &mut report)?;
+    let changes = execute_batch(config, &plan, ahead, cache, pools, options, &mut report)?;
     let last_hash = plan
         .records
         .last()
@@ -529,6 +536,7 @@ fn execute_batch<S: StateReader>(
     plan: &BatchPlan,
     ahead: Option<&BatchPlan>,
     cache: &SharedCache<&S>,
+    pools: &EnginePools,
     options: &ReplayOptions,
     report: &mut BatchReport,
 ) -> Result<StateChanges, EngineError> {
@@ -545,8 +553,9 @@ fn execute_batch<S: StateReader>(
             let db = PreValueDb::from_records(&plan.records);
             // Execution reads the BAL's values while the readers check them against the state.
             let (verified, out) = std::thread::scope(|scope| {
-                let verifier =
-                    scope.spawn(|| verify_pre_values(cache, plan, &db, options.io_threads));
+                let verifier = scope.spawn(|| {
+                    verify_pre_values(cache, plan, &db, &pools.readers, options.io_threads)
+                });
                 let out = match mode {
                     ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
                         .map(|out| (out.exec_time, out.longest_block, out.changes)),
@@ -590,11 +599,11 @@ fn execute_batch<S: StateReader>(
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
-            let prefetched = prefetch(cache, plan, options.io_threads, design)?;
+            let prefetched = prefetch(cache, plan, &pools.readers, options.io_threads, design)?;
             report.prefetch = t.elapsed();
             report.keys_prefetched = prefetched.keys;
             report.prefetch_profile = Some(prefetched);
-            let out = with_prefetch_ahead(cache, ahead, options, report, || {
+            let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
                 execute_parallel_with(config, plan, cache, parallel_options(options))
             })?;
             report.take_parallel(out)
@@ -607,8 +616,9 @@ fn execute_batch<S: StateReader>(
             // Prefetch the keys the diffs name while the workers start executing; the cache's
             // single-flight reads keep a key a worker is already reading from being read twice.
             let (prefetched, out) = std::thread::scope(|scope| {
-                let prefetcher = scope.spawn(|| prefetch(cache, plan, options.io_threads, design));
-                let out = with_prefetch_ahead(cache, ahead, options, report, || {
+                let prefetcher = scope
+                    .spawn(|| prefetch(cache, plan, &pools.readers, options.io_threads, design));
+                let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
                     execute_parallel_with(config, plan, cache, parallel_options(options))
                 });
                 let prefetched = prefetcher
@@ -646,6 +656,7 @@ fn verify_pre_values<S: StateReader>(
     cache: &SharedCache<S>,
     plan: &BatchPlan,
     db: &PreValueDb,
+    readers: &ThreadGroup,
     io_threads: NonZeroUsize,
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
@@ -662,46 +673,44 @@ fn verify_pre_values<S: StateReader>(
         .copied()
         .collect();
     let threads = io_threads.get();
-    let (keys, cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
-        let mut handles = Vec::new();
-        for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || {
-                cpu_timed(|| -> Result<u64, EngineError> {
-                    cache.prefetch_accounts(chunk)?;
-                    for address in chunk {
-                        let claimed = values.accounts[address].map(FlatAccount::from);
-                        let state = cache.account(*address)?;
-                        if claimed != state {
-                            return Err(pre_value_mismatch(plan, *address, None, &claimed, &state));
-                        }
+    let mut jobs: Vec<ReaderJob<'_, EngineError>> = Vec::new();
+    for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+        jobs.push(Box::new(move || {
+            cpu_timed(|| -> Result<u64, EngineError> {
+                cache.prefetch_accounts(chunk)?;
+                for address in chunk {
+                    let claimed = values.accounts[address].map(FlatAccount::from);
+                    let state = cache.account(*address)?;
+                    if claimed != state {
+                        return Err(pre_value_mismatch(plan, *address, None, &claimed, &state));
                     }
-                    Ok(chunk.len() as u64)
-                })
-            }));
-        }
-        for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
-            handles.push(scope.spawn(move || {
-                cpu_timed(|| -> Result<u64, EngineError> {
-                    cache.prefetch_storage(chunk)?;
-                    for key @ (address, slot) in chunk {
-                        let claimed = values.storage[key];
-                        let state = cache.storage(*address, *slot)?;
-                        if claimed != state {
-                            return Err(pre_value_mismatch(
-                                plan,
-                                *address,
-                                Some(*slot),
-                                &claimed,
-                                &state,
-                            ));
-                        }
+                }
+                Ok(chunk.len() as u64)
+            })
+        }));
+    }
+    for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+        jobs.push(Box::new(move || {
+            cpu_timed(|| -> Result<u64, EngineError> {
+                cache.prefetch_storage(chunk)?;
+                for key @ (address, slot) in chunk {
+                    let claimed = values.storage[key];
+                    let state = cache.storage(*address, *slot)?;
+                    if claimed != state {
+                        return Err(pre_value_mismatch(
+                            plan,
+                            *address,
+                            Some(*slot),
+                            &claimed,
+                            &state,
+                        ));
                     }
-                    Ok(chunk.len() as u64)
-                })
-            }));
-        }
-        sum_joined(handles, "pre-value verifier")
-    })?;
+                }
+                Ok(chunk.len() as u64)
+            })
+        }));
+    }
+    let (keys, cpu) = sum_each(readers, jobs, "pre-value verifier")?;
     Ok(PrefetchProfile {
         keys,
         readers: threads as u32,
@@ -718,18 +727,20 @@ fn cpu_timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
     (out, thread_cpu_time().saturating_sub(cpu))
 }
 
-/// Joins reader threads that each return a count of keys read (with their CPU time, see
-/// [`cpu_timed`]), and sums the counts and the CPU times; a panicked reader is
+/// A reader's work: the keys it read, or its error, with the CPU time its thread spent on it
+/// ([`cpu_timed`]).
+type ReaderJob<'a, E> = Box<dyn FnOnce() -> (Result<u64, E>, Duration) + Send + 'a>;
+
+/// Runs reader jobs at once on `readers` and sums their counts and CPU times; the first failed
+/// job's error (in the jobs' order) is returned, and a panicked reader is
 /// [`EngineError::WorkerPanic`] named `what`.
-fn sum_joined<E: Into<EngineError>>(
-    handles: Vec<std::thread::ScopedJoinHandle<'_, (Result<u64, E>, Duration)>>,
+fn sum_each<E: Into<EngineError> + Send>(
+    readers: &ThreadGroup,
+    jobs: Vec<ReaderJob<'_, E>>,
     what: &str,
 ) -> Result<(u64, Duration), EngineError> {
     let (mut keys, mut cpu) = (0, Duration::ZERO);
-    for h in handles {
-        let (read, spent) = h
-            .join()
-            .map_err(|_| EngineError::WorkerPanic(what.into()))?;
+    for (read, spent) in readers.run_each(jobs, what)? {
         keys += read.map_err(Into::into)?;
         cpu += spent;
     }
@@ -794,17 +805,18 @@ fn pre_value_mismatch(
 fn with_prefetch_ahead<S: StateReader, T>(
     cache: &SharedCache<&S>,
     ahead: Option<&BatchPlan>,
+    pools: &EnginePools,
     options: &ReplayOptions,
     report: &mut BatchReport,
     execute: impl FnOnce() -> Result<T, EngineError>,
 ) -> Result<T, EngineError> {
-    let Some(ahead) = ahead else {
+    let (Some(ahead), Some(readers)) = (ahead, pools.ahead.as_ref()) else {
         return execute();
     };
     let (out, looked_ahead) = std::thread::scope(|scope| {
         let look_ahead = scope.spawn(|| {
             let t = Instant::now();
-            prefetch(cache, ahead, options.io_threads, options.design)
+            prefetch(cache, ahead, readers, options.io_threads, options.design)
                 .map(|p| (p.keys, t.elapsed()))
         });
         let out = execute();
@@ -827,6 +839,7 @@ fn with_prefetch_ahead<S: StateReader, T>(
 fn prefetch<S: StateReader>(
     cache: &SharedCache<S>,
     plan: &BatchPlan,
+    readers: &ThreadGroup,
     io_threads: NonZeroUsize,
     design: IoDesign,
 ) -> Result<PrefetchProfile, EngineError> {
@@ -843,20 +856,18 @@ fn prefetch<S: StateReader>(
         })
         .collect();
     let threads = io_threads.get();
-    let (read, keys_cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
-        let mut handles = Vec::new();
-        for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
-            handles.push(
-                scope.spawn(move || cpu_timed(|| cache.prefetch_accounts(chunk).map(|n| n as u64))),
-            );
-        }
-        for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
-            handles.push(
-                scope.spawn(move || cpu_timed(|| cache.prefetch_storage(chunk).map(|n| n as u64))),
-            );
-        }
-        sum_joined(handles, "prefetch reader")
-    })?;
+    let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
+    for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+        jobs.push(Box::new(move || {
+            cpu_timed(|| cache.prefetch_accounts(chunk).map(|n| n as u64))
+        }));
+    }
+    for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+        jobs.push(Box::new(move || {
+            cpu_timed(|| cache.prefetch_storage(chunk).map(|n| n as u64))
+        }));
+    }
+    let (read, keys_cpu) = sum_each(readers, jobs, "prefetch reader")?;
     let profile = |keys: u64, cpu: Duration| PrefetchProfile {
         keys,
         readers: threads as u32,
@@ -877,25 +888,23 @@ fn prefetch<S: StateReader>(
     }
     hashes.sort_unstable();
     hashes.dedup();
-    let (_, code_cpu) = std::thread::scope(|scope| -> Result<(u64, Duration), EngineError> {
-        let mut handles = Vec::new();
-        for chunk in hashes.chunks(hashes.len().div_ceil(threads).max(1)) {
-            // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
-            // dump's pre-values (an account whose balance alone was read). Execution still fails
-            // if it needs code the state lacks.
-            handles.push(scope.spawn(move || {
-                cpu_timed(|| {
-                    chunk
-                        .iter()
-                        .try_for_each(|h| match cache.code(*h) {
-                            Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
-                            Err(e) => Err(e),
-                        })
-                        .map(|()| chunk.len() as u64)
-                })
-            }));
-        }
-        sum_joined(handles, "code prefetch")
-    })?;
+    let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
+    for chunk in hashes.chunks(hashes.len().div_ceil(threads).max(1)) {
+        // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
+        // dump's pre-values (an account whose balance alone was read). Execution still fails
+        // if it needs code the state lacks.
+        jobs.push(Box::new(move || {
+            cpu_timed(|| {
+                chunk
+                    .iter()
+                    .try_for_each(|h| match cache.code(*h) {
+                        Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
+                        Err(e) => Err(e),
+                    })
+                    .map(|()| chunk.len() as u64)
+            })
+        }));
+    }
+    let (_, code_cpu) = sum_each(readers, jobs, "code prefetch")?;
     Ok(profile(read + hashes.len() as u64, keys_cpu + code_cpu))
 }
