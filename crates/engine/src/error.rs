@@ -122,7 +122,7 @@ pub enum EngineError {
     /// A worker thread panicked.
     #[error("a worker thread panicked: {0}")]
     WorkerPanic(String),
-    /// The replay's worker or reader threads could not be started.
+    /// The replay's prefetch reader threads could not be started.
     #[error("cannot start the replay's threads: {0}")]
     ThreadStart(String),
     /// Dropping the page cache failed.

@@ -39,7 +39,6 @@ pub use design::{BalSizeTotals, BalSizes, IoDesign, diffs_only_bal};
 pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_parallel_with};
-pub use pool::{EnginePools, ThreadGroup};
 pub use prevalues::PreValueDb;
 pub use profile::{BatchProfile, PrefetchProfile, TaskProfile};
 pub use record_check::check_record;

@@ -15,7 +15,7 @@ use std::{
 };
 
 /// A fixed set of threads that run jobs handed to them together ([`ThreadGroup::run_each`]).
-pub struct ThreadGroup {
+pub(crate) struct ThreadGroup {
     pool: ThreadPool,
 }
 
@@ -29,7 +29,7 @@ impl std::fmt::Debug for ThreadGroup {
 
 impl ThreadGroup {
     /// `threads` threads named `name-<i>`.
-    pub fn new(threads: NonZeroUsize, name: &'static str) -> Result<Self, EngineError> {
+    pub(crate) fn new(threads: NonZeroUsize, name: &'static str) -> Result<Self, EngineError> {
         let pool = ThreadPoolBuilder::new()
             .num_threads(threads.get())
             .thread_name(move |i| format!("{name}-{i}"))
@@ -39,17 +39,17 @@ impl ThreadGroup {
     }
 
     /// How many threads it has.
-    pub fn threads(&self) -> usize {
+    pub(crate) fn threads(&self) -> usize {
         self.pool.current_num_threads()
     }
 
     /// Runs every job at once and returns their results in the jobs' order once all have ended:
     /// job `i` runs on thread `i % threads`, so as many jobs as threads run one a thread, each
-    /// thread woken at once (rayon's broadcast wakes every thread; a spawned job would wait for
-    /// an idle thread to find it, which here left the second worker of a batch starting 0.7-0.9 ms
-    /// after the first). A job that panicked is [`EngineError::WorkerPanic`] named `what`, after
+    /// thread woken at once (rayon's broadcast wakes every thread; a spawned job waits for an idle
+    /// thread to find it: when this group ran a batch's workers, the second one started 0.7-0.9 ms
+    /// after the first that way, 0.3-0.4 ms with the broadcast). A job that panicked is [`EngineError::WorkerPanic`] named `what`, after
     /// every other job has ended.
-    pub fn run_each<T, F>(&self, jobs: Vec<F>, what: &str) -> Result<Vec<T>, EngineError>
+    pub(crate) fn run_each<T, F>(&self, jobs: Vec<F>, what: &str) -> Result<Vec<T>, EngineError>
     where
         T: Send,
         F: FnOnce() -> T + Send,
@@ -88,7 +88,7 @@ impl ThreadGroup {
 /// the real fixture blocks up to 16% of their throughput. A reader starting late costs less: a
 /// prefetch is many reads, and at a batch of one block starting 16-24 threads cost more than that.
 #[derive(Debug)]
-pub struct EnginePools {
+pub(crate) struct EnginePools {
     /// Read a batch's keys: a prefetch splits accounts and slots each among `--io-threads`
     /// readers and runs both sets at once, so twice `--io-threads` threads.
     pub(crate) readers: ThreadGroup,
@@ -98,9 +98,9 @@ pub struct EnginePools {
 }
 
 impl EnginePools {
-    /// Readers for `io_threads` prefetch readers, with look-ahead readers when the replay
+    /// Threads for `io_threads` prefetch readers, with look-ahead readers when the replay
     /// pipelines.
-    pub fn new(io_threads: NonZeroUsize, pipeline: bool) -> Result<Self, EngineError> {
+    pub(crate) fn new(io_threads: NonZeroUsize, pipeline: bool) -> Result<Self, EngineError> {
         const TWO: NonZeroUsize = NonZeroUsize::new(2).expect("2 is not 0");
         let readers = io_threads.saturating_mul(TWO);
         Ok(Self {

@@ -674,7 +674,7 @@ fn verify_pre_values<S: StateReader>(
         .collect();
     let threads = io_threads.get();
     let mut jobs: Vec<ReaderJob<'_, EngineError>> = Vec::new();
-    for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+    for chunk in reader_chunks(&accounts, threads) {
         jobs.push(Box::new(move || {
             cpu_timed(|| -> Result<u64, EngineError> {
                 cache.prefetch_accounts(chunk)?;
@@ -689,7 +689,7 @@ fn verify_pre_values<S: StateReader>(
             })
         }));
     }
-    for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+    for chunk in reader_chunks(&slots, threads) {
         jobs.push(Box::new(move || {
             cpu_timed(|| -> Result<u64, EngineError> {
                 cache.prefetch_storage(chunk)?;
@@ -725,6 +725,12 @@ fn cpu_timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
     let cpu = thread_cpu_time();
     let out = work();
     (out, thread_cpu_time().saturating_sub(cpu))
+}
+
+/// `keys` split among `readers` readers: at most `readers` chunks of equal length (the last may be
+/// shorter), none when `keys` is empty.
+fn reader_chunks<T>(keys: &[T], readers: usize) -> std::slice::Chunks<'_, T> {
+    keys.chunks(keys.len().div_ceil(readers).max(1))
 }
 
 /// A reader's work: the keys it read, or its error, with the CPU time its thread spent on it
@@ -857,12 +863,12 @@ fn prefetch<S: StateReader>(
         .collect();
     let threads = io_threads.get();
     let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
-    for chunk in accounts.chunks(accounts.len().div_ceil(threads).max(1)) {
+    for chunk in reader_chunks(&accounts, threads) {
         jobs.push(Box::new(move || {
             cpu_timed(|| cache.prefetch_accounts(chunk).map(|n| n as u64))
         }));
     }
-    for chunk in slots.chunks(slots.len().div_ceil(threads).max(1)) {
+    for chunk in reader_chunks(&slots, threads) {
         jobs.push(Box::new(move || {
             cpu_timed(|| cache.prefetch_storage(chunk).map(|n| n as u64))
         }));
@@ -889,7 +895,7 @@ fn prefetch<S: StateReader>(
     hashes.sort_unstable();
     hashes.dedup();
     let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
-    for chunk in hashes.chunks(hashes.len().div_ceil(threads).max(1)) {
+    for chunk in reader_chunks(&hashes, threads) {
         // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
         // dump's pre-values (an account whose balance alone was read). Execution still fails
         // if it needs code the state lacks.
