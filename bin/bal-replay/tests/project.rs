@@ -91,6 +91,28 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(projected("full", 16) > 3.0 * projected("full", 1));
     assert!(projected("parallel", 1) > 0.0);
 
+    // The second calibration point: each design's two-worker run fits the time per batch the
+    // simulation lacks (its measured execution less the check above's prediction, over its 2
+    // batches of 10 blocks), so no run is left to check.
+    let with_overhead = tmp.path().join("overhead.json");
+    let out = project(&bench_json, &fio)
+        .args(["--batch-overhead", "--json"])
+        .arg(&with_overhead)
+        .output()
+        .unwrap();
+    let stdout = assert_ok(&out, "project --batch-overhead");
+    assert!(stdout.contains("Second calibration point"), "{stdout}");
+    let fitted: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&with_overhead).unwrap()).unwrap();
+    assert!(fitted["checks"].as_array().unwrap().is_empty());
+    for c in fitted["calibrations"].as_array().unwrap() {
+        let check = checks.iter().find(|k| k["design"] == c["design"]).unwrap();
+        let exec = |m: &serde_json::Value| m["exec_with_io_s"].as_f64().unwrap();
+        let expected = (exec(&check["measured"]) - exec(&check["predicted"])) * 1e9 / 2.0;
+        let overhead = c["batch_overhead_ns"].as_f64().unwrap();
+        assert!((overhead - expected).abs() < 1e-3, "{c} against {check}");
+    }
+
     let charts = tmp.path().join("charts");
     let out = bal_replay()
         .arg("report")

@@ -6,7 +6,7 @@ use bal_replay_bench::{BenchResult, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::{
     CalibrationRow, Check, DiskModel, Machine, MachineDescription, Measured, ProfiledRun,
-    Projection, ProjectionReport, calibrate, predict,
+    Projection, ProjectionReport, batch_overhead_ns, calibrate, predict,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -70,6 +70,13 @@ pub struct ProjectCommand {
     /// Write the checks and projections as JSON (what `report` draws).
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Also calibrate on each group's two-worker run: the time per batch it took beyond the
+    /// simulation (workers off their cores between tasks, a late start: what one worker cannot
+    /// show) is added to every batch of the checked predictions at two or more workers, and the
+    /// two-worker run is no longer checked. Projections onto a target machine leave it out: it is
+    /// this machine's.
+    #[arg(long)]
+    pub batch_overhead: bool,
 }
 
 /// A configuration group: runs that differ only in their worker count.
@@ -184,6 +191,7 @@ impl ProjectCommand {
             self.cores,
             target.as_ref(),
             &self.target_workers,
+            self.batch_overhead,
         );
         print_report(&report);
         if let Some(json) = &self.json {
@@ -203,6 +211,7 @@ fn project(
     cores: Option<NonZeroUsize>,
     target: Option<&Machine>,
     workers: &[NonZeroUsize],
+    batch_overhead: bool,
 ) -> ProjectionReport {
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
@@ -247,6 +256,19 @@ fn project(
         let mut base = profiled(base);
         base.read_cpu_ns = read_cpu(runs, group);
         let calibration = calibrate(&base, &machine);
+        // The second calibration point, when asked for.
+        let two = in_group()
+            .find(|(r, _)| batch_overhead && r.threads == 2 && !r.batch_profiles.is_empty());
+        if batch_overhead && two.is_none() {
+            eprintln!(
+                "note: {} at batch {}: no two-worker run with a task profile, checked without a \
+                 batch overhead (bench with --threads 1,2 and --task-profile)",
+                group.design, group.batch
+            );
+        }
+        let overhead_ns = two.map(|(r, cpus)| {
+            batch_overhead_ns(&base, &profiled(r), &here(*cpus, Some(r)), calibration.k)
+        });
         report.calibrations.push(CalibrationRow {
             design: group.design,
             batch: group.batch,
@@ -255,9 +277,13 @@ fn project(
             calibration,
             read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
+            batch_overhead_ns: overhead_ns,
         });
-        for (r, cpus) in in_group().filter(|(r, _)| r.threads != 1) {
+        let calibrated_on =
+            |r: &RunResult| r.threads == 1 || two.is_some_and(|(t, _)| std::ptr::eq(t, r));
+        for (r, cpus) in in_group().filter(|(r, _)| !calibrated_on(r)) {
             let machine = here(*cpus, Some(r));
+            let predicted = predict(&base, r.threads, &machine, calibration.k);
             report.checks.push(Check {
                 design: group.design,
                 batch: group.batch,
@@ -267,7 +293,11 @@ fn project(
                 k: calibration.k,
                 gas: r.gas,
                 measured: measured(r),
-                predicted: predict(&base, r.threads, &machine, calibration.k),
+                predicted: match overhead_ns {
+                    Some(ns) => predicted.plus_per_batch(base.batches.len(), ns),
+                    None => predicted,
+                },
+                batch_overhead_ns: overhead_ns,
             });
         }
         if let Some(target) = target {

@@ -51,6 +51,23 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             c.measured_mgas_per_s
         );
     }
+    let overheads: Vec<String> = report
+        .calibrations
+        .iter()
+        .filter_map(|c| {
+            c.batch_overhead_ns
+                .map(|ns| format!("{} at batch {}: {:.3} ms", c.design, c.batch, ns / 1e6))
+        })
+        .collect();
+    if !overheads.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nSecond calibration point (each two-worker run: the time per batch it took beyond \
+             the simulation, added to every batch of the predictions at two or more workers \
+             below, not to projections): {}.",
+            overheads.join("; ")
+        );
+    }
     if !report.checks.is_empty() {
         let _ = writeln!(
             md,
