@@ -257,8 +257,9 @@ fn project(
         base.read_cpu_ns = read_cpu(runs, group);
         let calibration = calibrate(&base, &machine);
         // The second calibration point, when asked for.
-        let two = in_group()
-            .find(|(r, _)| batch_overhead && r.threads == 2 && !r.batch_profiles.is_empty());
+        let two = batch_overhead
+            .then(|| in_group().find(|(r, _)| r.threads == 2 && !r.batch_profiles.is_empty()))
+            .flatten();
         if batch_overhead && two.is_none() {
             eprintln!(
                 "note: {} at batch {}: no two-worker run with a task profile, checked without a \
@@ -293,10 +294,9 @@ fn project(
                 k: calibration.k,
                 gas: r.gas,
                 measured: measured(r),
-                predicted: match overhead_ns {
-                    Some(ns) => predicted.plus_per_batch(base.batches.len(), ns),
-                    None => predicted,
-                },
+                predicted: overhead_ns.map_or(predicted, |ns| {
+                    predicted.plus_per_batch(base.batches.len(), ns)
+                }),
                 batch_overhead_ns: overhead_ns,
             });
         }
