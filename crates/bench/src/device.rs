@@ -177,6 +177,11 @@ pub struct DiskEvidence {
     /// The memory cgroup's bound and counts, for a run under `--memory-limit` (MDBX's
     /// disk-resident mode): what of the state could be served from the page cache.
     pub memory: Option<MemoryUsage>,
+    /// Bytes RocksDB's block cache held pinned at the end of the run: with `--pin-metadata`, the
+    /// state's index and filter partitions (served from memory, not counted as the state's
+    /// pages), otherwise only their top levels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_cache_pinned_bytes: Option<u64>,
     /// The CPU this process and everything else used during the run: how much of the machine
     /// the run had (this machine is shared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -360,6 +365,7 @@ impl DiskEvidence {
                 .map(|reads| reads as f64 / key_reads as f64),
             disk_resident,
             memory: None,
+            block_cache_pinned_bytes: None,
             cpu: None,
         }
     }

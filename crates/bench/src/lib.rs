@@ -126,6 +126,9 @@ pub struct BenchMatrix {
     pub drop_caches: bool,
     /// Open RocksDB with direct reads (bypasses the page cache). RocksDB only.
     pub direct_io: bool,
+    /// Pin RocksDB's index and filter partitions at open ([`RocksOptions::pin_metadata`]), so
+    /// the block cache bounds data blocks only. RocksDB only.
+    pub pin_metadata: bool,
     /// Add the sequential baseline (per batch size, over the state's store and in memory).
     pub sequential: bool,
     /// Add the in-memory baseline (parallel design over a `MemStore`, per threads and batch size).
@@ -729,7 +732,10 @@ impl Bench<'_> {
                 let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
                 let probe = RunProbe::start(scratch.path(), store.read_counters());
                 let report = replay_over(&|| store.approximate_size_bytes().ok(), &store)?;
-                let disk = probe.finish(&report, store.read_counters());
+                let disk = DiskEvidence {
+                    block_cache_pinned_bytes: store.block_cache_pinned_bytes(),
+                    ..probe.finish(&report, store.read_counters())
+                };
                 drop(store);
                 drop(scratch);
                 (report, self.matrix.drop_caches, disk)
@@ -829,6 +835,7 @@ pub fn run_bench(
         rocks_options: RocksOptions {
             direct_io: matrix.direct_io,
             block_cache_bytes: matrix.block_cache_bytes,
+            pin_metadata: matrix.pin_metadata,
             // The evidence of where reads were served from (block-cache hits and misses).
             statistics: true,
             ..RocksOptions::default()
@@ -975,6 +982,7 @@ mod tests {
             order: TaskOrder::BlockOrder,
             drop_caches: false,
             direct_io: false,
+            pin_metadata: false,
             sequential: false,
             in_memory: false,
             block_cache_bytes: 1 << 20,

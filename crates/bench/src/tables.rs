@@ -375,6 +375,18 @@ impl Tables<'_> {
                 if d.disk_resident { "yes" } else { "no" },
             );
         }
+        let pinned: Vec<u64> = runs
+            .iter()
+            .filter_map(|r| r.disk.block_cache_pinned_bytes)
+            .collect();
+        if let (Some(least), Some(most)) = (pinned.iter().min(), pinned.iter().max()) {
+            let _ = writeln!(
+                out,
+                "\nRocksDB's block cache held {}-{} MiB pinned at the end of the runs: index and filter blocks served from memory (all of the state's with `--pin-metadata`, else their top levels), beyond the block cache's bound on data blocks.",
+                mib(Some(*least)),
+                mib(Some(*most))
+            );
+        }
         let limited: Vec<_> = runs
             .iter()
             .filter_map(|r| r.disk.memory.map(|m| (r.label(), m)))

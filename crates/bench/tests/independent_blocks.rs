@@ -28,6 +28,7 @@ fn matrix() -> BenchMatrix {
         order: TaskOrder::BlockOrder,
         drop_caches: false,
         direct_io: false,
+        pin_metadata: false,
         sequential: true,
         in_memory: false,
         block_cache_bytes: RocksOptions::default().block_cache_bytes,

@@ -5,8 +5,9 @@ use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::{
-    CalibrationRow, Check, DiskModel, Machine, MachineDescription, Measured, ProfiledRun,
-    Projection, ProjectionReport, batch_overhead_ns, calibrate, predict,
+    Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
+    ProfiledRun, Projection, ProjectionReport, batch_overhead_at, batch_overhead_ns, calibrate,
+    predict,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -73,7 +74,9 @@ pub struct ProjectCommand {
     /// Also calibrate on each group's two-worker run: the time per batch it took beyond the
     /// simulation (workers off their cores between tasks, a late start: what one worker cannot
     /// show) is added to every batch of the checked predictions at two or more workers, and the
-    /// two-worker run is no longer checked. Projections onto a target machine leave it out: it is
+    /// two-worker run is no longer checked. For a design that waited on device reads, only full
+    /// BAL's fitted time (threads) stays per batch; the rest (read waits) shrinks as more workers
+    /// overlap it: 2/N of it at N workers. Projections onto a target machine leave it out: it is
     /// this machine's.
     #[arg(long)]
     pub batch_overhead: bool,
@@ -240,6 +243,9 @@ fn project(
         target: target.map(MachineDescription::from),
         projections: Vec::new(),
     };
+    // Each group's calibration first: the thread part of a reading design's batch overhead is
+    // what full BAL (which reads nothing) fitted at the same batch size.
+    let mut fitted: Vec<Fitted> = Vec::new();
     for group in groups {
         let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
         let Some((base, cpus)) =
@@ -267,8 +273,11 @@ fn project(
                 group.design, group.batch
             );
         }
-        let overhead_ns = two.map(|(r, cpus)| {
-            batch_overhead_ns(&base, &profiled(r), &here(*cpus, Some(r)), calibration.k)
+        let overhead = two.map(|(r, cpus)| {
+            (
+                batch_overhead_ns(&base, &profiled(r), &here(*cpus, Some(r)), calibration.k),
+                r.threads,
+            )
         });
         report.calibrations.push(CalibrationRow {
             design: group.design,
@@ -278,24 +287,53 @@ fn project(
             calibration,
             read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
-            batch_overhead_ns: overhead_ns,
+            batch_overhead_ns: overhead.map(|(ns, _)| ns),
         });
+        fitted.push(Fitted {
+            group,
+            base,
+            calibration,
+            two: two.map(|(r, _)| r),
+            overhead,
+        });
+    }
+    for f in &fitted {
+        let group = f.group;
+        let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
+        // Where the design waited on device reads and full BAL fitted a thread cost at this
+        // batch size, the rest of the fitted time is read waits (`batch_overhead_at`); elsewhere
+        // all of it is per batch.
+        let thread_ns = fitted
+            .iter()
+            .find(|t| {
+                t.group
+                    == Group {
+                        design: IoDesign::Full,
+                        ..group
+                    }
+            })
+            .and_then(|t| t.overhead.map(|(ns, _)| ns))
+            .filter(|_| f.calibration.fit != Fit::NoDeviceReads && group.design != IoDesign::Full);
         let calibrated_on =
-            |r: &RunResult| r.threads == 1 || two.is_some_and(|(t, _)| std::ptr::eq(t, r));
+            |r: &RunResult| r.threads == 1 || f.two.is_some_and(|t| std::ptr::eq(t, r));
         for (r, cpus) in in_group().filter(|(r, _)| !calibrated_on(r)) {
             let machine = here(*cpus, Some(r));
-            let predicted = predict(&base, r.threads, &machine, calibration.k);
+            let predicted = predict(&f.base, r.threads, &machine, f.calibration.k);
+            let overhead_ns = f.overhead.map(|(ns, at)| match thread_ns {
+                Some(thread) => batch_overhead_at(ns, at, thread, r.threads),
+                None => ns,
+            });
             report.checks.push(Check {
                 design: group.design,
                 batch: group.batch,
                 workers: r.threads,
-                calibrated_on_workers: base.workers,
+                calibrated_on_workers: f.base.workers,
                 cores: machine.cores,
-                k: calibration.k,
+                k: f.calibration.k,
                 gas: r.gas,
                 measured: measured(r),
                 predicted: overhead_ns.map_or(predicted, |ns| {
-                    predicted.plus_per_batch(base.batches.len(), ns)
+                    predicted.plus_per_batch(f.base.batches.len(), ns)
                 }),
                 batch_overhead_ns: overhead_ns,
             });
@@ -306,14 +344,24 @@ fn project(
                     design: group.design,
                     batch: group.batch,
                     workers: w.get(),
-                    k: calibration.k,
-                    gas: base.gas,
-                    predicted: predict(&base, w.get(), target, calibration.k),
+                    k: f.calibration.k,
+                    gas: f.base.gas,
+                    predicted: predict(&f.base, w.get(), target, f.calibration.k),
                 });
             }
         }
     }
     report
+}
+
+/// A group's calibration: its one-worker profile, the fitted `k`, and the second calibration
+/// point with the worker count it was fitted at.
+struct Fitted<'a> {
+    group: Group,
+    base: ProfiledRun,
+    calibration: Calibration,
+    two: Option<&'a RunResult>,
+    overhead: Option<(f64, usize)>,
 }
 
 fn print_report(report: &ProjectionReport) {

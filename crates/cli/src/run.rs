@@ -160,17 +160,22 @@ impl RunCommand {
         let options = self.disk.rocks_options();
         let store = RocksStore::open(path, &options)
             .wrap_err_with(|| format!("opening state {}", path.display()))?;
-        let report = self.replay(
-            dump,
-            config,
-            &store,
-            path,
-            || store.approximate_size_bytes().ok(),
-            || store.read_counters(),
-        );
+        let output = self
+            .replay(
+                dump,
+                config,
+                &store,
+                path,
+                || store.approximate_size_bytes().ok(),
+                || store.read_counters(),
+            )
+            .map(|mut output| {
+                output.disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
+                output
+            });
         drop(store);
         drop(scratch);
-        report
+        output
     }
 
     /// reth's MDBX read in place, never written: each batch's commit stays in memory, so every run
@@ -322,6 +327,12 @@ fn print_disk_evidence(disk: &DiskEvidence) {
         count(disk.major_faults),
         if disk.disk_resident { "yes" } else { "no" },
     );
+    if let Some(pinned) = disk.block_cache_pinned_bytes {
+        println!(
+            "block cache pinned (index and filter partitions, served from memory): {}",
+            mib(Some(pinned))
+        );
+    }
     if let Some(m) = disk.memory {
         println!(
             "memory cgroup: limit {}, peak charge {}, page cache at end {}, limit hit {} times",

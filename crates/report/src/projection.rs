@@ -64,7 +64,8 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             md,
             "\nSecond calibration point (each two-worker run: the time per batch it took beyond \
              the simulation, added to every batch of the predictions at two or more workers \
-             below, not to projections): {}.",
+             below, not to projections; for designs that waited on device reads, the part beyond \
+             full BAL's is read waits and shrinks as 2/N at N workers): {}.",
             overheads.join("; ")
         );
     }

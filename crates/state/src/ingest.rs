@@ -178,7 +178,7 @@ impl Drop for IngestDir {
 
 #[cfg(test)]
 mod tests {
-    use crate::{FlatAccount, RocksOptions, RocksStore, StateReader};
+    use crate::{FlatAccount, RocksOptions, RocksStore, StateChanges, StateReader, StateWriter};
     use alloy_primitives::{Address, B256, U256};
 
     #[test]
@@ -230,6 +230,136 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with("bulk-load-"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
+    }
+
+    #[test]
+    fn pinned_metadata_leaves_only_data_blocks_to_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let address = |i: u64| Address::left_padding_from(&(i * 7919 + 1).to_be_bytes());
+        let account = |i: u64| FlatAccount {
+            nonce: i,
+            balance: U256::from(i * 1000 + 1),
+            code_hash: revm_empty_code_hash(),
+        };
+        {
+            let store = RocksStore::open(
+                dir.path(),
+                &RocksOptions {
+                    create_if_missing: true,
+                    ..RocksOptions::default()
+                },
+            )
+            .unwrap();
+            store
+                .ingest_accounts((0..200_000).map(|i| (address(i), account(i))), &mut |_| {})
+                .unwrap();
+        }
+        // Reads 500 keys spread over the file and returns (pinned bytes at open, block-cache
+        // misses, data-block misses).
+        let read_spread = |pin_metadata: bool| {
+            let store = RocksStore::open(
+                dir.path(),
+                &RocksOptions {
+                    block_cache_bytes: 1 << 20,
+                    statistics: true,
+                    pin_metadata,
+                    ..RocksOptions::default()
+                },
+            )
+            .unwrap();
+            let pinned = store.block_cache_pinned_bytes().unwrap();
+            let before = store.read_counters().unwrap();
+            for i in (0..200_000).step_by(400) {
+                assert_eq!(store.account(address(i)).unwrap(), Some(account(i)));
+            }
+            let read = store.read_counters().unwrap().since(&before);
+            (
+                pinned,
+                read.block_cache_misses,
+                read.block_cache_data_misses,
+            )
+        };
+        let (pinned_top, misses, data_misses) = read_spread(false);
+        // Unpinned, a lookup also misses its index and filter partitions.
+        assert!(misses > data_misses, "{misses} misses, {data_misses} data");
+        let (pinned_all, misses, data_misses) = read_spread(true);
+        // Pinned at open: every partition (200,000 keys: hundreds of KiB of index and filters,
+        // more than the top levels alone), and every miss is a data block.
+        assert!(
+            pinned_all > pinned_top + (100 << 10),
+            "pinned {pinned_all} bytes, top levels {pinned_top}"
+        );
+        assert_eq!(misses, data_misses);
+        assert!(
+            data_misses >= 400,
+            "{data_misses} data-block misses for 500 keys"
+        );
+        // The 1 MiB bound is for data blocks, beyond the pinned partitions: 100 keys' blocks
+        // read again are all served from the cache.
+        let store = RocksStore::open(
+            dir.path(),
+            &RocksOptions {
+                block_cache_bytes: 1 << 20,
+                statistics: true,
+                pin_metadata: true,
+                ..RocksOptions::default()
+            },
+        )
+        .unwrap();
+        let read_100 = || {
+            let before = store.read_counters().unwrap();
+            for i in (0..200_000).step_by(2_000) {
+                assert_eq!(store.account(address(i)).unwrap(), Some(account(i)));
+            }
+            store.read_counters().unwrap().since(&before)
+        };
+        assert!(read_100().block_cache_data_misses >= 90);
+        let again = read_100();
+        assert_eq!(again.block_cache_misses, 0);
+        assert!(again.block_cache_hits >= 100, "{again:?}");
+    }
+
+    #[test]
+    fn keys_found_in_files_count_multi_gets_once_and_not_the_memtable() {
+        let dir = tempfile::tempdir().unwrap();
+        let address = |i: u64| Address::left_padding_from(&(i * 7919 + 1).to_be_bytes());
+        let account = |i: u64| FlatAccount {
+            nonce: i,
+            balance: U256::from(i + 1),
+            code_hash: revm_empty_code_hash(),
+        };
+        let store = RocksStore::open(
+            dir.path(),
+            &RocksOptions {
+                create_if_missing: true,
+                statistics: true,
+                ..RocksOptions::default()
+            },
+        )
+        .unwrap();
+        // 1,000 accounts in an SST file, 10 more only in the memtable.
+        store
+            .ingest_accounts((0..1_000).map(|i| (address(i), account(i))), &mut |_| {})
+            .unwrap();
+        let fresh = StateChanges {
+            accounts: (1_000..1_010)
+                .map(|i| (address(i), Some(account(i))))
+                .collect(),
+            ..StateChanges::default()
+        };
+        store.commit(&fresh, 1).unwrap();
+        let before = store.read_counters().unwrap();
+        // A multi-get of 100 keys in the file, the 10 in the memtable and 5 absent ones...
+        let keys: Vec<Address> = (0..100).chain(1_000..1_015).map(address).collect();
+        let found = store.multi_get_accounts(&keys).unwrap();
+        assert_eq!(found.iter().filter(|a| a.is_some()).count(), 110);
+        // ...and point reads of 20 more in the file and one in the memtable.
+        for i in (500..520).chain([1_003]) {
+            assert_eq!(store.account(address(i)).unwrap(), Some(account(i)));
+        }
+        let read = store.read_counters().unwrap().since(&before);
+        assert_eq!(read.keys_read, 136);
+        assert_eq!(read.keys_found_in_files, 120);
     }
 
     fn revm_empty_code_hash() -> B256 {

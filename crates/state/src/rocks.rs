@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use alloy_primitives::{Address, B256, Bytes, U256, hex};
 use rocksdb::{
-    BlockBasedIndexType, BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB,
-    DBCompressionType, DataBlockIndexType, FlushOptions, IteratorMode, Options, ReadOptions,
-    WriteBatch, WriteOptions, checkpoint::Checkpoint,
+    BlockBasedIndexType, BlockBasedOptions, BlockBasedTablePinningTier, Cache, ColumnFamily,
+    ColumnFamilyDescriptor, DB, DBCompressionType, DataBlockIndexType, FlushOptions, IteratorMode,
+    Options, ReadOptions, WriteBatch, WriteOptions, checkpoint::Checkpoint,
 };
 use tracing::{debug, warn};
 
@@ -83,6 +83,13 @@ pub struct RocksOptions {
     /// [`RocksStore::read_counters`]: the evidence of where a run's reads were served from. Costs
     /// a few percent of read throughput (timers are left off).
     pub statistics: bool,
+    /// Loads every SST file's index and filter partitions when the store opens and pins them in
+    /// the block cache, whose capacity then grows by what they take, so only data blocks compete
+    /// for (and are bounded by) `block_cache_bytes`. This is how a node with RocksDB's default table options holds a large
+    /// state: index and filters in memory (there, table-reader memory), data blocks on the disk.
+    /// Memory grows by the state's metadata ([`RocksStore::block_cache_pinned_bytes`]: about 3%
+    /// of its size).
+    pub pin_metadata: bool,
 }
 
 impl Default for RocksOptions {
@@ -97,6 +104,7 @@ impl Default for RocksOptions {
             sync_commits: false,
             write_without_wal: false,
             statistics: false,
+            pin_metadata: false,
         }
     }
 }
@@ -106,10 +114,9 @@ impl Default for RocksOptions {
 pub struct RocksReadCounters {
     /// Keys looked up, by point reads and multi-gets.
     pub keys_read: u64,
-    /// Of those, keys found in SST files (point reads found below the memtable, plus keys
-    /// multi-gets found): the reads that can need a data block from the disk. The others were
-    /// answered by a bloom filter (absent keys) or the memtable. RocksDB counts a multi-get's
-    /// keys found in the memtable too, so for multi-gets this is an upper bound.
+    /// Of those, keys found in SST files, by point reads and multi-gets alike (RocksDB's per-level
+    /// hit counts, which both record): the reads that can need a data block from the disk. The
+    /// others were answered by a bloom filter (absent keys) or the memtable.
     pub keys_found_in_files: u64,
     /// Block-cache lookups answered from the cache (data, index and filter blocks).
     pub block_cache_hits: u64,
@@ -187,6 +194,12 @@ fn cf_options(cache: &Cache, opts: &RocksOptions) -> Options {
     table.set_partition_filters(true);
     table.set_metadata_block_size(4096);
     table.set_pin_top_level_index_and_filter(true);
+    if opts.pin_metadata {
+        // "All": every file's partitions, not only flushed or L0 files'; loaded at table open.
+        table.set_partition_pinning_tier(BlockBasedTablePinningTier::All);
+        table.set_top_level_index_pinning_tier(BlockBasedTablePinningTier::All);
+        table.set_unpartitioned_pinning_tier(BlockBasedTablePinningTier::All);
+    }
     // Sizes filters to the allocator's size classes: less wasted memory at the same FP rate.
     table.set_optimize_filters_for_memory(true);
     // A point lookup inside a data block by hash instead of binary search.
@@ -218,7 +231,7 @@ fn open_db(
     opts: &RocksOptions,
     create: bool,
 ) -> Result<(DB, Option<Options>), StateError> {
-    let cache = Cache::new_lru_cache(opts.block_cache_bytes);
+    let mut cache = Cache::new_lru_cache(opts.block_cache_bytes);
     let mut db_opts = Options::default();
     if opts.statistics {
         db_opts.enable_statistics();
@@ -248,6 +261,12 @@ fn open_db(
         path: path.to_path_buf(),
         source,
     })?;
+    if opts.pin_metadata {
+        // The partitions pinned at open are charged to the cache; without room beyond them the
+        // LRU would hold no data block at all. So the cache's bound applies to data blocks.
+        let pinned = cache.get_pinned_usage();
+        cache.set_capacity(opts.block_cache_bytes.saturating_add(pinned));
+    }
     Ok((db, opts.statistics.then_some(db_opts)))
 }
 
@@ -264,14 +283,28 @@ impl RocksStore {
         Some(RocksReadCounters {
             keys_read: opts.get_ticker_count(Ticker::NumberKeysRead)
                 + opts.get_ticker_count(Ticker::NumberMultigetKeysRead),
+            // Not `NumberMultigetKeysFound` besides: it counts a multi-get's memtable hits too,
+            // and its keys found in files are already in the per-level hits (which counted the
+            // prefetching designs' stored keys twice until 2026-11-24).
             keys_found_in_files: opts.get_ticker_count(Ticker::GetHitL0)
                 + opts.get_ticker_count(Ticker::GetHitL1)
-                + opts.get_ticker_count(Ticker::GetHitL2AndUp)
-                + opts.get_ticker_count(Ticker::NumberMultigetKeysFound),
+                + opts.get_ticker_count(Ticker::GetHitL2AndUp),
             block_cache_hits: opts.get_ticker_count(Ticker::BlockCacheHit),
             block_cache_misses: opts.get_ticker_count(Ticker::BlockCacheMiss),
             block_cache_data_misses: opts.get_ticker_count(Ticker::BlockCacheDataMiss),
         })
+    }
+
+    /// Bytes of the block cache held by pinned entries: the index and filter partitions
+    /// [`RocksOptions::pin_metadata`] keeps, plus the top levels pinned in any case.
+    pub fn block_cache_pinned_bytes(&self) -> Option<u64> {
+        // The cache is shared by every column family; the property is read through one of them
+        // (the database-level property reads the default family's, which has no cache of ours).
+        let accounts = self.cf(cf::ACCOUNTS).ok()?;
+        self.db
+            .property_int_value_cf(accounts, "rocksdb.block-cache-pinned-usage")
+            .ok()
+            .flatten()
     }
 
     /// Opens an existing store read-only with the default tuning ([`RocksOptions::read_only`]):
