@@ -181,6 +181,19 @@ mod tests {
     use crate::{FlatAccount, RocksOptions, RocksStore, StateChanges, StateReader, StateWriter};
     use alloy_primitives::{Address, B256, U256};
 
+    /// The `i`-th test account's address and value.
+    fn address(i: u64) -> Address {
+        Address::left_padding_from(&(i * 7919 + 1).to_be_bytes())
+    }
+
+    fn account(i: u64) -> FlatAccount {
+        FlatAccount {
+            nonce: i,
+            balance: U256::from(i * 1000 + 1),
+            code_hash: revm_empty_code_hash(),
+        }
+    }
+
     #[test]
     fn bulk_loaded_entries_read_back_and_unsorted_input_is_refused() {
         let dir = tempfile::tempdir().unwrap();
@@ -192,12 +205,6 @@ mod tests {
             },
         )
         .unwrap();
-        let account = |i: u64| FlatAccount {
-            nonce: i,
-            balance: U256::from(i * 1000 + 1),
-            code_hash: revm_empty_code_hash(),
-        };
-        let address = |i: u64| Address::left_padding_from(&(i * 7919 + 1).to_be_bytes());
         let mut seen = Vec::new();
         let n = store
             .ingest_accounts((0..100_000).map(|i| (address(i), account(i))), &mut |n| {
@@ -235,12 +242,6 @@ mod tests {
     #[test]
     fn pinned_metadata_leaves_only_data_blocks_to_read() {
         let dir = tempfile::tempdir().unwrap();
-        let address = |i: u64| Address::left_padding_from(&(i * 7919 + 1).to_be_bytes());
-        let account = |i: u64| FlatAccount {
-            nonce: i,
-            balance: U256::from(i * 1000 + 1),
-            code_hash: revm_empty_code_hash(),
-        };
         {
             let store = RocksStore::open(
                 dir.path(),
@@ -322,12 +323,6 @@ mod tests {
     #[test]
     fn keys_found_in_files_count_multi_gets_once_and_not_the_memtable() {
         let dir = tempfile::tempdir().unwrap();
-        let address = |i: u64| Address::left_padding_from(&(i * 7919 + 1).to_be_bytes());
-        let account = |i: u64| FlatAccount {
-            nonce: i,
-            balance: U256::from(i + 1),
-            code_hash: revm_empty_code_hash(),
-        };
         let store = RocksStore::open(
             dir.path(),
             &RocksOptions {
