@@ -85,7 +85,7 @@ impl BenchCommand {
             order: self.order,
             drop_caches: self.disk.drop_caches(over_mdbx),
             direct_io: self.disk.direct_io() && !over_mdbx,
-            pin_metadata: self.disk.pin_metadata && !over_mdbx,
+            pin_metadata: self.disk.pin_metadata() && !over_mdbx,
             sequential: !self.no_baselines,
             in_memory: !self.no_baselines && !over_mdbx,
             block_cache_bytes: self.disk.block_cache_bytes(),

@@ -180,8 +180,8 @@ pub struct DiskArgs {
     /// RocksDB direct reads (O_DIRECT): SST blocks are never served from the page cache.
     #[arg(long)]
     pub direct_io: bool,
-    /// Disk-resident mode. RocksDB: direct reads and a block cache of --block-cache (default
-    /// 8MiB). MDBX (memory-mapped): the page cache dropped before each run and the process in a
+    /// Disk-resident mode. RocksDB: direct reads, index and filters pinned (see
+    /// --pin-metadata) and a block cache of --block-cache (default 8MiB) for data blocks. MDBX (memory-mapped): the page cache dropped before each run and the process in a
     /// memory cgroup of --memory-limit (default 512MiB; cgroup v1, root). The results say whether
     /// at least 80% of the key reads reached the device.
     #[arg(long)]
@@ -192,9 +192,14 @@ pub struct DiskArgs {
     /// RocksDB: load every SST file's index and filter partitions at open and pin them beyond the
     /// block cache, so the cache bounds data blocks only and a key read costs one device read,
     /// as on a node with RocksDB's default options (index and filters in memory). Memory grows
-    /// by the state's metadata (about 3% of its size), reported per run.
-    #[arg(long)]
+    /// by the state's metadata (about 4% of its size), reported per run. On by default with
+    /// --disk-resident.
+    #[arg(long, conflicts_with = "unpinned_metadata")]
     pub pin_metadata: bool,
+    /// RocksDB with --disk-resident: leave index and filter partitions to the block cache, as
+    /// before --disk-resident pinned them; a lookup that misses then also reads them from the disk.
+    #[arg(long)]
+    pub unpinned_metadata: bool,
     /// Run in a memory cgroup of this size (cgroup v1, root): memory charged from then on, heap
     /// and page cache, stays under it, which bounds how much of a memory-mapped state (MDBX) is
     /// served from memory [default: none; 512MiB with --disk-resident over MDBX].
@@ -203,8 +208,9 @@ pub struct DiskArgs {
 }
 
 impl DiskArgs {
-    /// The block cache under `--disk-resident` unless `--block-cache` says otherwise: room for the
-    /// pinned top levels of the partitioned indexes and filters and little else. With 64 MiB, a
+    /// The block cache under `--disk-resident` unless `--block-cache` says otherwise: data blocks
+    /// only, the index and filters being pinned beside it (or, with `--unpinned-metadata`, room
+    /// for their pinned top levels and little else). With 64 MiB, a
     /// generated chain's hot contracts and senders stay cached and fewer than 80% of the key reads
     /// reach the disk (docs/results.md, "Disk-resident runs").
     pub const DISK_RESIDENT_BLOCK_CACHE: usize = 8 << 20;
@@ -229,13 +235,19 @@ impl DiskArgs {
         }
     }
 
+    /// Whether every SST file's index and filter partitions are pinned: asked for, or
+    /// `--disk-resident` without `--unpinned-metadata`.
+    pub fn pin_metadata(&self) -> bool {
+        self.pin_metadata || (self.disk_resident && !self.unpinned_metadata)
+    }
+
     /// RocksDB's options for these flags (statistics on: they are the runs' evidence).
     pub fn rocks_options(&self) -> RocksOptions {
         RocksOptions {
             direct_io: self.direct_io(),
             block_cache_bytes: self.block_cache_bytes(),
             statistics: true,
-            pin_metadata: self.pin_metadata,
+            pin_metadata: self.pin_metadata(),
             ..RocksOptions::default()
         }
     }
@@ -248,6 +260,8 @@ impl DiskArgs {
             Some("--block-cache")
         } else if self.pin_metadata {
             Some("--pin-metadata")
+        } else if self.unpinned_metadata {
+            Some("--unpinned-metadata")
         } else {
             None
         }
@@ -391,14 +405,25 @@ mod tests {
             "{err}"
         );
         assert!(plain.refuse_over_mdbx().is_ok());
-        assert!(!resident.rocks_options().pin_metadata);
-        let pinned = parse(&["--disk-resident", "--pin-metadata"]);
-        assert!(pinned.rocks_options().pin_metadata && pinned.direct_io());
+        // --disk-resident pins the index and filters unless told not to; alone, nothing is pinned.
+        assert!(resident.rocks_options().pin_metadata);
+        assert!(!plain.rocks_options().pin_metadata);
+        let unpinned = parse(&["--disk-resident", "--unpinned-metadata"]);
+        assert!(!unpinned.rocks_options().pin_metadata && unpinned.direct_io());
+        let err = unpinned.refuse_over_mdbx().unwrap_err().to_string();
+        assert!(
+            err.starts_with("--unpinned-metadata applies to RocksDB states only"),
+            "{err}"
+        );
+        let pinned = parse(&["--pin-metadata"]);
+        assert!(pinned.rocks_options().pin_metadata && !pinned.direct_io());
         let err = pinned.refuse_over_mdbx().unwrap_err().to_string();
         assert!(
             err.starts_with("--pin-metadata applies to RocksDB states only"),
             "{err}"
         );
+        let both = "bal-replay run --dump d --state s --pin-metadata --unpinned-metadata";
+        assert!(Cli::try_parse_from(both.split(' ')).is_err());
         // Over MDBX, --disk-resident is a memory cgroup (512 MiB unless --memory-limit) and the
         // page cache dropped before each run; over RocksDB it sets neither.
         assert!(resident.refuse_over_mdbx().is_ok());
