@@ -88,6 +88,9 @@ pub struct BenchDbOptions {
     pub rocks_direct_io: bool,
     /// RocksDB block cache, bytes.
     pub rocks_block_cache_bytes: usize,
+    /// RocksDB: index and filter partitions pinned at open, beyond the block cache
+    /// ([`bal_replay_state::RocksOptions::pin_metadata`]).
+    pub rocks_pin_metadata: bool,
     /// The read engine: `None` for point reads (a pread pool: one read in flight per thread);
     /// `Some(n)` for sorted multi-gets of `n` keys per call ([`PointReads::read_sorted`]).
     pub multiget_keys: Option<usize>,
@@ -103,6 +106,7 @@ impl Default for BenchDbOptions {
             drop_caches: false,
             rocks_direct_io: false,
             rocks_block_cache_bytes: bal_replay_state::RocksOptions::default().block_cache_bytes,
+            rocks_pin_metadata: false,
             multiget_keys: None,
         }
     }
@@ -572,6 +576,7 @@ fn bench_rocks(
         read_only: true,
         direct_io: opts.rocks_direct_io,
         block_cache_bytes: opts.rocks_block_cache_bytes,
+        pin_metadata: opts.rocks_pin_metadata,
         ..bal_replay_state::RocksOptions::default()
     };
     let open = || RocksStore::open(path, &options).map_err(|e| state_error(spec, e));

@@ -106,6 +106,8 @@ fn bench_db_smoke_counts_every_read_on_both_backends() {
                 // Direct reads from a small block cache: the same answers as through the page cache.
                 rocks_direct_io: layout == "v2",
                 rocks_block_cache_bytes: 1 << 20,
+                // Index and filters pinned beside it, as `--disk-resident` opens a state.
+                rocks_pin_metadata: layout == "v2",
                 multiget_keys,
                 ..BenchDbOptions::default()
             };

@@ -251,6 +251,7 @@ impl BenchDbCommand {
             drop_caches: self.disk.drop_caches(any_mdbx),
             rocks_direct_io: self.disk.direct_io(),
             rocks_block_cache_bytes: self.disk.block_cache_bytes(),
+            rocks_pin_metadata: self.disk.pin_metadata(),
             multiget_keys: self.multiget,
         };
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
