@@ -2,12 +2,12 @@
 //! against the runs the profiles did not come from, and projected onto another machine.
 
 use crate::count;
-use bal_replay_bench::{BenchResult, RunResult, StoreKind};
+use bal_replay_bench::{BenchResult, RunResult, StoreKind, point_reads::BenchDbReport};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
-    ProfiledRun, Projection, ProjectionReport, batch_overhead_at, batch_overhead_ns, calibrate,
-    predict,
+    ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
+    batch_overhead_ns, calibrate, predict,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -80,6 +80,39 @@ pub struct ProjectCommand {
     /// this machine's.
     #[arg(long)]
     pub batch_overhead: bool,
+    /// The CPU a read costs by reads in flight on the machine the inputs ran on: a `bal-replay
+    /// bench-db --json` result with point reads at several thread counts (RocksDB, disk-resident,
+    /// the same state). The profiles' per-read CPU, taken by one worker with one read in flight,
+    /// is scaled by it at the depth each simulated read is issued at. Checks only: projections
+    /// onto a target machine leave it out.
+    #[arg(long)]
+    pub read_cpu: Option<PathBuf>,
+}
+
+/// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
+/// result.
+fn read_cpu_curve(path: &Path) -> eyre::Result<ReadCpuCurve> {
+    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
+    let reports: Vec<BenchDbReport> = serde_json::from_slice(&bytes).wrap_err_with(|| {
+        format!(
+            "{}: not a `bal-replay bench-db --json` result",
+            path.display()
+        )
+    })?;
+    let points = reports
+        .iter()
+        .filter(|r| r.backend == "rocksdb")
+        .flat_map(|r| &r.rows)
+        .filter(|row| row.multiget_keys.is_none() && row.reads > 0)
+        .map(|row| ReadCpuPoint {
+            depth: row.threads as f64,
+            cpu_ns: row.cpu_s / row.reads as f64 * 1e9,
+        })
+        .collect();
+    Ok(ReadCpuCurve::new(
+        points,
+        format!("bench-db point reads, {}", path.display()),
+    )?)
 }
 
 /// A configuration group: runs that differ only in their worker count.
@@ -171,6 +204,7 @@ impl ProjectCommand {
                 disk,
                 read_cpu_ns: self.target_read_cpu_us.map(|us| us * 1e3),
                 readers: self.target_io_threads.map(NonZeroUsize::get),
+                read_cpu_curve: None,
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -182,6 +216,7 @@ impl ProjectCommand {
     /// Calibrates, checks, projects, prints the tables and writes the JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
         let disk = DiskModel::from_fio_file(&self.disk)?;
+        let read_cpu = self.read_cpu.as_deref().map(read_cpu_curve).transpose()?;
         let target = self.target()?;
         let mut runs: Vec<(RunResult, usize)> = Vec::new();
         for path in &self.inputs {
@@ -195,6 +230,7 @@ impl ProjectCommand {
             target.as_ref(),
             &self.target_workers,
             self.batch_overhead,
+            read_cpu.as_ref(),
         );
         print_report(&report);
         if let Some(json) = &self.json {
@@ -215,6 +251,7 @@ fn project(
     target: Option<&Machine>,
     workers: &[NonZeroUsize],
     batch_overhead: bool,
+    read_cpu_curve: Option<&ReadCpuCurve>,
 ) -> ProjectionReport {
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
@@ -235,6 +272,7 @@ fn project(
         disk: disk.clone(),
         read_cpu_ns: None,
         readers: None,
+        read_cpu_curve: read_cpu_curve.cloned(),
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
@@ -366,4 +404,84 @@ struct Fitted<'a> {
 
 fn print_report(report: &ProjectionReport) {
     print!("{}", bal_replay_report::render_projection_markdown(report));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_bench::point_reads::BenchDbRow;
+
+    fn row(threads: usize, reads: u64, cpu_s: f64, multiget_keys: Option<usize>) -> BenchDbRow {
+        BenchDbRow {
+            threads,
+            reads,
+            account_reads: reads / 2,
+            slot_reads: reads - reads / 2,
+            found: reads,
+            wall_s: 1.0,
+            iops: reads as f64,
+            avg_latency_us: 100.0,
+            cpu_s,
+            cpu_pct: cpu_s * 100.0,
+            device_reads: Some(reads),
+            multiget_keys,
+            io_uring: false,
+            read_syscalls: Some(reads),
+        }
+    }
+
+    fn report(backend: &str, rows: Vec<BenchDbRow>) -> BenchDbReport {
+        BenchDbReport {
+            backend: backend.into(),
+            path: "/state".into(),
+            key_scheme: "plain".into(),
+            sampled_accounts: 10,
+            sampled_slots: 10,
+            total_accounts: 10,
+            total_slots: 10,
+            cold: true,
+            cpus: 2,
+            rows,
+        }
+    }
+
+    #[test]
+    fn the_read_cpu_curve_comes_from_rocksdb_point_reads_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bench-db.json");
+        let reports = vec![
+            // 50 µs per read alone, 25 µs with 16 in flight; multi-gets and MDBX are left out.
+            report(
+                "rocksdb",
+                vec![
+                    row(1, 100_000, 5.0, None),
+                    row(16, 100_000, 2.5, None),
+                    row(16, 100_000, 1.0, Some(64)),
+                ],
+            ),
+            report("mdbx", vec![row(4, 100_000, 9.0, None)]),
+        ];
+        std::fs::write(&path, serde_json::to_vec(&reports).unwrap()).unwrap();
+        let curve = read_cpu_curve(&path).unwrap();
+        let points: Vec<(f64, f64)> = curve.points().iter().map(|p| (p.depth, p.cpu_ns)).collect();
+        assert_eq!(points, [(1.0, 50_000.0), (16.0, 25_000.0)]);
+        assert_eq!(curve.relative(16.0), 0.5);
+
+        // A file without RocksDB point reads, or not a bench-db result, says which and why.
+        let only_mdbx = dir.path().join("mdbx.json");
+        std::fs::write(&only_mdbx, serde_json::to_vec(&reports[1..]).unwrap()).unwrap();
+        let err = read_cpu_curve(&only_mdbx).unwrap_err().to_string();
+        assert!(
+            err.contains("no point-read run to take the CPU per read from"),
+            "{err}"
+        );
+        assert!(err.contains("mdbx.json"), "{err}");
+        let garbage = dir.path().join("garbage.json");
+        std::fs::write(&garbage, b"{}").unwrap();
+        let err = read_cpu_curve(&garbage).unwrap_err().to_string();
+        assert!(
+            err.contains("not a `bal-replay bench-db --json` result"),
+            "{err}"
+        );
+    }
 }

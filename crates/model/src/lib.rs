@@ -15,9 +15,11 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod disk;
+mod read_cpu;
 pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
+pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
 
 use bal_replay_engine::{BatchProfile, IoDesign, TaskProfile};
 use simulate::{Cores, PhaseTimes, ReadCost, Readers, simulate_phase};
@@ -112,6 +114,10 @@ pub struct Machine {
     /// Prefetch readers there, where they differ from the profile's (`--io-threads`): the same
     /// keys split among them.
     pub readers: Option<usize>,
+    /// How a read's CPU changes with the reads in flight there (`bench-db` point reads), where
+    /// known: the profile's per-read CPU ([`ProfiledRun::read_cpu_ns`]) was taken with one in
+    /// flight. Ignored where `read_cpu_ns` replaces the profile's figure.
+    pub read_cpu_curve: Option<ReadCpuCurve>,
 }
 
 /// What one calibration found.
@@ -155,11 +161,54 @@ impl Fit {
 }
 
 /// Simulates `run`'s batches for `workers` workers on `machine`, with read cost factor `k`.
+///
+/// With a read-CPU curve on `machine` ([`Machine::read_cpu_curve`]) and the profile's per-read
+/// CPU known, a worker's read costs what the curve says at the depth it is issued at, relative to
+/// the depths the profile's own reads were simulated at (`run`'s own worker count: there the
+/// profile is the measurement, and nothing changes).
 pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> Measured {
+    let Some((curve, profiled_ns)) = machine
+        .read_cpu_curve
+        .as_ref()
+        .filter(|_| machine.read_cpu_ns.is_none() && workers != run.workers)
+        .zip(run.read_cpu_ns)
+    else {
+        return simulate_run(run, workers, machine, k, None).0;
+    };
+    // Where the profile's reads were issued: its own configuration, simulated, counted.
+    let probe = simulate::ReadCpu {
+        curve,
+        profiled_ns: 0.0,
+        reference: 1.0,
+    };
+    let (_, reads, relative) = simulate_run(run, run.workers, machine, k, Some(probe));
+    let reference = if reads > 0 {
+        relative / reads as f64
+    } else {
+        1.0
+    };
+    let cpu = simulate::ReadCpu {
+        curve,
+        profiled_ns,
+        reference,
+    };
+    simulate_run(run, workers, machine, k, Some(cpu)).0
+}
+
+/// [`predict`]'s simulation, with the workers' reads issued and the sum of the read-CPU curve's
+/// relative value over them.
+fn simulate_run(
+    run: &ProfiledRun,
+    workers: usize,
+    machine: &Machine,
+    k: f64,
+    cpu: Option<simulate::ReadCpu<'_>>,
+) -> (Measured, u64, f64) {
     let read = ReadCost {
         disk: &machine.disk,
         device_reads_per_key: run.device_reads_per_key,
         k,
+        cpu,
     };
     let cores = Cores {
         cores: machine.cores,
@@ -170,6 +219,7 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
         (Some(profiled), Some(here)) => profiled - here,
         _ => 0.0,
     };
+    let (mut reads, mut relative) = (0u64, 0.0f64);
     let mut out = Measured::default();
     for b in &run.batches {
         let readers = b.prefetch.map(|p| Readers {
@@ -212,7 +262,11 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
             tasks_end_ns,
             readers_end_ns,
             longest_task_ns,
+            worker_reads,
+            worker_read_cpu_relative,
         } = exec;
+        reads += worker_reads;
+        relative += worker_read_cpu_relative;
         // The batch's serial part (starting workers; checking receipts and building the net
         // change after the last task), as measured.
         let serial = b.serial_ns() as f64 / machine.cpu_speed.max(1e-9);
@@ -221,7 +275,7 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
         out.longest_txs_s += longest_task_ns / 1e9;
         out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
     }
-    out
+    (out, reads, relative)
 }
 
 /// Fits `k` so that the simulation of `run` on the machine it ran on (`machine`, with `run`'s
@@ -407,6 +461,10 @@ pub struct MachineDescription {
     /// Prefetch readers there, where they replace the profile's.
     #[serde(default)]
     pub readers: Option<usize>,
+    /// The CPU per read by reads in flight there, where the simulation used it
+    /// ([`Machine::read_cpu_curve`]): its source and points.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_cpu: Option<String>,
 }
 
 impl From<&Machine> for MachineDescription {
@@ -417,6 +475,14 @@ impl From<&Machine> for MachineDescription {
             disk: m.disk.source.clone(),
             read_cpu_ns: m.read_cpu_ns,
             readers: m.readers,
+            read_cpu: m.read_cpu_curve.as_ref().map(|c| {
+                let points: Vec<String> = c
+                    .points()
+                    .iter()
+                    .map(|p| format!("{:.1} µs at {}", p.cpu_ns / 1e3, p.depth))
+                    .collect();
+                format!("{} ({})", c.source, points.join(", "))
+            }),
         }
     }
 }
@@ -539,6 +605,7 @@ mod tests {
             disk: disk(),
             read_cpu_ns: None,
             readers: None,
+            read_cpu_curve: None,
         }
     }
 

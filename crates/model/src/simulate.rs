@@ -9,7 +9,7 @@
 //! `min(1, c / n)` of a core; switching costs nothing. Each of these is a term the checks against
 //! measured runs can find off.
 
-use crate::DiskModel;
+use crate::{DiskModel, ReadCpuCurve};
 use bal_replay_engine::TaskProfile;
 
 /// What the disk costs a key read: `k * device_reads_per_key * latency(depth)`.
@@ -21,11 +21,34 @@ pub struct ReadCost<'a> {
     pub device_reads_per_key: f64,
     /// The calibrated factor between the disk's latency and a key read's wait.
     pub k: f64,
+    /// The CPU a worker's read costs at other depths than the profile's, if known.
+    pub cpu: Option<ReadCpu<'a>>,
+}
+
+/// A worker's on-demand read costs `profiled_ns` of CPU in the profile, where its reads were
+/// issued at a mean relative CPU of `reference` (1.0: one read in flight each time), and
+/// `profiled_ns * curve.relative(depth) / reference` when issued with `depth` reads in flight:
+/// the difference comes off the CPU the task runs after the read.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadCpu<'a> {
+    /// CPU per read relative to one in flight.
+    pub curve: &'a ReadCpuCurve,
+    /// CPU per read in the profile, ns.
+    pub profiled_ns: f64,
+    /// The mean of `curve.relative(depth)` over the profile's own reads, as simulated.
+    pub reference: f64,
 }
 
 impl ReadCost<'_> {
     fn wait_ns(&self, depth: usize) -> f64 {
         self.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
+    }
+
+    /// CPU a worker's read issued at `depth` costs less than in the profile, ns.
+    fn cpu_saved_ns(&self, depth: usize) -> f64 {
+        self.cpu.map_or(0.0, |c| {
+            c.profiled_ns * (1.0 - c.curve.relative(depth as f64) / c.reference.max(1e-9))
+        })
     }
 }
 
@@ -59,13 +82,24 @@ pub struct PhaseTimes {
     pub readers_end_ns: f64,
     /// The longest task's wall time, ns.
     pub longest_task_ns: f64,
+    /// Workers' reads issued, and the sum of the read-CPU curve's relative value at the depth
+    /// each was issued at (0 without a curve).
+    pub worker_reads: u64,
+    /// See `worker_reads`.
+    pub worker_read_cpu_relative: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
 enum State {
     Idle,
-    Cpu { remaining: f64 },
-    Io { until: f64 },
+    Cpu {
+        remaining: f64,
+    },
+    /// Waiting on a read until `until`; the CPU piece after it is `saved` shorter.
+    Io {
+        until: f64,
+        saved: f64,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -162,8 +196,20 @@ pub fn simulate_phase(
                         if a.job.ios_left > 0 {
                             a.job.ios_left -= 1;
                             in_flight += 1;
+                            // Prefetch readers' CPU per key was measured at their own depth.
+                            let saved = if a.worker {
+                                if let Some(c) = read.cpu {
+                                    out.worker_reads += 1;
+                                    out.worker_read_cpu_relative +=
+                                        c.curve.relative(in_flight as f64);
+                                }
+                                read.cpu_saved_ns(in_flight) / speed
+                            } else {
+                                0.0
+                            };
                             a.state = State::Io {
                                 until: now + read.wait_ns(in_flight),
+                                saved,
                             };
                         } else if a.worker {
                             out.longest_task_ns = out.longest_task_ns.max(now - a.job.start);
@@ -183,11 +229,11 @@ pub fn simulate_phase(
                             a.state = State::Idle;
                         }
                     }
-                    State::Io { until } if until <= now + EPS * now.max(1.0) => {
+                    State::Io { until, saved } if until <= now + EPS * now.max(1.0) => {
                         changed = true;
                         in_flight -= 1;
                         a.state = State::Cpu {
-                            remaining: a.job.chunk,
+                            remaining: (a.job.chunk - saved).max(0.0),
                         };
                     }
                     _ => {}
@@ -210,7 +256,7 @@ pub fn simulate_phase(
         for a in &actors {
             match a.state {
                 State::Cpu { remaining } => dt = dt.min(remaining / rate),
-                State::Io { until } => dt = dt.min(until - now),
+                State::Io { until, .. } => dt = dt.min(until - now),
                 State::Idle => {}
             }
         }
@@ -257,6 +303,7 @@ mod tests {
             disk: &disk,
             device_reads_per_key: 1.0,
             k: 1.0,
+            cpu: None,
         };
         let tasks: Vec<_> = (0..8).map(|_| task(100, 0)).collect();
         let on = |workers, cores| {
@@ -287,6 +334,7 @@ mod tests {
             disk: &disk,
             device_reads_per_key: 2.0,
             k: 0.5,
+            cpu: None,
         };
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
@@ -317,6 +365,60 @@ mod tests {
     }
 
     #[test]
+    fn reads_in_flight_together_cost_the_cpu_the_curve_says() {
+        use crate::read_cpu::ReadCpuPoint;
+        let disk = flat_disk(100.0);
+        // A read costs 8 µs of CPU alone and half that with 2 or more in flight.
+        let curve = ReadCpuCurve::new(
+            vec![
+                ReadCpuPoint {
+                    depth: 1.0,
+                    cpu_ns: 8e3,
+                },
+                ReadCpuPoint {
+                    depth: 2.0,
+                    cpu_ns: 4e3,
+                },
+            ],
+            "test",
+        )
+        .unwrap();
+        let read = ReadCost {
+            disk: &disk,
+            device_reads_per_key: 1.0,
+            k: 1.0,
+            cpu: Some(ReadCpu {
+                curve: &curve,
+                profiled_ns: 8e3,
+                reference: 1.0,
+            }),
+        };
+        let machine = Cores {
+            cores: 2.0,
+            cpu_speed: 1.0,
+        };
+        // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).
+        let tasks: Vec<_> = (0..2).map(|_| task(12, 2)).collect();
+        // One worker: one read in flight at a time, the profile's CPU: 2 x (12 + 200) µs.
+        let one = simulate_phase(&tasks, 1, Readers::default(), machine, read);
+        assert!((one.tasks_end_ns - 424e3).abs() < 1.0, "{one:?}");
+        // Two workers: of each pair of reads issued at the same moment, the second is issued
+        // with the first in flight (depth 2) and costs 4 µs less, so its next piece takes 0 µs
+        // instead of 4. Each worker gets one such read: 4 + 100 + 4 + 100 + 0 = 208 µs.
+        let two = simulate_phase(&tasks, 2, Readers::default(), machine, read);
+        assert!((two.tasks_end_ns - 208e3).abs() < 1.0, "{two:?}");
+        // Without the curve, the same two workers keep the profile's CPU: 212 µs.
+        let flat = simulate_phase(
+            &tasks,
+            2,
+            Readers::default(),
+            machine,
+            ReadCost { cpu: None, ..read },
+        );
+        assert!((flat.tasks_end_ns - 212e3).abs() < 1.0, "{flat:?}");
+    }
+
+    #[test]
     fn a_saturated_disk_bounds_the_readers() {
         // 10k IOPS at 100 µs: a knee at depth 1; 8 readers of 1000 keys each, no CPU.
         let disk = DiskModel::from_spec(10_000.0, 100.0).unwrap();
@@ -324,6 +426,7 @@ mod tests {
             disk: &disk,
             device_reads_per_key: 1.0,
             k: 1.0,
+            cpu: None,
         };
         let readers = Readers {
             readers: 8,

@@ -33,6 +33,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
          \"unexplained\" is what the fit leaves, simulated / measured - 1):\n",
         m.cores, m.disk
     );
+    if let Some(read_cpu) = &m.read_cpu {
+        let _ = writeln!(
+            md,
+            "CPU per on-demand read by reads in flight: {read_cpu}. The profiles' per-read CPU \
+             (taken with one read in flight) is scaled by it at the depth each simulated read \
+             is issued at.\n"
+        );
+    }
     let _ = writeln!(
         md,
         "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
