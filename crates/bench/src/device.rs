@@ -335,6 +335,15 @@ fn cache_key_reads(report: &ReplayReport) -> u64 {
 /// The share of key reads that must reach the device for a run to call itself disk-resident.
 pub const DISK_RESIDENT_SHARE: f64 = 0.8;
 
+/// The disk's bound on a run's throughput, MGas/s: the gas it replayed per device read, at the
+/// disk's best IOPS (`best_iops`, fio's best over its queue depths). A run can go no faster
+/// while every one of its device reads has to be served. `None` for a run that made no device
+/// read.
+pub fn disk_bound_mgas_per_s(gas: u64, device_reads: u64, best_iops: f64) -> Option<f64> {
+    (device_reads > 0 && best_iops > 0.0)
+        .then(|| gas as f64 / device_reads as f64 * best_iops / 1e6)
+}
+
 impl DiskEvidence {
     /// The evidence of a run: its I/O counters, its key reads, and RocksDB's counters if the store
     /// was RocksDB with statistics on.
@@ -373,6 +382,15 @@ impl DiskEvidence {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_disk_bound_is_gas_per_device_read_at_the_best_iops() {
+        // 3 Ggas over 100 K device reads is 30 Kgas per read; at 60 K IOPS, 1,800 MGas/s.
+        let bound = disk_bound_mgas_per_s(3_000_000_000, 100_000, 60_000.0).unwrap();
+        assert!((bound - 1800.0).abs() < 1e-9, "{bound}");
+        assert_eq!(disk_bound_mgas_per_s(3_000_000_000, 0, 60_000.0), None);
+    }
+
     use super::*;
 
     #[test]
