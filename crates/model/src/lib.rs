@@ -9,8 +9,10 @@
 //! disk's latency per depth (fio, or a device's spec) and what a key read waits. Optionally a
 //! second, on a two-worker run: the time per batch it took beyond the simulation
 //! ([`batch_overhead_ns`]), split into a thread cost and read waits that more workers overlap
-//! ([`batch_overhead_at`]). Everything at other worker counts is then a prediction, checked
-//! against runs the fit did not see ([`Check`]).
+//! ([`batch_overhead_at`]). Optionally, the machine's CPU per read by reads in flight
+//! ([`ReadCpuCurve`], from `bench-db`), which a one-worker profile cannot show. Everything at
+//! other worker counts is then a prediction, checked against runs the fit did not see
+//! ([`Check`]).
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
@@ -607,6 +609,48 @@ mod tests {
             readers: None,
             read_cpu_curve: None,
         }
+    }
+
+    #[test]
+    fn a_read_cpu_curve_changes_other_worker_counts_only() {
+        use crate::read_cpu::ReadCpuPoint;
+        let mut r = run(IoDesign::Parallel, 5);
+        // Each task: 50 µs of CPU and 3 reads, 10 µs of it per read, taken with one in flight.
+        r.read_cpu_ns = Some(10_000.0);
+        let curve = ReadCpuCurve::new(
+            vec![
+                ReadCpuPoint {
+                    depth: 1.0,
+                    cpu_ns: 10_000.0,
+                },
+                ReadCpuPoint {
+                    depth: 2.0,
+                    cpu_ns: 5_000.0,
+                },
+            ],
+            "test",
+        )
+        .unwrap();
+        let with = Machine {
+            read_cpu_curve: Some(curve),
+            ..machine(2)
+        };
+        // At the profile's own worker count the profile is the measurement.
+        assert_eq!(predict(&r, 1, &with, 0.5), predict(&r, 1, &machine(2), 0.5));
+        // At 4 workers reads overlap and cost less CPU: faster than without the curve.
+        let curved = predict(&r, 4, &with, 0.5).exec_with_io_s;
+        let flat = predict(&r, 4, &machine(2), 0.5).exec_with_io_s;
+        assert!(curved < flat * 0.99, "{curved} against {flat}");
+        // A machine whose read CPU replaces the profile's (a projection) ignores the curve.
+        let there = Machine {
+            read_cpu_ns: Some(4_000.0),
+            ..with.clone()
+        };
+        let replaced = Machine {
+            read_cpu_curve: None,
+            ..there.clone()
+        };
+        assert_eq!(predict(&r, 4, &there, 0.5), predict(&r, 4, &replaced, 0.5));
     }
 
     #[test]
