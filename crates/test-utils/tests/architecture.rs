@@ -14,7 +14,7 @@
 use serde_json::Value;
 use std::{
     collections::{BTreeMap, BTreeSet},
-    path::{Path, PathBuf},
+    path::PathBuf,
     process::Command,
 };
 
@@ -36,10 +36,13 @@ struct Package {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("the workspace root")
+    std::path::PathBuf::from(
+        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../..")
+    .canonicalize()
+    .expect("the workspace root")
 }
 
 fn workspace() -> BTreeMap<String, Package> {

@@ -10,7 +10,11 @@ use std::{
 };
 
 fn script() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.ci/prune-target")
+    std::path::PathBuf::from(
+        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
+        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
+    )
+    .join("../../.ci/prune-target")
 }
 
 /// An executable `deps/<name>` built from `src`, `age_s` seconds old.
