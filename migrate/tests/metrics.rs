@@ -29,10 +29,7 @@ fn prometheus_scrapes_the_migration() {
 
     // The fixture's README: PlainAccountState 64, PlainStorageState 40, Bytecodes 1.
     prometheus.expect_value("sum(max_over_time(bal_migrate_entries_total[10m]))", 105.0);
-    let dashboard = std::path::PathBuf::from(
-        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
-        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-    )
-    .join("../docker/grafana/dashboards/migrate.json");
+    let dashboard = bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("../docker/grafana/dashboards/migrate.json");
     assert_eq!(prometheus.check_dashboard(&dashboard, live_at), 4);
 }

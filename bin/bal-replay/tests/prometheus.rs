@@ -87,10 +87,7 @@ fn prometheus_scrapes_the_run_totals() {
             .is_some_and(|b| b > 1e6)
     );
 
-    let dashboard = std::path::PathBuf::from(
-        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
-        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-    )
-    .join("../../docker/grafana/dashboards/replay.json");
+    let dashboard = bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docker/grafana/dashboards/replay.json");
     assert!(prometheus.check_dashboard(&dashboard, live_at) >= 20);
 }

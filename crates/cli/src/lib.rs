@@ -180,10 +180,11 @@ pub struct DiskArgs {
     /// RocksDB direct reads (O_DIRECT): SST blocks are never served from the page cache.
     #[arg(long)]
     pub direct_io: bool,
-    /// Disk-resident mode. RocksDB: direct reads, index and filters pinned (see
-    /// --pin-metadata) and a block cache of --block-cache (default 8MiB) for data blocks. MDBX (memory-mapped): the page cache dropped before each run and the process in a
-    /// memory cgroup of --memory-limit (default 512MiB; cgroup v1, root). The results say whether
-    /// at least 80% of the key reads reached the device.
+    /// Disk-resident mode. RocksDB: direct reads, index and filters pinned (see --pin-metadata)
+    /// and a block cache of --block-cache (default 8MiB) for data blocks. MDBX (memory-mapped):
+    /// the page cache dropped before each run and the process in a memory cgroup of
+    /// --memory-limit (default 512MiB; cgroup v1, root). The results say whether at least 80% of
+    /// the key reads reached the device.
     #[arg(long)]
     pub disk_resident: bool,
     /// RocksDB block cache, e.g. 64MiB or 1GiB [default: 512MiB; 8MiB with --disk-resident].

@@ -94,10 +94,7 @@ fn the_exex_dashboard_returns_data_from_a_recorder_set_up_as_reths() {
     prometheus.expect_last_value("reth_bal_exex_bytes_written_total", bytes as f64);
     // Rates need two samples of the counters.
     std::thread::sleep(std::time::Duration::from_secs(3));
-    let dashboard = std::path::PathBuf::from(
-        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
-        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-    )
-    .join("../../docker/grafana/dashboards/exex.json");
+    let dashboard = bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docker/grafana/dashboards/exex.json");
     assert_eq!(prometheus.check_dashboard(&dashboard, unix_now()), 5);
 }

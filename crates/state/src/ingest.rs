@@ -255,10 +255,9 @@ mod tests {
                 .ingest_accounts((0..200_000).map(|i| (address(i), account(i))), &mut |_| {})
                 .unwrap();
         }
-        // Reads 500 keys spread over the file and returns (pinned bytes at open, block-cache
-        // misses, data-block misses).
-        let read_spread = |pin_metadata: bool| {
-            let store = RocksStore::open(
+        // A 1 MiB block cache with statistics, the index and filters pinned or not.
+        let open = |pin_metadata: bool| {
+            RocksStore::open(
                 dir.path(),
                 &RocksOptions {
                     block_cache_bytes: 1 << 20,
@@ -267,7 +266,12 @@ mod tests {
                     ..RocksOptions::default()
                 },
             )
-            .unwrap();
+            .unwrap()
+        };
+        // Reads 500 keys spread over the file and returns (pinned bytes at open, block-cache
+        // misses, data-block misses).
+        let read_spread = |pin_metadata: bool| {
+            let store = open(pin_metadata);
             let pinned = store.block_cache_pinned_bytes().unwrap();
             let before = store.read_counters().unwrap();
             for i in (0..200_000).step_by(400) {
@@ -297,16 +301,7 @@ mod tests {
         );
         // The 1 MiB bound is for data blocks, beyond the pinned partitions: 100 keys' blocks
         // read again are all served from the cache.
-        let store = RocksStore::open(
-            dir.path(),
-            &RocksOptions {
-                block_cache_bytes: 1 << 20,
-                statistics: true,
-                pin_metadata: true,
-                ..RocksOptions::default()
-            },
-        )
-        .unwrap();
+        let store = open(true);
         let read_100 = || {
             let before = store.read_counters().unwrap();
             for i in (0..200_000).step_by(2_000) {

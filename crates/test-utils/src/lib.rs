@@ -9,6 +9,16 @@
 pub mod prometheus;
 pub mod tmpfs;
 
+use std::path::PathBuf;
+
+/// The directory of the package whose test is running: cargo's `CARGO_MANIFEST_DIR` at run time
+/// (set by `cargo test`), else `built_in`, the caller's `env!("CARGO_MANIFEST_DIR")`. Run time
+/// first: a target dir shared by two checkouts (CI's clone and a working tree) may reuse a test
+/// built in the other, with the other's path compiled in.
+pub fn package_dir(built_in: &str) -> PathBuf {
+    std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(built_in), PathBuf::from)
+}
+
 /// Property tests' configuration: `PROPTEST_CASES` if set, else `default` cases
 /// (`ProptestConfig::with_cases` would ignore the variable, so a long run could not raise it; see
 /// fuzz/README.md). No failure files: a failing case is printed, and CI's tree stays clean.

@@ -36,13 +36,10 @@ struct Package {
 }
 
 fn root() -> PathBuf {
-    std::path::PathBuf::from(
-        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
-        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-    )
-    .join("../..")
-    .canonicalize()
-    .expect("the workspace root")
+    bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the workspace root")
 }
 
 fn workspace() -> BTreeMap<String, Package> {

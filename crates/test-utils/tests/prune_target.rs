@@ -10,11 +10,7 @@ use std::{
 };
 
 fn script() -> std::path::PathBuf {
-    std::path::PathBuf::from(
-        // Run time first: a target dir shared by two checkouts may reuse a build made in the other.
-        std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_else(|| env!("CARGO_MANIFEST_DIR").into()),
-    )
-    .join("../../.ci/prune-target")
+    bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("../../.ci/prune-target")
 }
 
 /// An executable `deps/<name>` built from `src`, `age_s` seconds old.
