@@ -29,9 +29,9 @@ use crate::device::RunProbe;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
-    BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions,
-    ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay, replay_independent,
-    warm_up_kzg,
+    BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
+    ReplayOptions, ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay,
+    replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -122,6 +122,8 @@ pub struct BenchMatrix {
     pub io_threads: NonZeroUsize,
     /// Task order.
     pub order: TaskOrder,
+    /// The order of hybrid's prefetch.
+    pub prefetch_order: PrefetchOrder,
     /// Drop the page cache before each run (root only).
     pub drop_caches: bool,
     /// Open RocksDB with direct reads (bypasses the page cache). RocksDB only.
@@ -331,6 +333,10 @@ pub struct RunResult {
     /// The look-ahead prefetches (overlapping execution, not in `exec_with_io_s`), seconds.
     #[serde(default)]
     pub prefetch_ahead_s: f64,
+    /// The order of hybrid's prefetch (hybrid runs only; absent from results recorded before
+    /// it could be chosen, which read in key order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_order: Option<PrefetchOrder>,
     /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).
     pub cache_hits: u64,
     /// Misses.
@@ -469,6 +475,7 @@ impl RunResult {
                 .iter()
                 .map(|b| b.prefetch_ahead.as_secs_f64())
                 .sum(),
+            prefetch_order: None,
             cache_hits: r.cache.hits,
             cache_misses: r.cache.misses,
             keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
@@ -679,6 +686,7 @@ impl Bench<'_> {
             design: run.design,
             batch: run.batch,
             io_threads: self.matrix.io_threads,
+            prefetch_order: self.matrix.prefetch_order,
             cache: self.matrix.cache,
             pipeline: self.matrix.pipeline,
             profile: self.matrix.profile,
@@ -762,6 +770,8 @@ impl Bench<'_> {
             }
         };
         let mut result = RunResult::from_report(run, cold, report);
+        result.prefetch_order =
+            (run.design == IoDesign::Hybrid).then_some(self.matrix.prefetch_order);
         result.disk = disk;
         result.batches = samples;
         Ok(result)
@@ -980,6 +990,7 @@ mod tests {
             designs: vec![IoDesign::Parallel],
             io_threads: n(2),
             order: TaskOrder::BlockOrder,
+            prefetch_order: PrefetchOrder::default(),
             drop_caches: false,
             direct_io: false,
             pin_metadata: false,

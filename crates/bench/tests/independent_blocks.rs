@@ -26,6 +26,7 @@ fn matrix() -> BenchMatrix {
         designs: IoDesign::ALL.to_vec(),
         io_threads: n(2),
         order: TaskOrder::BlockOrder,
+        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
         drop_caches: false,
         direct_io: false,
         pin_metadata: false,

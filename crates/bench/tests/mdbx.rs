@@ -44,6 +44,7 @@ fn matrix() -> BenchMatrix {
         designs: vec![IoDesign::Parallel, IoDesign::Full, IoDesign::Batched],
         io_threads: n(2),
         order: TaskOrder::BlockOrder,
+        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
         drop_caches: false,
         direct_io: false,
         pin_metadata: false,

@@ -20,7 +20,10 @@ mod stats;
 
 pub use stats::{CacheStats, LatencyHistogram, ReadKind, ReadTally};
 
-use alloy_primitives::{Address, B256, U256, map::DefaultHashBuilder};
+use alloy_primitives::{
+    Address, B256, U256,
+    map::{DefaultHashBuilder, HashSet},
+};
 use bal_replay_state::{FlatAccount, StateChanges, StateError, StateReader};
 use quick_cache::{UnitWeighter, sync::Cache};
 use revm::{
@@ -30,7 +33,13 @@ use revm::{
     state::AccountInfo,
 };
 use stats::Counters;
-use std::time::Instant;
+use std::{
+    sync::{
+        RwLock,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
 
 /// How many entries each table of the cache holds at most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,6 +83,51 @@ pub struct SharedCache<S> {
     storage: Table<(Address, U256), U256>,
     codes: Table<B256, Bytecode>,
     counters: Counters,
+    /// Whether `tracker` holds a prefetch to track: checked before taking its lock, so an
+    /// untracked lookup pays one relaxed load.
+    tracking: AtomicBool,
+    tracker: RwLock<Option<PrefetchTracker>>,
+}
+
+/// A prefetch running beside execution, tracked to tell which lookups it served
+/// ([`SharedCache::track_prefetch`]).
+struct PrefetchTracker {
+    announced_accounts: HashSet<Address>,
+    announced_slots: HashSet<(Address, U256)>,
+    /// Values the prefetch loaded that no lookup has used yet.
+    unclaimed_accounts: KeySet<Address>,
+    unclaimed_slots: KeySet<(Address, U256)>,
+}
+
+/// A concurrent set that never drops a member (unlike a cache table): a few locked shards.
+struct KeySet<K> {
+    shards: [std::sync::Mutex<HashSet<K>>; 16],
+    hasher: DefaultHashBuilder,
+}
+
+impl<K: Eq + std::hash::Hash> KeySet<K> {
+    fn new() -> Self {
+        Self {
+            shards: std::array::from_fn(|_| Default::default()),
+            hasher: DefaultHashBuilder::default(),
+        }
+    }
+
+    fn shard(&self, key: &K) -> &std::sync::Mutex<HashSet<K>> {
+        use std::hash::BuildHasher;
+        &self.shards[(self.hasher.hash_one(key) % 16) as usize]
+    }
+
+    fn insert(&self, key: K) {
+        if let Ok(mut set) = self.shard(&key).lock() {
+            set.insert(key);
+        }
+    }
+
+    /// Whether `key` was a member (and is no longer).
+    fn remove(&self, key: &K) -> bool {
+        self.shard(key).lock().is_ok_and(|mut set| set.remove(key))
+    }
 }
 
 impl<S> std::fmt::Debug for SharedCache<S> {
@@ -95,6 +149,44 @@ impl<S: StateReader> SharedCache<S> {
             storage: table(capacity.storage),
             codes: table(capacity.codes),
             counters: Counters::default(),
+            tracking: AtomicBool::new(false),
+            tracker: RwLock::new(None),
+        }
+    }
+
+    /// Tracks a prefetch about to run beside execution, which will load `accounts` and `slots`:
+    /// from now until [`Self::stop_tracking_prefetch`], each thread's [`ReadTally`] counts its
+    /// on-demand reads of those keys the prefetch had not loaded yet (`raced`), and its first
+    /// lookups of values the prefetch did load (`prefetch_hits`). Together, the lookups of a task
+    /// that the prefetch was there to serve, and how many it did: what a model of the prefetch
+    /// racing execution needs. Costs a lock per lookup while on; off by default.
+    pub fn track_prefetch(&self, accounts: &[Address], slots: &[(Address, U256)]) {
+        let tracker = PrefetchTracker {
+            announced_accounts: accounts.iter().copied().collect(),
+            announced_slots: slots.iter().copied().collect(),
+            unclaimed_accounts: KeySet::new(),
+            unclaimed_slots: KeySet::new(),
+        };
+        if let Ok(mut slot) = self.tracker.write() {
+            *slot = Some(tracker);
+            self.tracking.store(true, Ordering::Release);
+        }
+    }
+
+    /// Ends [`Self::track_prefetch`].
+    pub fn stop_tracking_prefetch(&self) {
+        self.tracking.store(false, Ordering::Release);
+        if let Ok(mut slot) = self.tracker.write() {
+            *slot = None;
+        }
+    }
+
+    fn tracked(&self, f: impl FnOnce(&PrefetchTracker)) {
+        if self.tracking.load(Ordering::Acquire)
+            && let Ok(tracker) = self.tracker.read()
+            && let Some(tracker) = tracker.as_ref()
+        {
+            f(tracker);
         }
     }
 
@@ -132,8 +224,20 @@ impl<S: StateReader> SharedCache<S> {
         let mut missed = false;
         let value = self.accounts.get_or_insert_with(&address, || {
             missed = true;
+            self.tracked(|t| {
+                if t.announced_accounts.contains(&address) {
+                    ReadTally::record(|tally| tally.raced += 1);
+                }
+            });
             self.timed(ReadKind::Account, || self.inner.account(address))
         })?;
+        if !missed {
+            self.tracked(|t| {
+                if t.unclaimed_accounts.remove(&address) {
+                    ReadTally::record(|tally| tally.prefetch_hits += 1);
+                }
+            });
+        }
         self.counters.record_lookup(missed);
         Ok(value)
     }
@@ -141,10 +245,23 @@ impl<S: StateReader> SharedCache<S> {
     /// The value of `slot`, from the cache or read once from the store.
     pub fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
         let mut missed = false;
-        let value = self.storage.get_or_insert_with(&(address, slot), || {
+        let key = (address, slot);
+        let value = self.storage.get_or_insert_with(&key, || {
             missed = true;
+            self.tracked(|t| {
+                if t.announced_slots.contains(&key) {
+                    ReadTally::record(|tally| tally.raced += 1);
+                }
+            });
             self.timed(ReadKind::Storage, || self.inner.storage(address, slot))
         })?;
+        if !missed {
+            self.tracked(|t| {
+                if t.unclaimed_slots.remove(&key) {
+                    ReadTally::record(|tally| tally.prefetch_hits += 1);
+                }
+            });
+        }
         self.counters.record_lookup(missed);
         Ok(value)
     }
@@ -181,8 +298,20 @@ impl<S: StateReader> SharedCache<S> {
             self.inner.accounts_many(&missing)
         })?;
         for (address, value) in missing.iter().zip(values) {
-            // A concurrent on-demand read may have filled it meanwhile: same value, either wins.
-            self.accounts.insert(*address, value);
+            // A concurrent on-demand read may have filled it (or be filling it) meanwhile: the
+            // same value, and then the value is that read's, not the prefetch's. Tagged before
+            // it is visible, so its first lookup cannot miss the tag.
+            self.tracked(|t| t.unclaimed_accounts.insert(*address));
+            let mut inserted = false;
+            let _ = self.accounts.get_or_insert_with(address, || {
+                inserted = true;
+                Ok::<_, StateError>(value)
+            });
+            if !inserted {
+                self.tracked(|t| {
+                    t.unclaimed_accounts.remove(address);
+                });
+            }
         }
         self.counters.record_prefetch(missing.len());
         Ok(missing.len())
@@ -203,7 +332,17 @@ impl<S: StateReader> SharedCache<S> {
             self.inner.storage_many(&missing)
         })?;
         for (key, value) in missing.iter().zip(values) {
-            self.storage.insert(*key, value);
+            self.tracked(|t| t.unclaimed_slots.insert(*key));
+            let mut inserted = false;
+            let _ = self.storage.get_or_insert_with(key, || {
+                inserted = true;
+                Ok::<_, StateError>(value)
+            });
+            if !inserted {
+                self.tracked(|t| {
+                    t.unclaimed_slots.remove(key);
+                });
+            }
         }
         self.counters.record_prefetch(missing.len());
         Ok(missing.len())
@@ -394,6 +533,43 @@ mod tests {
             });
         });
         assert_eq!(ReadTally::of_this_thread().since(before).reads, 1);
+    }
+
+    #[test]
+    fn a_tracked_prefetch_tells_the_reads_it_lost_from_the_lookups_it_served() {
+        let (store, address) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        let (other, third) = (Address::with_last_byte(8), Address::with_last_byte(9));
+        let slot = (address, U256::from(1));
+        cache.track_prefetch(&[address, other, third], &[slot]);
+        let before = ReadTally::of_this_thread();
+        // Read before the prefetch got to it: an on-demand read the prefetch lost.
+        assert_eq!(
+            cache.storage(address, U256::from(1)).unwrap(),
+            U256::from(42)
+        );
+        // The prefetch then loads what is not cached yet: two accounts, not the slot.
+        assert_eq!(cache.prefetch_storage(&[slot]).unwrap(), 0);
+        assert_eq!(cache.prefetch_accounts(&[address, other]).unwrap(), 2);
+        // The first lookup of each prefetched value is one it served; the second is not.
+        assert_eq!(cache.account(other).unwrap(), None);
+        assert_eq!(cache.account(other).unwrap(), None);
+        assert_eq!(cache.account(address).unwrap().unwrap().nonce, 3);
+        // The slot was read on demand, so its later hit was not the prefetch's.
+        cache.storage(address, U256::from(1)).unwrap();
+        // An announced key the prefetch never loaded, read on demand: lost too.
+        assert_eq!(cache.account(third).unwrap(), None);
+        let mine = ReadTally::of_this_thread().since(before);
+        assert_eq!((mine.reads, mine.raced, mine.prefetch_hits), (2, 2, 2));
+        // Untracked, nothing is told apart.
+        cache.stop_tracking_prefetch();
+        cache.clear();
+        let before = ReadTally::of_this_thread();
+        cache.storage(address, U256::from(1)).unwrap();
+        cache.prefetch_accounts(&[other]).unwrap();
+        cache.account(other).unwrap();
+        let mine = ReadTally::of_this_thread().since(before);
+        assert_eq!((mine.reads, mine.raced, mine.prefetch_hits), (1, 0, 0));
     }
 
     #[test]

@@ -66,12 +66,22 @@ pub struct ReadTally {
     pub reads: u64,
     /// Time spent waiting for them.
     pub wait: Duration,
+    /// Of `reads`, those of keys a prefetch running beside execution was announced to load
+    /// ([`SharedCache::track_prefetch`]) but had not loaded yet: reads the prefetch lost.
+    ///
+    /// [`SharedCache::track_prefetch`]: crate::SharedCache::track_prefetch
+    pub raced: u64,
+    /// Lookups answered by a value that prefetch loaded, the first one for that value (the
+    /// lookup that would have read it on demand without the prefetch).
+    pub prefetch_hits: u64,
 }
 
 impl ReadTally {
     const ZERO: Self = Self {
         reads: 0,
         wait: Duration::ZERO,
+        raced: 0,
+        prefetch_hits: 0,
     };
 
     /// The on-demand reads this thread has made so far, through any [`SharedCache`]. Reads of
@@ -88,7 +98,18 @@ impl ReadTally {
         Self {
             reads: self.reads.saturating_sub(earlier.reads),
             wait: self.wait.saturating_sub(earlier.wait),
+            raced: self.raced.saturating_sub(earlier.raced),
+            prefetch_hits: self.prefetch_hits.saturating_sub(earlier.prefetch_hits),
         }
+    }
+
+    /// Adds to this thread's tally.
+    pub(crate) fn record(update: impl FnOnce(&mut Self)) {
+        ON_DEMAND.with(|t| {
+            let mut tally = t.get();
+            update(&mut tally);
+            t.set(tally);
+        });
     }
 }
 
@@ -262,11 +283,9 @@ impl ThreadCounters {
     fn record_read(&self, kind: ReadKind, elapsed: Duration) {
         let i = kind.index();
         if kind.on_demand() {
-            ON_DEMAND.with(|t| {
-                let mut tally = t.get();
-                tally.reads += 1;
-                tally.wait += elapsed;
-                t.set(tally);
+            ReadTally::record(|t| {
+                t.reads += 1;
+                t.wait += elapsed;
             });
         }
         self.reads[i].fetch_add(1, Ordering::Relaxed);

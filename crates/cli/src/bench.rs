@@ -9,7 +9,7 @@ use bal_replay_bench::{
 };
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
-use bal_replay_engine::{IoDesign, TaskOrder, drop_page_cache};
+use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder, drop_page_cache};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_state::RocksOptions;
@@ -57,6 +57,10 @@ pub struct BenchCommand {
     /// Task order: block or longest-first.
     #[arg(long, default_value = "block")]
     pub order: TaskOrder,
+    /// The order of hybrid's prefetch: key (one multi-get per reader, in key order) or
+    /// first-use (account by account as tasks first change them, in multi-gets of 64 keys).
+    #[arg(long, default_value = "key")]
+    pub prefetch_order: PrefetchOrder,
     #[command(flatten)]
     pub disk: DiskArgs,
     /// Skip the sequential and in-memory baselines.
@@ -89,6 +93,7 @@ impl BenchCommand {
             designs: self.io.clone(),
             io_threads: self.io_threads,
             order: self.order,
+            prefetch_order: self.prefetch_order,
             drop_caches: self.disk.drop_caches(over_mdbx),
             direct_io: self.disk.direct_io() && !over_mdbx,
             pin_metadata: self.disk.pin_metadata() && !over_mdbx,
@@ -241,6 +246,7 @@ impl DemoCommand {
             designs: IoDesign::ALL.to_vec(),
             io_threads: NonZeroUsize::new(4).expect("4 is not 0"),
             order: TaskOrder::BlockOrder,
+            prefetch_order: PrefetchOrder::default(),
             drop_caches: false,
             direct_io: false,
             pin_metadata: false,
@@ -387,6 +393,7 @@ mod tests {
             end_to_end_mgas_per_s: mgas * 0.8,
             pipelined: false,
             prefetch_ahead_s: 0.0,
+            prefetch_order: None,
             cache_hits: 0,
             cache_misses: key_reads,
             keys_prefetched: 0,

@@ -3,7 +3,7 @@
 
 use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind, point_reads::BenchDbReport};
-use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_engine::{ExecMode, IoDesign, PrefetchOrder};
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
     ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
@@ -87,6 +87,15 @@ pub struct ProjectCommand {
     /// onto a target machine leave it out.
     #[arg(long)]
     pub read_cpu: Option<PathBuf>,
+    /// Leave out the race between hybrid's prefetch and its tasks: each task then reads at any
+    /// worker count what it read in the profile, as profiles recorded before the race was
+    /// counted do (for comparison).
+    #[arg(long)]
+    pub no_prefetch_race: bool,
+    /// Simulate prefetch readers running ahead of the workers whenever they wake (as CFS ran
+    /// a thread waking from a wait), instead of every runnable thread getting the same share.
+    #[arg(long)]
+    pub readers_first: bool,
 }
 
 /// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
@@ -123,6 +132,8 @@ struct Group {
     store: StoreKind,
     cold: bool,
     pipelined: bool,
+    /// Hybrid's prefetch order: a different schedule of its reads.
+    prefetch_order: Option<PrefetchOrder>,
 }
 
 impl Group {
@@ -133,6 +144,7 @@ impl Group {
             store: r.store,
             cold: r.cold,
             pipelined: r.pipelined,
+            prefetch_order: r.prefetch_order,
         })
     }
 }
@@ -144,7 +156,12 @@ fn read_cpu(runs: &[(RunResult, usize)], group: Group) -> Option<f64> {
         runs.iter()
             .map(|(r, _)| r)
             .find(|r| {
-                Group::of(r) == Some(Group { design, ..group })
+                Group::of(r)
+                    == Some(Group {
+                        design,
+                        prefetch_order: None,
+                        ..group
+                    })
                     && r.threads == 1
                     && !r.batch_profiles.is_empty()
             })
@@ -163,6 +180,13 @@ fn profiled(r: &RunResult) -> ProfiledRun {
         device_reads_per_key: r.disk.device_reads_per_key.unwrap_or(0.0),
         batches: r.batch_profiles.clone(),
         read_cpu_ns: None,
+        // Only a profile that counted the race can simulate it.
+        prefetch_race: r.prefetch_order.filter(|_| {
+            r.batch_profiles
+                .iter()
+                .flat_map(|b| &b.tasks)
+                .any(|t| t.raced + t.prefetch_hits > 0)
+        }),
         measured: measured(r),
     }
 }
@@ -172,6 +196,12 @@ fn measured(r: &RunResult) -> Measured {
         exec_with_io_s: r.exec_with_io_s,
         longest_txs_s: r.longest_txs_s,
         total_s: r.exec_with_io_s + r.commit_s,
+        on_demand_reads: r
+            .batch_profiles
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .map(|t| t.reads as f64)
+            .sum(),
     }
 }
 
@@ -205,6 +235,7 @@ impl ProjectCommand {
                 read_cpu_ns: self.target_read_cpu_us.map(|us| us * 1e3),
                 readers: self.target_io_threads.map(NonZeroUsize::get),
                 read_cpu_curve: None,
+                readers_first: self.readers_first,
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -223,15 +254,15 @@ impl ProjectCommand {
             let bench = load(path)?;
             runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
         }
-        let report = project(
-            &runs,
-            &disk,
-            self.cores,
-            target.as_ref(),
-            &self.target_workers,
-            self.batch_overhead,
-            read_cpu.as_ref(),
-        );
+        let here = Here {
+            disk: &disk,
+            cores: self.cores,
+            batch_overhead: self.batch_overhead,
+            read_cpu_curve: read_cpu.as_ref(),
+            prefetch_race: !self.no_prefetch_race,
+            readers_first: self.readers_first,
+        };
+        let report = project(&runs, &here, target.as_ref(), &self.target_workers);
         print_report(&report);
         if let Some(json) = &self.json {
             std::fs::write(json, serde_json::to_vec_pretty(&report)?)
@@ -242,17 +273,33 @@ impl ProjectCommand {
     }
 }
 
+/// The machine the inputs ran on, and the model's optional terms there.
+struct Here<'a> {
+    disk: &'a DiskModel,
+    /// Its cores, where given; otherwise each run's own.
+    cores: Option<NonZeroUsize>,
+    batch_overhead: bool,
+    read_cpu_curve: Option<&'a ReadCpuCurve>,
+    prefetch_race: bool,
+    readers_first: bool,
+}
+
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
 /// onto `target` at `workers`.
 fn project(
     runs: &[(RunResult, usize)],
-    disk: &DiskModel,
-    cores: Option<NonZeroUsize>,
+    terms: &Here<'_>,
     target: Option<&Machine>,
     workers: &[NonZeroUsize],
-    batch_overhead: bool,
-    read_cpu_curve: Option<&ReadCpuCurve>,
 ) -> ProjectionReport {
+    let Here {
+        disk,
+        cores,
+        batch_overhead,
+        read_cpu_curve,
+        prefetch_race,
+        readers_first,
+    } = *terms;
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
         if let Some(g) = Group::of(r)
@@ -273,6 +320,7 @@ fn project(
         read_cpu_ns: None,
         readers: None,
         read_cpu_curve: read_cpu_curve.cloned(),
+        readers_first,
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
@@ -299,6 +347,9 @@ fn project(
         let machine = here(*cpus, Some(base));
         let mut base = profiled(base);
         base.read_cpu_ns = read_cpu(runs, group);
+        if !prefetch_race {
+            base.prefetch_race = None;
+        }
         let calibration = calibrate(&base, &machine);
         // The second calibration point, when asked for.
         let two = batch_overhead
@@ -319,6 +370,7 @@ fn project(
         });
         report.calibrations.push(CalibrationRow {
             design: group.design,
+            prefetch_order: group.prefetch_order,
             batch: group.batch,
             workers: base.workers,
             device_reads_per_key: base.device_reads_per_key,
@@ -347,6 +399,7 @@ fn project(
                 t.group
                     == Group {
                         design: IoDesign::Full,
+                        prefetch_order: None,
                         ..group
                     }
             })
@@ -363,6 +416,7 @@ fn project(
             });
             report.checks.push(Check {
                 design: group.design,
+                prefetch_order: group.prefetch_order,
                 batch: group.batch,
                 workers: r.threads,
                 calibrated_on_workers: f.base.workers,
@@ -376,7 +430,12 @@ fn project(
                 batch_overhead_ns: overhead_ns,
             });
         }
-        if let Some(target) = target {
+        // Projections are of the engine's default: a hybrid run in another prefetch order is
+        // checked, not projected.
+        let default_order = group
+            .prefetch_order
+            .is_none_or(|o| o == PrefetchOrder::default());
+        if let Some(target) = target.filter(|_| default_order) {
             for w in workers {
                 report.projections.push(Projection {
                     design: group.design,

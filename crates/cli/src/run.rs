@@ -9,8 +9,8 @@ use bal_replay_bench::{
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState,
-    TaskOrder, drop_page_cache, replay, warm_up_kzg,
+    BatchProfile, BatchReport, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ReplayReport,
+    ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
@@ -50,6 +50,10 @@ pub struct ReplayArgs {
     /// Task order: block or longest-first.
     #[arg(long, default_value = "block")]
     pub order: TaskOrder,
+    /// The order of hybrid's prefetch: key (one multi-get per reader, in key order) or
+    /// first-use (account by account as tasks first change them, in multi-gets of 64 keys).
+    #[arg(long, default_value = "key")]
+    pub prefetch_order: PrefetchOrder,
     /// Record each parallel batch's profile (every task's CPU time, on-demand reads, worker and
     /// start; each prefetch and commit) in the JSON, for `bal-replay project`.
     #[arg(long)]
@@ -65,6 +69,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             design: a.io,
             batch: a.batch,
             io_threads: a.io_threads,
+            prefetch_order: a.prefetch_order,
             cache: a.cache.into(),
             pipeline: a.pipeline,
             profile: a.task_profile,

@@ -32,6 +32,13 @@ pub struct TaskProfile {
     pub read_wait_ns: u64,
     /// Gas it used (0 for the pre- and post-block tasks).
     pub gas: u64,
+    /// Of `reads`, those of keys the prefetch beside execution (hybrid's) was to load and had not
+    /// loaded yet: reads it lost the race for. 0 without such a prefetch, or in profiles
+    /// recorded before it was counted.
+    pub raced: u64,
+    /// Lookups answered by a value that prefetch loaded, the first for each value: reads it
+    /// saved this task. `raced + prefetch_hits` is what the prefetch was there to serve.
+    pub prefetch_hits: u64,
 }
 
 /// A prefetch's readers, together: the keys they read and what that cost.
@@ -85,6 +92,11 @@ mod task_columns {
         reads: Vec<u64>,
         read_wait_ns: Vec<u64>,
         gas: Vec<u64>,
+        /// Absent (empty) in profiles recorded before they were counted: zeros.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        raced: Vec<u64>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        prefetch_hits: Vec<u64>,
     }
 
     pub(super) fn serialize<S: Serializer>(
@@ -102,6 +114,8 @@ mod task_columns {
             reads: column(|t| t.reads),
             read_wait_ns: column(|t| t.read_wait_ns),
             gas: column(|t| t.gas),
+            raced: column(|t| t.raced),
+            prefetch_hits: column(|t| t.prefetch_hits),
         }
         .serialize(serializer)
     }
@@ -121,7 +135,8 @@ mod task_columns {
             c.read_wait_ns.len(),
             c.gas.len(),
         ];
-        if lengths.iter().any(|&l| l != n) {
+        let optional = [c.raced.len(), c.prefetch_hits.len()];
+        if lengths.iter().any(|&l| l != n) || optional.iter().any(|&l| l != n && l != 0) {
             return Err(D::Error::custom(format!(
                 "task profile columns of different lengths: block has {n}, the others {lengths:?}"
             )));
@@ -137,6 +152,8 @@ mod task_columns {
                 reads: c.reads[i],
                 read_wait_ns: c.read_wait_ns[i],
                 gas: c.gas[i],
+                raced: c.raced.get(i).copied().unwrap_or(0),
+                prefetch_hits: c.prefetch_hits.get(i).copied().unwrap_or(0),
             })
             .collect())
     }
@@ -213,6 +230,8 @@ impl TaskClock {
             reads: reads.reads,
             read_wait_ns: nanos(reads.wait),
             gas,
+            raced: reads.raced,
+            prefetch_hits: reads.prefetch_hits,
         }
     }
 }
@@ -237,6 +256,8 @@ mod tests {
             reads: i,
             read_wait_ns: 50 * i,
             gas: 21_000 * (i % 3),
+            raced: 0,
+            prefetch_hits: 0,
         }
     }
 

@@ -1,8 +1,8 @@
 //! The replay driver: a dump, batch by batch, over a state store.
 
 use crate::{
-    BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, TaskOrder,
-    execute_parallel_with, execute_sequential,
+    BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, PrefetchOrder, StateKey,
+    TaskOrder, execute_parallel_with, execute_sequential,
     pool::{EnginePools, ThreadGroup},
     profile::{BatchProfile, PrefetchProfile, nanos, thread_cpu_time},
 };
@@ -56,6 +56,9 @@ pub struct ReplayOptions {
     pub batch: NonZeroUsize,
     /// Prefetch readers (batched and hybrid designs).
     pub io_threads: NonZeroUsize,
+    /// The order of hybrid's prefetch, which races execution (batched I/O's prefetch ends
+    /// before execution starts, so its order does not matter: it reads in key order).
+    pub prefetch_order: PrefetchOrder,
     /// Shared cache size.
     pub cache: CacheCapacity,
     /// Prefetch batch k+1's keys while batch k executes (batched and hybrid designs; the others
@@ -77,6 +80,7 @@ impl Default for ReplayOptions {
             design: IoDesign::Parallel,
             batch: NonZeroUsize::new(50).expect("50 is not 0"),
             io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
+            prefetch_order: PrefetchOrder::default(),
             cache: CacheCapacity::default(),
             pipeline: false,
             profile: false,
@@ -615,9 +619,22 @@ fn execute_batch<S: StateReader>(
         (ExecMode::Parallel, IoDesign::Hybrid) => {
             // Prefetch the keys the diffs name while the workers start executing; the cache's
             // single-flight reads keep a key a worker is already reading from being read twice.
+            let tracked = options.profile;
+            if tracked {
+                let (accounts, slots) = prefetch_keys(plan);
+                cache.track_prefetch(&accounts, &slots);
+            }
             let (prefetched, out) = std::thread::scope(|scope| {
-                let prefetcher = scope
-                    .spawn(|| prefetch(cache, plan, &pools.readers, options.io_threads, design));
+                // Ordering the keys is the prefetcher's work, beside execution too.
+                let prefetcher = scope.spawn(|| match options.prefetch_order {
+                    PrefetchOrder::FirstUse => {
+                        let keys = plan.keys_by_first_use(options.order);
+                        prefetch_in_order(cache, &keys, &pools.readers, options.io_threads)
+                    }
+                    PrefetchOrder::Key => {
+                        prefetch(cache, plan, &pools.readers, options.io_threads, design)
+                    }
+                });
                 let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
                     execute_parallel_with(config, plan, cache, parallel_options(options))
                 });
@@ -626,6 +643,9 @@ fn execute_batch<S: StateReader>(
                     .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
                 (prefetched, out)
             });
+            if tracked {
+                cache.stop_tracking_prefetch();
+            }
             let prefetched = prefetched??;
             report.keys_prefetched = prefetched.keys;
             report.prefetch_profile = Some(PrefetchProfile {
@@ -838,6 +858,82 @@ fn with_prefetch_ahead<S: StateReader, T>(
     Ok(out)
 }
 
+/// Every account the plan's merged BAL names, and every slot it lists (writes, and reads when the
+/// BAL has them), in key order.
+fn prefetch_keys(plan: &BatchPlan) -> (Vec<Address>, Vec<(Address, U256)>) {
+    let accounts = plan.merged.iter().map(|a| a.address).collect();
+    let slots = plan
+        .merged
+        .iter()
+        .flat_map(|a| {
+            a.storage_changes
+                .iter()
+                .map(move |s| (a.address, s.slot))
+                .chain(a.storage_reads.iter().map(move |s| (a.address, *s)))
+        })
+        .collect();
+    (accounts, slots)
+}
+
+/// Loads `keys` into the cache in their order ([`PrefetchOrder::FirstUse`]): multi-gets of
+/// [`PrefetchOrder::FIRST_USE_CHUNK`] keys, which every reader of `readers` takes in turn, each value
+/// in the cache as soon as its multi-get returns. A failed multi-get stops the readers. Returns
+/// the number of keys read from the store (those already cached when their chunk's turn came
+/// are not read).
+fn prefetch_in_order<S: StateReader>(
+    cache: &SharedCache<S>,
+    keys: &[StateKey],
+    readers: &ThreadGroup,
+    io_threads: NonZeroUsize,
+) -> Result<PrefetchProfile, EngineError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let started = Instant::now();
+    let chunks: Vec<&[StateKey]> = keys.chunks(PrefetchOrder::FIRST_USE_CHUNK).collect();
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    // Every reader of the group: as many reads in flight as the key-order prefetch keeps (its
+    // accounts and its slots each split among `io_threads` readers, both at once).
+    let threads = readers.threads().max(io_threads.get());
+    let read_in_turn = || -> Result<u64, StateError> {
+        let (mut read, mut accounts, mut slots) = (0u64, Vec::new(), Vec::new());
+        while !failed.load(Ordering::Relaxed) {
+            let Some(chunk) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            accounts.clear();
+            slots.clear();
+            for key in *chunk {
+                match *key {
+                    StateKey::Account(address) => accounts.push(address),
+                    StateKey::Slot(address, slot) => slots.push((address, slot)),
+                }
+            }
+            let loaded = cache
+                .prefetch_accounts(&accounts)
+                .and_then(|a| Ok(a + cache.prefetch_storage(&slots)?));
+            match loaded {
+                Ok(n) => read += n as u64,
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(read)
+    };
+    let jobs: Vec<ReaderJob<'_, StateError>> = (0..threads)
+        .map(|_| -> ReaderJob<'_, StateError> { Box::new(|| cpu_timed(read_in_turn)) })
+        .collect();
+    let (read, cpu) = sum_each(readers, jobs, "prefetch reader")?;
+    Ok(PrefetchProfile {
+        keys: read,
+        readers: threads as u32,
+        wall_ns: nanos(started.elapsed()),
+        cpu_ns: nanos(cpu),
+        concurrent: false,
+    })
+}
+
 /// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
 /// and every listed slot (writes, and reads when the BAL has them), then the code of every account
 /// with code when the design prefetches code ([`IoDesign::prefetches_code`]). Returns the number
@@ -850,17 +946,7 @@ fn prefetch<S: StateReader>(
     design: IoDesign,
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
-    let accounts: Vec<Address> = plan.merged.iter().map(|a| a.address).collect();
-    let slots: Vec<(Address, U256)> = plan
-        .merged
-        .iter()
-        .flat_map(|a| {
-            a.storage_changes
-                .iter()
-                .map(move |s| (a.address, s.slot))
-                .chain(a.storage_reads.iter().map(move |s| (a.address, *s)))
-        })
-        .collect();
+    let (accounts, slots) = prefetch_keys(plan);
     let threads = io_threads.get();
     let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
     for chunk in reader_chunks(&accounts, threads) {

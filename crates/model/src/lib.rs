@@ -23,8 +23,8 @@ pub mod simulate;
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
 pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
 
-use bal_replay_engine::{BatchProfile, IoDesign, TaskProfile};
-use simulate::{Cores, PhaseTimes, ReadCost, Readers, simulate_phase};
+use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile};
+use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
 
 /// A measured run with its profile: what the model is calibrated on.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,6 +44,11 @@ pub struct ProfiledRun {
     /// What a key read cost the CPU in this profile, ns (on-demand reads are inside their tasks'
     /// CPU time, prefetched keys inside the readers'), if known: see [`read_cpu_ns`].
     pub read_cpu_ns: Option<f64>,
+    /// The order of a prefetch that ran beside execution (hybrid's), where the model is to
+    /// simulate its race with the tasks ([`simulate::Race`]): only a profile that counted the
+    /// race (its tasks' `raced` and `prefetch_hits`) can. `None`: each task reads what it read
+    /// in the profile, at any worker count.
+    pub prefetch_race: Option<PrefetchOrder>,
     /// What was measured.
     pub measured: Measured,
 }
@@ -77,6 +82,10 @@ pub struct Measured {
     pub longest_txs_s: f64,
     /// Execution with I/O plus commits and whatever runs beside execution past its end, s.
     pub total_s: f64,
+    /// On-demand reads the workers made (0 where unknown: a run without a task profile). Where
+    /// a prefetch races the tasks, how many it lost is part of the prediction.
+    #[serde(default)]
+    pub on_demand_reads: f64,
 }
 
 impl Measured {
@@ -120,6 +129,8 @@ pub struct Machine {
     /// known: the profile's per-read CPU ([`ProfiledRun::read_cpu_ns`]) was taken with one in
     /// flight. Ignored where `read_cpu_ns` replaces the profile's figure.
     pub read_cpu_curve: Option<ReadCpuCurve>,
+    /// Prefetch readers run ahead of the workers ([`simulate::Cores::readers_first`]).
+    pub readers_first: bool,
 }
 
 /// What one calibration found.
@@ -215,6 +226,7 @@ fn simulate_run(
     let cores = Cores {
         cores: machine.cores,
         cpu_speed: machine.cpu_speed,
+        readers_first: machine.readers_first,
     };
     // CPU a read costs less here than in the profile (more, where negative).
     let saved = match (run.read_cpu_ns, machine.read_cpu_ns) {
@@ -223,6 +235,10 @@ fn simulate_run(
     };
     let (mut reads, mut relative) = (0u64, 0.0f64);
     let mut out = Measured::default();
+    let race = run.prefetch_race.map(|order| Race {
+        order,
+        read_cpu_ns: machine.read_cpu_ns.or(run.read_cpu_ns).unwrap_or(0.0),
+    });
     for b in &run.batches {
         let readers = b.prefetch.map(|p| Readers {
             readers: machine.readers.unwrap_or(p.readers as usize),
@@ -232,6 +248,7 @@ fn simulate_run(
             } else {
                 0.0
             },
+            race: race.filter(|_| p.concurrent),
         });
         let adjusted: Vec<TaskProfile>;
         let tasks = if saved != 0.0 {
@@ -274,6 +291,7 @@ fn simulate_run(
         let serial = b.serial_ns() as f64 / machine.cpu_speed.max(1e-9);
         let tasks_end_ns = tasks_end_ns + serial;
         out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
+        out.on_demand_reads += worker_reads as f64;
         out.longest_txs_s += longest_task_ns / 1e9;
         out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
     }
@@ -385,6 +403,9 @@ pub fn batch_overhead_at(
 pub struct Check {
     /// The design.
     pub design: IoDesign,
+    /// Hybrid's prefetch order, for a hybrid run that recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers of the predicted run.
@@ -436,6 +457,7 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
     let k = calibrate(calibration, machine).k;
     Check {
         design: held_out.design,
+        prefetch_order: None,
         batch: held_out.batch,
         workers: held_out.workers,
         calibrated_on_workers: calibration.workers,
@@ -494,6 +516,9 @@ impl From<&Machine> for MachineDescription {
 pub struct CalibrationRow {
     /// The design.
     pub design: IoDesign,
+    /// Hybrid's prefetch order, for a hybrid run that recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers of the calibration run (1).
@@ -573,6 +598,8 @@ mod tests {
                         reads: 3,
                         read_wait_ns: 0,
                         gas: 100_000,
+                        raced: 0,
+                        prefetch_hits: 0,
                     })
                     .collect(),
                 prefetch: matches!(design, IoDesign::Batched | IoDesign::Hybrid).then_some(
@@ -596,6 +623,7 @@ mod tests {
             device_reads_per_key: 1.5,
             batches,
             read_cpu_ns: None,
+            prefetch_race: None,
             measured: Measured::default(),
         }
     }
@@ -608,6 +636,7 @@ mod tests {
             read_cpu_ns: None,
             readers: None,
             read_cpu_curve: None,
+            readers_first: false,
         }
     }
 
@@ -763,6 +792,29 @@ mod tests {
         assert_eq!(batch_overhead_at(182e6, 2, 9e6, 2), 182e6);
         // Without a read-wait part (a design reading nothing) it is constant.
         assert_eq!(batch_overhead_at(9e6, 2, 9e6, 32), 9e6);
+    }
+
+    #[test]
+    fn hybrids_reads_grow_with_workers_only_where_the_race_is_simulated() {
+        // Each task: 3 reads, of which 1 the prefetch lost, and 2 lookups it served.
+        let mut r = run(IoDesign::Hybrid, 2);
+        for t in r.batches.iter_mut().flat_map(|b| b.tasks.iter_mut()) {
+            t.raced = 1;
+            t.prefetch_hits = 2;
+        }
+        let m = machine(2);
+        // Without the race, each task reads what its profile says, at any worker count.
+        for workers in [1, 8] {
+            let p = predict(&r, workers, &m, 1.0);
+            assert_eq!(p.on_demand_reads, 2.0 * 40.0 * 3.0, "{workers}");
+        }
+        // With it, the 2 reads that are not the prefetch's stay (160 in all); of the 3 lookups
+        // it was there to serve, more come before it at 8 workers than at 1.
+        r.prefetch_race = Some(PrefetchOrder::FirstUse);
+        let one = predict(&r, 1, &m, 1.0).on_demand_reads;
+        let eight = predict(&r, 8, &m, 1.0).on_demand_reads;
+        assert!((160.0..400.0).contains(&one), "{one}");
+        assert!(eight > one && eight <= 400.0, "{one} {eight}");
     }
 
     #[test]

@@ -6,11 +6,14 @@
 //! task a read falls is not recorded; spreading them evenly is the assumption). A read is one
 //! wait of `k * device_reads_per_key * latency(reads in flight)`, fixed when it is issued. Runnable
 //! threads share the cores as processor sharing: with `n` runnable on `c` cores each runs at
-//! `min(1, c / n)` of a core; switching costs nothing. Each of these is a term the checks against
-//! measured runs can find off.
+//! `min(1, c / n)` of a core; switching costs nothing. Optionally ([`Cores::readers_first`]),
+//! prefetch readers come first: they wait on the disk most of the time, and a scheduler that
+//! runs a thread waking from a wait ahead of those that kept running (CFS) lets them share the
+//! cores among themselves, the workers sharing what they leave. Each of these is a term the
+//! checks against measured runs can find off.
 
 use crate::{DiskModel, ReadCpuCurve};
-use bal_replay_engine::TaskProfile;
+use bal_replay_engine::{PrefetchOrder, TaskProfile};
 
 /// What the disk costs a key read: `k * device_reads_per_key * latency(depth)`.
 #[derive(Debug, Clone, Copy)]
@@ -59,6 +62,9 @@ pub struct Cores {
     pub cores: f64,
     /// Speed of one core relative to the one the profile was taken on (2.0: twice as fast).
     pub cpu_speed: f64,
+    /// Prefetch readers run ahead of the workers whenever they can (see the module doc);
+    /// otherwise every runnable thread gets the same share.
+    pub readers_first: bool,
 }
 
 /// Prefetch readers of one batch: `readers` threads splitting `keys` evenly, each key costing
@@ -71,6 +77,34 @@ pub struct Readers {
     pub keys: u64,
     /// CPU per key, ns.
     pub cpu_per_key_ns: f64,
+    /// How the readers race the tasks for the keys both need (hybrid's prefetch beside
+    /// execution), where the profile tells it: see [`Race`]. `None`: the tasks' reads are the
+    /// profile's, whatever the readers do.
+    pub race: Option<Race>,
+}
+
+/// The race between a prefetch beside execution and the tasks, for the keys the prefetch was
+/// there to serve.
+///
+/// A task's profile says which of its lookups the prefetch was there to serve (`raced`, the
+/// on-demand reads it lost, plus `prefetch_hits`, the lookups it served) and which it was not
+/// (`reads - raced`: read-only keys and code, read on demand whatever the prefetch does). All are
+/// spread evenly over the task's CPU. A lookup the prefetch serves is an on-demand read unless the
+/// prefetch has loaded its key when the lookup comes:
+/// - [`PrefetchOrder::FirstUse`]: keys arrive in task order, so the lookup's key is at the
+///   share of the batch's served lookups that come before it, and it is loaded once the readers
+///   have read that share of their keys;
+/// - [`PrefetchOrder::Key`]: the key is in one reader's share (by a hash of the task and the
+///   lookup), which reaches the cache only when that reader has read all of it.
+///
+/// The profile's CPU includes `read_cpu_ns` per read it made; a read the simulation adds or
+/// drops adds or drops that much.
+#[derive(Debug, Clone, Copy)]
+pub struct Race {
+    /// The prefetch's order.
+    pub order: PrefetchOrder,
+    /// CPU of one on-demand read, ns (0 where unknown).
+    pub read_cpu_ns: f64,
 }
 
 /// When a simulated phase ended.
@@ -82,8 +116,8 @@ pub struct PhaseTimes {
     pub readers_end_ns: f64,
     /// The longest task's wall time, ns.
     pub longest_task_ns: f64,
-    /// Workers' reads issued, and the sum of the read-CPU curve's relative value at the depth
-    /// each was issued at (0 without a curve).
+    /// Workers' reads issued (on-demand reads), and the sum of the read-CPU curve's relative
+    /// value at the depth each was issued at (0 without a curve).
     pub worker_reads: u64,
     /// See `worker_reads`.
     pub worker_read_cpu_relative: f64,
@@ -107,6 +141,33 @@ struct Job {
     chunk: f64,
     ios_left: u64,
     start: f64,
+    /// Under a [`Race`]: the task's lookups the prefetch serves, where each falls.
+    race: Option<RacedTask>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct RacedTask {
+    /// The task's position in the batch.
+    task: usize,
+    /// Lookups left, of all (`ios_left` counts them too), and of those the prefetch serves.
+    points: u64,
+    served: u64,
+    /// Lookups done so far, of all and of the served ones.
+    done: u64,
+    served_done: u64,
+    /// Served lookups of the tasks before this one.
+    served_before: u64,
+    /// CPU added after a read, ns.
+    read_cpu: f64,
+}
+
+/// Whether lookup `m` of `task` falls in reader `r` of `n` (Key order): a fixed hash.
+fn reader_of(task: usize, m: u64, n: usize) -> usize {
+    let mut x = (task as u64) << 32 ^ m ^ 0x9e37_79b9_7f4a_7c15;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    (x % n.max(1) as u64) as usize
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -128,17 +189,54 @@ pub fn simulate_phase(
     read: ReadCost<'_>,
 ) -> PhaseTimes {
     let speed = machine.cpu_speed.max(1e-9);
-    let task_job = |t: &TaskProfile, now: f64| Job {
-        chunk: t.cpu_ns as f64 / speed / (t.reads + 1) as f64,
-        ios_left: t.reads,
-        start: now,
+    let race = readers
+        .race
+        .filter(|_| readers.readers > 0 && readers.keys > 0);
+    // Served lookups before each task, in task order, and of the whole batch.
+    let served = |t: &TaskProfile| t.raced.min(t.reads) + t.prefetch_hits;
+    let served_before: Vec<u64> = tasks
+        .iter()
+        .scan(0u64, |sum, t| {
+            let before = *sum;
+            *sum += served(t);
+            Some(before)
+        })
+        .collect();
+    let served_total = tasks.iter().map(served).sum::<u64>().max(1);
+    let task_job = |i: usize, t: &TaskProfile, now: f64| match race {
+        Some(race) => {
+            let (served, unserved) = (served(t), t.reads - t.raced.min(t.reads));
+            let points = served + unserved;
+            let read_cpu = race.read_cpu_ns / speed;
+            let base = (t.cpu_ns as f64 / speed - t.reads as f64 * read_cpu).max(0.0);
+            Job {
+                chunk: base / (points + 1) as f64,
+                ios_left: points,
+                start: now,
+                race: Some(RacedTask {
+                    task: i,
+                    points,
+                    served,
+                    done: 0,
+                    served_done: 0,
+                    served_before: served_before[i],
+                    read_cpu,
+                }),
+            }
+        }
+        None => Job {
+            chunk: t.cpu_ns as f64 / speed / (t.reads + 1) as f64,
+            ios_left: t.reads,
+            start: now,
+            race: None,
+        },
     };
     let mut actors: Vec<Actor> = Vec::with_capacity(workers + readers.readers);
     let mut next_task = 0;
     for _ in 0..workers {
         let state_job = tasks.get(next_task).map(|t| {
             next_task += 1;
-            task_job(t, 0.0)
+            task_job(next_task - 1, t, 0.0)
         });
         actors.push(match state_job {
             Some(job) => Actor {
@@ -155,6 +253,7 @@ pub fn simulate_phase(
                     chunk: 0.0,
                     ios_left: 0,
                     start: 0.0,
+                    race: None,
                 },
             },
         });
@@ -171,6 +270,7 @@ pub fn simulate_phase(
                 chunk: keys as f64 * readers.cpu_per_key_ns / speed / (keys + 1) as f64,
                 ios_left: keys,
                 start: 0.0,
+                race: None,
             };
             actors.push(Actor {
                 worker: false,
@@ -182,6 +282,11 @@ pub fn simulate_phase(
         }
     }
     let cores = machine.cores.max(0.05);
+    let reader_count = actors.iter().filter(|a| !a.worker).count();
+    // Under a race: keys the readers have read, and which readers have read all of theirs
+    // (actors after the workers, in order).
+    let mut keys_read = 0u64;
+    let mut reader_done = vec![false; reader_count];
     let mut out = PhaseTimes::default();
     let mut now = 0.0f64;
     let mut in_flight = 0usize;
@@ -189,17 +294,47 @@ pub fn simulate_phase(
         // Settle every actor at a boundary now (a zero-length piece ends at once).
         loop {
             let mut changed = false;
-            for a in actors.iter_mut() {
+            for (index, a) in actors.iter_mut().enumerate() {
                 match a.state {
                     State::Cpu { remaining } if remaining <= EPS * now.max(1.0) => {
                         changed = true;
+                        // A lookup the prefetch has served: no read, the next piece at once.
+                        if a.job.ios_left > 0
+                            && let Some(r) = a.job.race.as_mut()
+                        {
+                            // Served lookups spread evenly among the task's lookups.
+                            let is_served =
+                                (r.done + 1) * r.served / r.points > r.done * r.served / r.points;
+                            r.done += 1;
+                            let loaded = is_served && {
+                                let m = r.served_done;
+                                r.served_done += 1;
+                                match race.map(|race| race.order) {
+                                    Some(PrefetchOrder::Key) => {
+                                        reader_done[reader_of(r.task, m, reader_count)]
+                                    }
+                                    _ => {
+                                        let share =
+                                            (r.served_before + m + 1) as f64 / served_total as f64;
+                                        keys_read as f64 >= share * readers.keys as f64
+                                    }
+                                }
+                            };
+                            if loaded {
+                                a.job.ios_left -= 1;
+                                a.state = State::Cpu {
+                                    remaining: a.job.chunk,
+                                };
+                                continue;
+                            }
+                        }
                         if a.job.ios_left > 0 {
                             a.job.ios_left -= 1;
                             in_flight += 1;
                             // Prefetch readers' CPU per key was measured at their own depth.
                             let saved = if a.worker {
+                                out.worker_reads += 1;
                                 if let Some(c) = read.cpu {
-                                    out.worker_reads += 1;
                                     out.worker_read_cpu_relative +=
                                         c.curve.relative(in_flight as f64);
                                 }
@@ -217,7 +352,7 @@ pub fn simulate_phase(
                             match tasks.get(next_task) {
                                 Some(t) => {
                                     next_task += 1;
-                                    a.job = task_job(t, now);
+                                    a.job = task_job(next_task - 1, t, now);
                                     a.state = State::Cpu {
                                         remaining: a.job.chunk,
                                     };
@@ -226,14 +361,21 @@ pub fn simulate_phase(
                             }
                         } else {
                             out.readers_end_ns = out.readers_end_ns.max(now);
+                            if let Some(done) = reader_done.get_mut(index - workers) {
+                                *done = true;
+                            }
                             a.state = State::Idle;
                         }
                     }
                     State::Io { until, saved } if until <= now + EPS * now.max(1.0) => {
                         changed = true;
                         in_flight -= 1;
+                        if !a.worker {
+                            keys_read += 1;
+                        }
+                        let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
                         a.state = State::Cpu {
-                            remaining: (a.job.chunk - saved).max(0.0),
+                            remaining: (a.job.chunk + read_cpu - saved).max(0.0),
                         };
                     }
                     _ => {}
@@ -243,21 +385,46 @@ pub fn simulate_phase(
                 break;
             }
         }
-        let running = actors
-            .iter()
-            .filter(|a| matches!(a.state, State::Cpu { .. }))
-            .count();
-        let rate = if running as f64 > cores {
-            cores / running as f64
-        } else {
-            1.0
+        // Readers first (where asked): a reader spends most of its time waiting for the disk,
+        // and CFS ran a thread that wakes from a wait ahead of those that kept running (its
+        // virtual runtime is behind). Workers then share what the readers leave.
+        let (mut readers_running, mut workers_running) = (0usize, 0usize);
+        for a in &actors {
+            if matches!(a.state, State::Cpu { .. }) {
+                if a.worker {
+                    workers_running += 1;
+                } else {
+                    readers_running += 1;
+                }
+            }
+        }
+        let share = |running: usize, cores: f64| {
+            if running as f64 > cores {
+                cores / running as f64
+            } else {
+                1.0
+            }
         };
+        let (reader_rate, worker_rate) = if machine.readers_first {
+            let reader_rate = share(readers_running, cores);
+            let left = (cores - readers_running as f64 * reader_rate).max(0.0);
+            let worker_rate = if left > 0.0 {
+                share(workers_running, left)
+            } else {
+                0.0
+            };
+            (reader_rate, worker_rate)
+        } else {
+            let rate = share(readers_running + workers_running, cores);
+            (rate, rate)
+        };
+        let rate = |a: &Actor| if a.worker { worker_rate } else { reader_rate };
         let mut dt = f64::INFINITY;
         for a in &actors {
             match a.state {
-                State::Cpu { remaining } => dt = dt.min(remaining / rate),
+                State::Cpu { remaining } if rate(a) > 0.0 => dt = dt.min(remaining / rate(a)),
                 State::Io { until, .. } => dt = dt.min(until - now),
-                State::Idle => {}
+                _ => {}
             }
         }
         if !dt.is_finite() {
@@ -266,8 +433,9 @@ pub fn simulate_phase(
         let dt = dt.max(0.0);
         now += dt;
         for a in actors.iter_mut() {
+            let r = rate(a);
             if let State::Cpu { remaining } = &mut a.state {
-                *remaining -= dt * rate;
+                *remaining -= dt * r;
             }
         }
     }
@@ -289,6 +457,8 @@ mod tests {
             reads,
             read_wait_ns: 0,
             gas: 21_000,
+            raced: 0,
+            prefetch_hits: 0,
         }
     }
 
@@ -314,6 +484,7 @@ mod tests {
                 Cores {
                     cores: cores as f64,
                     cpu_speed: 1.0,
+                    readers_first: false,
                 },
                 read,
             )
@@ -341,6 +512,7 @@ mod tests {
         let machine = Cores {
             cores: 2.0,
             cpu_speed: 1.0,
+            readers_first: false,
         };
         let one = simulate_phase(&tasks, 1, Readers::default(), machine, read);
         assert!((one.tasks_end_ns - 4.0 * 410e3).abs() < 1.0, "{one:?}");
@@ -358,6 +530,7 @@ mod tests {
             Cores {
                 cores: 2.0,
                 cpu_speed: 2.0,
+                readers_first: false,
             },
             read,
         );
@@ -396,6 +569,7 @@ mod tests {
         let machine = Cores {
             cores: 2.0,
             cpu_speed: 1.0,
+            readers_first: false,
         };
         // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).
         let tasks: Vec<_> = (0..2).map(|_| task(12, 2)).collect();
@@ -419,6 +593,111 @@ mod tests {
     }
 
     #[test]
+    fn a_prefetch_beside_the_tasks_serves_the_lookups_it_has_loaded() {
+        let disk = flat_disk(100.0);
+        let read = ReadCost {
+            disk: &disk,
+            device_reads_per_key: 1.0,
+            k: 1.0,
+            cpu: None,
+        };
+        let machine = Cores {
+            cores: 4.0,
+            cpu_speed: 1.0,
+            readers_first: false,
+        };
+        // Each task's one read was one the prefetch was to serve and lost (`raced`).
+        let raced = |cpu_us| TaskProfile {
+            raced: 1,
+            ..task(cpu_us, 1)
+        };
+        let tasks = [raced(220), raced(20)];
+        // One reader, two keys, no CPU: its keys arrive at 100 and 200 µs.
+        let readers = |order, read_cpu_ns| Readers {
+            readers: 1,
+            keys: 2,
+            cpu_per_key_ns: 0.0,
+            race: Some(Race { order, read_cpu_ns }),
+        };
+        let end = |workers, readers| simulate_phase(&tasks, workers, readers, machine, read);
+        // First use, one worker: task 0 looks up at 110 µs, after the first key (its own)
+        // arrived; task 1 at 230 µs, after the second. No read: 220 + 20 µs.
+        let first_use = end(1, readers(PrefetchOrder::FirstUse, 0.0));
+        assert!(
+            (first_use.tasks_end_ns - 240e3).abs() < 1.0,
+            "{first_use:?}"
+        );
+        assert!((first_use.readers_end_ns - 200e3).abs() < 1.0);
+        // Two workers: task 1 looks up at 10 µs, before its key arrives, and reads it: 120 µs;
+        // task 0 as before: 220 µs.
+        let two = end(2, readers(PrefetchOrder::FirstUse, 0.0));
+        assert!((two.tasks_end_ns - 220e3).abs() < 1.0, "{two:?}");
+        // Key order: nothing is in the cache before the reader has read both keys (200 µs).
+        // Task 0 reads at 110 (until 210) and ends at 320; task 1's lookup at 330 is served.
+        let key = end(1, readers(PrefetchOrder::Key, 0.0));
+        assert!((key.tasks_end_ns - 340e3).abs() < 1.0, "{key:?}");
+        // A read costs 10 µs of CPU after it: task 0 runs 210 µs around its read and 10 after
+        // it (320 µs); task 1 drops its read's 10 µs: 10 µs, served at 325.
+        let key = end(1, readers(PrefetchOrder::Key, 10e3));
+        assert!((key.tasks_end_ns - 330e3).abs() < 1.0, "{key:?}");
+        // Without the race, each task reads what the profile says: 320 + 120 µs.
+        let profiled = end(
+            1,
+            Readers {
+                race: None,
+                ..readers(PrefetchOrder::FirstUse, 0.0)
+            },
+        );
+        assert!((profiled.tasks_end_ns - 440e3).abs() < 1.0, "{profiled:?}");
+    }
+
+    #[test]
+    fn readers_run_ahead_of_the_workers_when_they_wake() {
+        let disk = flat_disk(100.0);
+        let read = ReadCost {
+            disk: &disk,
+            device_reads_per_key: 1.0,
+            k: 1.0,
+            cpu: None,
+        };
+        // One core; a reader of one key (100 µs of CPU, half before its read and half after)
+        // beside two workers of 200 µs of CPU each.
+        let readers = Readers {
+            readers: 1,
+            keys: 1,
+            cpu_per_key_ns: 100e3,
+            race: None,
+        };
+        let tasks = [task(200, 0), task(200, 0)];
+        let machine = Cores {
+            cores: 1.0,
+            cpu_speed: 1.0,
+            readers_first: true,
+        };
+        let out = simulate_phase(&tasks, 2, readers, machine, read);
+        // The reader runs whenever it can: 0-50 µs, its read until 150, then 150-200. The
+        // workers share the core while it waits (50 µs each) and after: 150 µs each at half a
+        // core, from 200 to 500.
+        assert!((out.readers_end_ns - 200e3).abs() < 1.0, "{out:?}");
+        assert!((out.tasks_end_ns - 500e3).abs() < 1.0, "{out:?}");
+        // Sharing fairly, the reader gets a third of the core: 150 µs for its first 50, its read
+        // until 250, then 50 µs at a third of the core (the workers have 100 µs left each) by
+        // 400; the workers end their last 50 µs each at half a core, by 500.
+        let fair = simulate_phase(
+            &tasks,
+            2,
+            readers,
+            Cores {
+                readers_first: false,
+                ..machine
+            },
+            read,
+        );
+        assert!((fair.readers_end_ns - 400e3).abs() < 1.0, "{fair:?}");
+        assert!((fair.tasks_end_ns - 500e3).abs() < 1.0, "{fair:?}");
+    }
+
+    #[test]
     fn a_saturated_disk_bounds_the_readers() {
         // 10k IOPS at 100 µs: a knee at depth 1; 8 readers of 1000 keys each, no CPU.
         let disk = DiskModel::from_spec(10_000.0, 100.0).unwrap();
@@ -432,10 +711,12 @@ mod tests {
             readers: 8,
             keys: 8000,
             cpu_per_key_ns: 0.0,
+            race: None,
         };
         let machine = Cores {
             cores: 2.0,
             cpu_speed: 1.0,
+            readers_first: false,
         };
         let out = simulate_phase(&[], 1, readers, machine, read);
         // 8000 reads at 10k IOPS: 0.8 s, whatever the depth.

@@ -736,6 +736,18 @@ fn draw_bal_sizes<DB: DrawingBackend>(
 }
 
 /// A design's colour, as in the bench charts.
+/// A calibrated configuration's name in legends: the design, with hybrid's prefetch order.
+fn checked_name(c: &bal_replay_model::CalibrationRow) -> String {
+    match c.prefetch_order {
+        Some(order) => format!(
+            "{}, {} order",
+            crate::projection::design_name(c.design),
+            order.name()
+        ),
+        None => crate::projection::design_name(c.design).to_string(),
+    }
+}
+
 fn design_color(design: IoDesign) -> RGBColor {
     match design {
         IoDesign::Full => RGBColor(31, 119, 180),
@@ -777,7 +789,9 @@ pub(crate) fn draw_projection(
             let checks: Vec<_> = report
                 .checks
                 .iter()
-                .filter(|k| k.batch == batch && k.design == c.design)
+                .filter(|k| {
+                    k.batch == batch && k.design == c.design && k.prefetch_order == c.prefetch_order
+                })
                 .collect();
             let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
             let mut predicted = vec![(
@@ -793,7 +807,7 @@ pub(crate) fn draw_projection(
             keys.extend(measured.iter().map(|p| p.0 as usize));
             let color = design_color(c.design);
             series.push(Series {
-                label: format!("{}, measured", design_name(c.design)),
+                label: format!("{}, measured", checked_name(c)),
                 color,
                 marker: Marker::nth(n),
                 dashed: false,
@@ -801,7 +815,7 @@ pub(crate) fn draw_projection(
                 spread: Vec::new(),
             });
             series.push(Series {
-                label: format!("{}, predicted (model)", design_name(c.design)),
+                label: format!("{}, predicted (model)", checked_name(c)),
                 color,
                 marker: Marker::nth(n),
                 dashed: true,

@@ -2,12 +2,27 @@
 //! charts of measured, predicted and projected throughput, each line marked as what it is.
 
 use crate::research;
-use bal_replay_engine::IoDesign;
+use bal_replay_engine::{IoDesign, PrefetchOrder};
 use bal_replay_model::ProjectionReport;
 use std::fmt::Write;
 
 fn percent(x: f64) -> String {
     format!("{:+.1}%", x * 100.0)
+}
+
+/// A check's on-demand reads, measured against predicted ("-" where the run read nothing on
+/// demand or had no profile).
+fn reads(c: &bal_replay_model::Check) -> String {
+    if c.measured.on_demand_reads > 0.0 {
+        format!(
+            "{:.0} / {:.0} ({})",
+            c.measured.on_demand_reads,
+            c.predicted.on_demand_reads,
+            percent(c.predicted.on_demand_reads / c.measured.on_demand_reads - 1.0)
+        )
+    } else {
+        "-".into()
+    }
 }
 
 /// The design's name in tables and legends.
@@ -18,6 +33,14 @@ pub(crate) fn design_name(design: IoDesign) -> &'static str {
         IoDesign::Batched => "batched I/O",
         IoDesign::Parallel => "parallel I/O",
         IoDesign::Hybrid => "hybrid",
+    }
+}
+
+/// The design's name in tables, with hybrid's prefetch order where a run recorded it.
+pub(crate) fn design_label(design: IoDesign, order: Option<PrefetchOrder>) -> String {
+    match order {
+        Some(order) => format!("{design} ({} order)", order.name()),
+        None => design.to_string(),
     }
 }
 
@@ -49,7 +72,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} |",
-            c.design,
+            design_label(c.design, c.prefetch_order),
             c.batch,
             c.workers,
             c.device_reads_per_key,
@@ -63,8 +86,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         .calibrations
         .iter()
         .filter_map(|c| {
-            c.batch_overhead_ns
-                .map(|ns| format!("{} at batch {}: {:.3} ms", c.design, c.batch, ns / 1e6))
+            c.batch_overhead_ns.map(|ns| {
+                format!(
+                    "{} at batch {}: {:.3} ms",
+                    design_label(c.design, c.prefetch_order),
+                    c.batch,
+                    ns / 1e6
+                )
+            })
         })
         .collect();
     if !overheads.is_empty() {
@@ -84,13 +113,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              measured - 1; \"cores\" is what the run had: the machine's, less what other \
              processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
-             (s) | error |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+             (s) | error | on-demand reads, measured / predicted |\n| --- | --- | --- | --- | --- \
+             | --- | --- | --- | --- | --- | --- |"
         );
         for c in &report.checks {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} |",
-                c.design,
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} |",
+                design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
                 c.cores,
@@ -100,6 +130,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 c.measured.longest_txs_s,
                 c.predicted.longest_txs_s,
                 percent(c.longest_error()),
+                reads(c),
             );
         }
         let errors: Vec<f64> = report

@@ -39,6 +39,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         end_to_end_mgas_per_s: gas as f64 / 1e6,
         pipelined: false,
         prefetch_ahead_s: 0.0,
+        prefetch_order: None,
         cache_hits: 90,
         cache_misses: 10,
         keys_prefetched: 0,
