@@ -208,3 +208,99 @@ fn run_json_carries_a_profile_per_batch_only_when_asked() {
         .sum();
     assert_eq!(gas, profiled["gas"].as_u64().unwrap());
 }
+
+#[test]
+fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_default_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 5));
+    let bench_hybrid = |order: &str| {
+        let json = tmp.path().join(format!("{order}.json"));
+        let out = bal_replay()
+            .args(["bench", "--dump"])
+            .arg(&dump)
+            .arg("--state")
+            .arg(&state)
+            .args([
+                "--threads",
+                "1,2",
+                "--batch",
+                "10",
+                "--io",
+                "hybrid",
+                "--prefetch-order",
+                order,
+                "--no-baselines",
+                "--task-profile",
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .unwrap();
+        assert_ok(&out, "bench");
+        let result: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        for run in result["runs"].as_array().unwrap() {
+            assert_eq!(run["prefetch_order"], order, "{run}");
+        }
+        json
+    };
+    let (key, first_use) = (bench_hybrid("key"), bench_hybrid("first-use"));
+    let fio = tmp.path().join("fio.txt");
+    std::fs::write(
+        &fio,
+        "depth iops mean_latency_us\n1 25000 40\n16 90000 177\n",
+    )
+    .unwrap();
+    let projection = tmp.path().join("projection.json");
+    let out = project(&key, &fio)
+        .arg(&first_use)
+        .args(["--research-machine", "--target-workers", "1,16", "--json"])
+        .arg(&projection)
+        .output()
+        .unwrap();
+    let stdout = assert_ok(&out, "project");
+    assert!(
+        stdout.contains("| hybrid (first-use order) | 10 | 2 |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("| hybrid (key order) | 10 | 2 |"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&projection).unwrap()).unwrap();
+    // Each order calibrated on its own one-worker run, and its two-worker run checked, with the
+    // on-demand reads measured and predicted.
+    let orders = |list: &str| -> Vec<String> {
+        let mut v: Vec<String> = report[list]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["prefetch_order"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(orders("calibrations"), ["first-use", "key"]);
+    assert_eq!(orders("checks"), ["first-use", "key"]);
+    for check in report["checks"].as_array().unwrap() {
+        assert!(check["measured"]["on_demand_reads"].as_f64().unwrap() > 0.0);
+        assert!(check["predicted"]["on_demand_reads"].as_f64().unwrap() > 0.0);
+    }
+    // Projected in the engine's default order only: once per target worker count.
+    let projections = report["projections"].as_array().unwrap();
+    assert_eq!(projections.len(), 2);
+
+    // An unknown order is refused, naming what is expected.
+    let out = bal_replay()
+        .args(["bench", "--dump"])
+        .arg(&dump)
+        .arg("--state")
+        .arg(&state)
+        .args(["--io", "hybrid", "--prefetch-order", "random"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expected key or first-use"), "{stderr}");
+}

@@ -3,7 +3,7 @@
 
 use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{
-    EngineError, ExecMode, IoDesign, ReplayOptions, ScratchState, TaskOrder, replay,
+    EngineError, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ScratchState, TaskOrder, replay,
 };
 use bal_replay_executor::{ChainConfig, ExecError};
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
@@ -42,6 +42,8 @@ fn every_mode_leaves_the_sequential_state() {
         (ExecMode::Parallel, IoDesign::Hybrid, 2, 5),
         (ExecMode::Parallel, IoDesign::FullVerify, 2, 4),
         (ExecMode::Sequential, IoDesign::FullVerify, 1, 3),
+        // Hybrid's prefetch in first-use order (the only hybrid run with 4 workers).
+        (ExecMode::Parallel, IoDesign::Hybrid, 4, 3),
         // The pipeline: batch k+1's keys prefetched while batch k executes.
         (ExecMode::Parallel, IoDesign::Batched, 2, 2),
         (ExecMode::Parallel, IoDesign::Hybrid, 3, 3),
@@ -63,6 +65,11 @@ fn every_mode_leaves_the_sequential_state() {
             },
             io_threads: NonZeroUsize::new(2).unwrap(),
             pipeline: i >= pipelined,
+            prefetch_order: if design == IoDesign::Hybrid && threads == 4 {
+                PrefetchOrder::FirstUse
+            } else {
+                PrefetchOrder::Key
+            },
             ..ReplayOptions::default()
         };
         let mut batches = 0;
