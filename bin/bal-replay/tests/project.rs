@@ -125,6 +125,11 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let checked = std::fs::read_to_string(charts.join("model-checked-batch10.svg")).unwrap();
     assert!(checked.contains("parallel I/O, measured"));
     assert!(checked.contains("parallel I/O, predicted (model)"));
+    // Parallel I/O reads on demand, full BAL does not: only the former has a reads chart line.
+    let reads = std::fs::read_to_string(charts.join("model-reads-batch10.svg")).unwrap();
+    assert!(reads.contains("parallel I/O, measured"));
+    assert!(reads.contains("parallel I/O, predicted (model)"));
+    assert!(!reads.contains("full BAL"));
     let projected = std::fs::read_to_string(charts.join("model-projected-batch10.svg")).unwrap();
     assert!(projected.contains("parallel I/O, projected (model)"));
     // The research published parallel I/O at batch 10 and 16 threads.
@@ -290,6 +295,19 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     // Projected in the engine's default order only: once per target worker count.
     let projections = report["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
+    // The reads chart draws each order apart.
+    let charts = tmp.path().join("charts");
+    let out = bal_replay()
+        .arg("report")
+        .arg(&projection)
+        .arg("--out")
+        .arg(&charts)
+        .output()
+        .unwrap();
+    assert_ok(&out, "report");
+    let reads = std::fs::read_to_string(charts.join("model-reads-batch10.svg")).unwrap();
+    assert!(reads.contains("hybrid, first-use order, predicted (model)"));
+    assert!(reads.contains("hybrid, key order, measured"));
 
     // An unknown order is refused, naming what is expected.
     let out = bal_replay()

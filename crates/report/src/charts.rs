@@ -758,6 +758,66 @@ fn design_color(design: IoDesign) -> RGBColor {
     }
 }
 
+/// On-demand reads against workers at one batch size, for each calibrated configuration whose
+/// checked runs read on demand: measured (solid) beside predicted (dashed). Where a prefetch races
+/// the tasks (hybrid), how many reads it loses is part of the prediction, and this is where the
+/// race term is seen right or wrong. `None` where no checked run read on demand.
+fn reads_chart(report: &ProjectionReport, batch: usize) -> Option<LineChart> {
+    let mut series = Vec::new();
+    let mut keys = Vec::new();
+    for (n, c) in report
+        .calibrations
+        .iter()
+        .filter(|c| c.batch == batch)
+        .enumerate()
+    {
+        let mut measured = Vec::new();
+        let mut predicted = Vec::new();
+        for k in report.checks.iter().filter(|k| {
+            k.batch == batch
+                && k.design == c.design
+                && k.prefetch_order == c.prefetch_order
+                && k.measured.on_demand_reads > 0.0
+        }) {
+            measured.push((k.workers as f64, k.measured.on_demand_reads));
+            predicted.push((k.workers as f64, k.predicted.on_demand_reads));
+        }
+        if measured.is_empty() {
+            continue;
+        }
+        measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+        predicted.sort_by(|a, b| a.0.total_cmp(&b.0));
+        keys.extend(measured.iter().map(|p| p.0 as usize));
+        let color = design_color(c.design);
+        series.push(Series {
+            label: format!("{}, measured", checked_name(c)),
+            color,
+            marker: Marker::nth(n),
+            dashed: false,
+            points: measured,
+            spread: Vec::new(),
+        });
+        series.push(Series {
+            label: format!("{}, predicted (model)", checked_name(c)),
+            color,
+            marker: Marker::nth(n),
+            dashed: true,
+            points: predicted,
+            spread: Vec::new(),
+        });
+    }
+    (!series.is_empty()).then(|| LineChart {
+        title: format!(
+            "On-demand reads, measured and predicted, batch of {batch}, {} cores",
+            report.measured_on.cores
+        ),
+        x_desc: "Workers".into(),
+        y_desc: "On-demand reads (whole run)".into(),
+        x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
+        series,
+    })
+}
+
 /// Sorted distinct values.
 fn distinct(mut v: Vec<usize>) -> Vec<usize> {
     v.sort_unstable();
@@ -835,6 +895,10 @@ pub(crate) fn draw_projection(
         };
         let stem = format!("model-checked-batch{batch}");
         charts.push(draw_line_chart(out, stem, size, font, chart)?);
+        if let Some(reads) = reads_chart(report, batch) {
+            let stem = format!("model-reads-batch{batch}");
+            charts.push(draw_line_chart(out, stem, size, font, reads)?);
+        }
     }
     let Some(target) = &report.target else {
         return Ok(charts);
