@@ -7,7 +7,7 @@ use bal_replay_engine::{ExecMode, IoDesign, PrefetchOrder};
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
     ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
-    batch_overhead_ns, calibrate, predict,
+    batch_overhead_ns, calibrate, predict, read_cpu_reference,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -187,6 +187,7 @@ fn profiled(r: &RunResult) -> ProfiledRun {
                 .flat_map(|b| &b.tasks)
                 .any(|t| t.raced + t.prefetch_hits > 0)
         }),
+        read_cpu_reference: None,
         measured: measured(r),
     }
 }
@@ -351,6 +352,9 @@ fn project(
             base.prefetch_race = None;
         }
         let calibration = calibrate(&base, &machine);
+        // Where its reads were issued on the read-CPU curve, on the machine it ran on: once.
+        base.read_cpu_reference =
+            read_cpu_curve.map(|curve| read_cpu_reference(&base, &machine, calibration.k, curve));
         // The second calibration point, when asked for.
         let two = batch_overhead
             .then(|| in_group().find(|(r, _)| r.threads == 2 && !r.batch_profiles.is_empty()))

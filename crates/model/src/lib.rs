@@ -49,6 +49,9 @@ pub struct ProfiledRun {
     /// race (its tasks' `raced` and `prefetch_hits`) can. `None`: each task reads what it read
     /// in the profile, at any worker count.
     pub prefetch_race: Option<PrefetchOrder>,
+    /// [`read_cpu_reference`] on the machine the profile ran on, once calibrated; `None`:
+    /// [`predict`] computes it on the machine it predicts for.
+    pub read_cpu_reference: Option<f64>,
     /// What was measured.
     pub measured: Measured,
 }
@@ -188,24 +191,39 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
     else {
         return simulate_run(run, workers, machine, k, None).0;
     };
-    // Where the profile's reads were issued: its own configuration, simulated, counted.
-    let probe = simulate::ReadCpu {
-        curve,
-        profiled_ns: 0.0,
-        reference: 1.0,
-    };
-    let (_, reads, relative) = simulate_run(run, run.workers, machine, k, Some(probe));
-    let reference = if reads > 0 {
-        relative / reads as f64
-    } else {
-        1.0
-    };
+    let reference = run
+        .read_cpu_reference
+        .unwrap_or_else(|| read_cpu_reference(run, machine, k, curve));
     let cpu = simulate::ReadCpu {
         curve,
         profiled_ns,
         reference,
     };
     simulate_run(run, workers, machine, k, Some(cpu)).0
+}
+
+/// Where a profile's reads were issued, on the read-CPU curve: the mean of `curve.relative(depth)`
+/// over the on-demand reads of `run`'s own configuration simulated on `machine` (the machine it
+/// ran on) with factor `k`; 1.0 without reads. [`predict`] scales each simulated read's CPU by
+/// the curve relative to this. Computed once per calibration ([`ProfiledRun::read_cpu_reference`]),
+/// it spares every prediction a simulation.
+pub fn read_cpu_reference(
+    run: &ProfiledRun,
+    machine: &Machine,
+    k: f64,
+    curve: &ReadCpuCurve,
+) -> f64 {
+    let probe = simulate::ReadCpu {
+        curve,
+        profiled_ns: 0.0,
+        reference: 1.0,
+    };
+    let (_, reads, relative) = simulate_run(run, run.workers, machine, k, Some(probe));
+    if reads > 0 {
+        relative / reads as f64
+    } else {
+        1.0
+    }
 }
 
 /// [`predict`]'s simulation, with the workers' reads issued and the sum of the read-CPU curve's
@@ -624,6 +642,7 @@ mod tests {
             batches,
             read_cpu_ns: None,
             prefetch_race: None,
+            read_cpu_reference: None,
             measured: Measured::default(),
         }
     }
@@ -670,6 +689,19 @@ mod tests {
         let curved = predict(&r, 4, &with, 0.5).exec_with_io_s;
         let flat = predict(&r, 4, &machine(2), 0.5).exec_with_io_s;
         assert!(curved < flat * 0.99, "{curved} against {flat}");
+        // Kept with the calibration, the reference gives the same prediction without its
+        // simulation; a different one gives another.
+        let curve = with.read_cpu_curve.as_ref().unwrap();
+        let kept = ProfiledRun {
+            read_cpu_reference: Some(read_cpu_reference(&r, &with, 0.5, curve)),
+            ..r.clone()
+        };
+        assert_eq!(predict(&kept, 4, &with, 0.5), predict(&r, 4, &with, 0.5));
+        let other = ProfiledRun {
+            read_cpu_reference: Some(2.0),
+            ..r.clone()
+        };
+        assert_ne!(predict(&other, 4, &with, 0.5), predict(&r, 4, &with, 0.5));
         // A machine whose read CPU replaces the profile's (a projection) ignores the curve.
         let there = Machine {
             read_cpu_ns: Some(4_000.0),
