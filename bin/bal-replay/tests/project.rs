@@ -241,11 +241,33 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
             .arg(&json)
             .output()
             .unwrap();
-        assert_ok(&out, "bench");
+        let stdout = assert_ok(&out, "bench");
+        assert!(
+            stdout.contains("### Hybrid's prefetch against its tasks"),
+            "{stdout}"
+        );
         let result: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         for run in result["runs"].as_array().unwrap() {
             assert_eq!(run["prefetch_order"], order, "{run}");
+            // The race table sums the run's task profiles.
+            let sum = |column: &str| -> u64 {
+                run["batch_profiles"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|b| b["tasks"][column].as_array().unwrap())
+                    .map(|v| v.as_u64().unwrap())
+                    .sum()
+            };
+            let row = format!(
+                "| {order} | {} | {} | {} |",
+                sum("reads"),
+                sum("raced"),
+                sum("prefetch_hits")
+            );
+            assert!(sum("prefetch_hits") > 0, "{run}");
+            assert!(stdout.contains(&row), "{row} not in {stdout}");
         }
         json
     };

@@ -32,6 +32,7 @@ pub fn render_tables(result: &BenchResult) -> String {
     tables.designs_compared(&mut out);
     tables.ratios(&mut out);
     tables.end_to_end(&mut out);
+    tables.prefetch_race(&mut out);
     tables.disk_evidence(&mut out);
     bal_sizes(result, &mut out);
     out
@@ -336,6 +337,49 @@ impl Tables<'_> {
                 r.prefetch_ahead_s,
                 r.commit_s,
                 r.wall_s
+            );
+        }
+    }
+
+    /// Per hybrid run with task profiles: the race between its prefetch and its tasks, from the
+    /// profiles' counts (the tasks' on-demand reads, those the prefetch lost, the lookups it
+    /// served).
+    fn prefetch_race(&self, out: &mut String) {
+        let runs: Vec<_> = self
+            .disk_runs()
+            .into_iter()
+            .filter(|r| r.design == IoDesign::Hybrid && !r.batch_profiles.is_empty())
+            .collect();
+        if runs.is_empty() {
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "\n### Hybrid's prefetch against its tasks ({})\n\nFrom the task profiles: the tasks' on-demand reads; of them, those of keys the prefetch was to load and had not loaded yet (lost); and the lookups it served (the first of each value it loaded). Lost plus served is what the prefetch was there for.\n",
+            self.backend
+        );
+        let _ = writeln!(
+            out,
+            "| Run | Prefetch order | On-demand reads | Lost to the prefetch | Served by it | Lost / (lost + served) |\n| --- | --- | --- | --- | --- | --- |"
+        );
+        for r in runs {
+            let tasks = r.batch_profiles.iter().flat_map(|b| &b.tasks);
+            let (mut reads, mut lost, mut served) = (0u64, 0u64, 0u64);
+            for t in tasks {
+                reads += t.reads;
+                lost += t.raced;
+                served += t.prefetch_hits;
+            }
+            let share = if lost + served > 0 {
+                format!("{:.1}%", 100.0 * lost as f64 / (lost + served) as f64)
+            } else {
+                "-".into()
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {reads} | {lost} | {served} | {share} |",
+                r.label(),
+                r.prefetch_order.map_or("key", |o| o.name()),
             );
         }
     }
