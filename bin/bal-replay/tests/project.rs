@@ -317,6 +317,27 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     // Projected in the engine's default order only: once per target worker count.
     let projections = report["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
+    assert!(projections.iter().all(|p| p["prefetch_order"] == "key"));
+    // The other order alone is projected, and named.
+    let alone = tmp.path().join("first-use-projection.json");
+    let out = project(&first_use, &fio)
+        .args(["--research-machine", "--target-workers", "1,16", "--json"])
+        .arg(&alone)
+        .output()
+        .unwrap();
+    let stdout = assert_ok(&out, "project");
+    assert!(
+        stdout.contains("| hybrid (first-use order) | 10 | 16 |"),
+        "{stdout}"
+    );
+    let alone: serde_json::Value = serde_json::from_slice(&std::fs::read(&alone).unwrap()).unwrap();
+    let projections = alone["projections"].as_array().unwrap();
+    assert_eq!(projections.len(), 2);
+    assert!(
+        projections
+            .iter()
+            .all(|p| p["prefetch_order"] == "first-use")
+    );
     // The reads chart draws each order apart.
     let charts = tmp.path().join("charts");
     let out = bal_replay()

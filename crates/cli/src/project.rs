@@ -434,15 +434,20 @@ fn project(
                 batch_overhead_ns: overhead_ns,
             });
         }
-        // Projections are of the engine's default: a hybrid run in another prefetch order is
-        // checked, not projected.
-        let default_order = group
-            .prefetch_order
-            .is_none_or(|o| o == PrefetchOrder::default());
-        if let Some(target) = target.filter(|_| default_order) {
+        // One projection per design and batch size: where hybrid was profiled in more than one
+        // prefetch order, the engine's default one (the others are checked, not projected).
+        let is_default = |o: Option<PrefetchOrder>| o.is_none_or(|o| o == PrefetchOrder::default());
+        let default_profiled = fitted.iter().any(|o| {
+            o.group.design == group.design
+                && o.group.batch == group.batch
+                && is_default(o.group.prefetch_order)
+        });
+        let projected = is_default(group.prefetch_order) || !default_profiled;
+        if let Some(target) = target.filter(|_| projected) {
             for w in workers {
                 report.projections.push(Projection {
                     design: group.design,
+                    prefetch_order: group.prefetch_order,
                     batch: group.batch,
                     workers: w.get(),
                     k: f.calibration.k,

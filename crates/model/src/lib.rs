@@ -561,6 +561,9 @@ pub struct CalibrationRow {
 pub struct Projection {
     /// The design.
     pub design: IoDesign,
+    /// Hybrid's prefetch order, for a projection of hybrid runs that recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers.

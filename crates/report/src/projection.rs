@@ -171,7 +171,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {:.1} | {:.3} | {published} |",
-                p.design,
+                design_label(p.design, p.prefetch_order),
                 p.batch,
                 p.workers,
                 p.predicted.mgas_per_s(p.gas),
