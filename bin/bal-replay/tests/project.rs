@@ -4,7 +4,18 @@
 mod common;
 
 use common::{assert_ok, bal_replay, chain, small_config};
-use std::path::Path;
+use std::{path::Path, sync::Mutex};
+
+/// Held by each test that profiles runs: a profile taken while another test's runs share the
+/// two cores carries their load (a batch's serial part grows), and the projections asserted on
+/// below come from it.
+static PROFILING: Mutex<()> = Mutex::new(());
+
+fn profiling() -> std::sync::MutexGuard<'static, ()> {
+    PROFILING
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 fn bench(dump: &Path, state: &Path, json: &Path, profile: bool) {
     let mut command = bal_replay();
@@ -43,6 +54,7 @@ fn project(bench_json: &Path, fio: &Path) -> std::process::Command {
 
 #[test]
 fn project_checks_the_model_and_report_draws_what_each_line_is() {
+    let _profiling = profiling();
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(20, 3));
     let bench_json = tmp.path().join("bench.json");
@@ -169,6 +181,7 @@ fn project_without_profiles_or_with_a_bad_disk_says_why() {
 
 #[test]
 fn run_json_carries_a_profile_per_batch_only_when_asked() {
+    let _profiling = profiling();
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(6, 4));
     let json = |name: &str, profile: bool| {
@@ -216,6 +229,7 @@ fn run_json_carries_a_profile_per_batch_only_when_asked() {
 
 #[test]
 fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_default_one() {
+    let _profiling = profiling();
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(20, 5));
     let bench_hybrid = |order: &str| {
