@@ -25,7 +25,10 @@ use alloy_primitives::{
     map::{DefaultHashBuilder, HashSet},
 };
 use bal_replay_state::{FlatAccount, StateChanges, StateError, StateReader};
-use quick_cache::{UnitWeighter, sync::Cache};
+use quick_cache::{
+    UnitWeighter,
+    sync::{Cache, GuardResult},
+};
 use revm::{
     bytecode::Bytecode,
     database_interface::DatabaseRef,
@@ -75,6 +78,10 @@ fn table<K: Eq + std::hash::Hash, V: Clone>(capacity: usize) -> Table<K, V> {
         Default::default(),
     )
 }
+
+/// How long a prefetch waits for an on-demand read of the same key: not at all (that read's value
+/// is the cache's, and the prefetch's own is the same).
+const NO_WAIT: Option<std::time::Duration> = Some(std::time::Duration::ZERO);
 
 /// A bounded concurrent read-through cache over a [`StateReader`].
 pub struct SharedCache<S> {
@@ -227,13 +234,17 @@ impl<S: StateReader> SharedCache<S> {
             self.tracked(|t| {
                 if t.announced_accounts.contains(&address) {
                     ReadTally::record(|tally| tally.raced += 1);
+                    // A value the prefetch loaded and the cache evicted unused: read again here,
+                    // it is no longer the prefetch's.
+                    t.unclaimed_accounts.remove(&address);
                 }
             });
             self.timed(ReadKind::Account, || self.inner.account(address))
         })?;
         if !missed {
             self.tracked(|t| {
-                if t.unclaimed_accounts.remove(&address) {
+                if t.announced_accounts.contains(&address) && t.unclaimed_accounts.remove(&address)
+                {
                     ReadTally::record(|tally| tally.prefetch_hits += 1);
                 }
             });
@@ -251,13 +262,14 @@ impl<S: StateReader> SharedCache<S> {
             self.tracked(|t| {
                 if t.announced_slots.contains(&key) {
                     ReadTally::record(|tally| tally.raced += 1);
+                    t.unclaimed_slots.remove(&key);
                 }
             });
             self.timed(ReadKind::Storage, || self.inner.storage(address, slot))
         })?;
         if !missed {
             self.tracked(|t| {
-                if t.unclaimed_slots.remove(&key) {
+                if t.announced_slots.contains(&key) && t.unclaimed_slots.remove(&key) {
                     ReadTally::record(|tally| tally.prefetch_hits += 1);
                 }
             });
@@ -298,19 +310,16 @@ impl<S: StateReader> SharedCache<S> {
             self.inner.accounts_many(&missing)
         })?;
         for (address, value) in missing.iter().zip(values) {
-            // A concurrent on-demand read may have filled it (or be filling it) meanwhile: the
-            // same value, and then the value is that read's, not the prefetch's. Tagged before
-            // it is visible, so its first lookup cannot miss the tag.
-            self.tracked(|t| t.unclaimed_accounts.insert(*address));
-            let mut inserted = false;
-            let _ = self.accounts.get_or_insert_with(address, || {
-                inserted = true;
-                Ok::<_, StateError>(value)
-            });
-            if !inserted {
+            // Inserted only where absent and no on-demand read is filling it: then the value is
+            // that read's, not the prefetch's, and the prefetch does not wait for it. Tagged
+            // before it is visible, so its first lookup cannot miss the tag.
+            if let GuardResult::Guard(guard) = self.accounts.get_value_or_guard(address, NO_WAIT) {
                 self.tracked(|t| {
-                    t.unclaimed_accounts.remove(address);
+                    if t.announced_accounts.contains(address) {
+                        t.unclaimed_accounts.insert(*address);
+                    }
                 });
+                let _ = guard.insert(value);
             }
         }
         self.counters.record_prefetch(missing.len());
@@ -332,16 +341,13 @@ impl<S: StateReader> SharedCache<S> {
             self.inner.storage_many(&missing)
         })?;
         for (key, value) in missing.iter().zip(values) {
-            self.tracked(|t| t.unclaimed_slots.insert(*key));
-            let mut inserted = false;
-            let _ = self.storage.get_or_insert_with(key, || {
-                inserted = true;
-                Ok::<_, StateError>(value)
-            });
-            if !inserted {
+            if let GuardResult::Guard(guard) = self.storage.get_value_or_guard(key, NO_WAIT) {
                 self.tracked(|t| {
-                    t.unclaimed_slots.remove(key);
+                    if t.announced_slots.contains(key) {
+                        t.unclaimed_slots.insert(*key);
+                    }
                 });
+                let _ = guard.insert(value);
             }
         }
         self.counters.record_prefetch(missing.len());
@@ -570,6 +576,39 @@ mod tests {
         cache.account(other).unwrap();
         let mine = ReadTally::of_this_thread().since(before);
         assert_eq!((mine.reads, mine.raced, mine.prefetch_hits), (1, 0, 0));
+    }
+
+    #[test]
+    fn a_key_is_lost_to_the_prefetch_or_served_by_it_never_both() {
+        // The prefetch's multi-get (20 ms) returns while a worker's read of the same key (from
+        // 2 ms, 20 ms long) is in flight, and a second worker waits on that read. However the
+        // threads interleave, the key's first lookup is either a read the prefetch lost or one it
+        // served, and no later lookup counts again.
+        let (store, address) = store();
+        let cache = SharedCache::new(store, CacheCapacity::default());
+        cache.track_prefetch(&[address], &[]);
+        let tallies: Vec<ReadTally> = std::thread::scope(|s| {
+            let lookup = |after_ms| {
+                let cache = &cache;
+                s.spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(after_ms));
+                    let before = ReadTally::of_this_thread();
+                    assert_eq!(cache.account(address).unwrap().unwrap().nonce, 3);
+                    ReadTally::of_this_thread().since(before)
+                })
+            };
+            let prefetch = s.spawn(|| cache.prefetch_accounts(&[address]).unwrap());
+            let (first, second) = (lookup(2), lookup(10));
+            prefetch.join().unwrap();
+            vec![first.join().unwrap(), second.join().unwrap()]
+        });
+        let counted: u64 = tallies.iter().map(|t| t.raced + t.prefetch_hits).sum();
+        assert_eq!(counted, 1, "{tallies:?}");
+        // The same lookup again: neither.
+        let before = ReadTally::of_this_thread();
+        cache.account(address).unwrap();
+        let again = ReadTally::of_this_thread().since(before);
+        assert_eq!((again.raced, again.prefetch_hits), (0, 0));
     }
 
     #[test]

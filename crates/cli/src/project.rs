@@ -438,9 +438,11 @@ fn project(
         // prefetch order, the engine's default one (the others are checked, not projected).
         let is_default = |o: Option<PrefetchOrder>| o.is_none_or(|o| o == PrefetchOrder::default());
         let default_profiled = fitted.iter().any(|o| {
-            o.group.design == group.design
-                && o.group.batch == group.batch
-                && is_default(o.group.prefetch_order)
+            o.group
+                == Group {
+                    prefetch_order: Some(PrefetchOrder::default()),
+                    ..group
+                }
         });
         let projected = is_default(group.prefetch_order) || !default_profiled;
         if let Some(target) = target.filter(|_| projected) {

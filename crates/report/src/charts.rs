@@ -735,7 +735,6 @@ fn draw_bal_sizes<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A design's colour, as in the bench charts.
 /// A calibrated configuration's name in legends: the design, with hybrid's prefetch order.
 fn checked_name(c: &bal_replay_model::CalibrationRow) -> String {
     match c.prefetch_order {
@@ -748,6 +747,7 @@ fn checked_name(c: &bal_replay_model::CalibrationRow) -> String {
     }
 }
 
+/// A design's colour, as in the bench charts.
 fn design_color(design: IoDesign) -> RGBColor {
     match design {
         IoDesign::Full => RGBColor(31, 119, 180),
