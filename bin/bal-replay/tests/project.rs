@@ -4,7 +4,10 @@
 mod common;
 
 use common::{assert_ok, bal_replay, chain, small_config};
-use std::{path::Path, sync::Mutex};
+use std::{
+    path::{Path, PathBuf},
+    sync::Mutex,
+};
 
 /// Held by each test that profiles runs: a profile taken while another test's runs share the
 /// two cores carries their load (a batch's serial part grows), and the projections asserted on
@@ -17,28 +20,48 @@ fn profiling() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn bench(dump: &Path, state: &Path, json: &Path, profile: bool) {
-    let mut command = bal_replay();
-    command
+/// `bal-replay bench` at 1 and 2 workers, batch 10, without baselines, writing `json`, with
+/// `args` (the designs, profiles); returns its tables.
+fn bench(dump: &Path, state: &Path, json: &Path, args: &[&str]) -> String {
+    let out = bal_replay()
         .args(["bench", "--dump"])
         .arg(dump)
         .arg("--state")
         .arg(state)
-        .args([
-            "--threads",
-            "1,2",
-            "--batch",
-            "10",
-            "--io",
-            "full,parallel",
-            "--no-baselines",
-            "--json",
-        ])
-        .arg(json);
-    if profile {
-        command.arg("--task-profile");
-    }
-    assert_ok(&command.output().unwrap(), "bench");
+        .args(["--threads", "1,2", "--batch", "10", "--no-baselines"])
+        .args(args)
+        .arg("--json")
+        .arg(json)
+        .output()
+        .unwrap();
+    assert_ok(&out, "bench")
+}
+
+/// A fio table of two depths in `dir`.
+fn fio(dir: &Path) -> PathBuf {
+    let fio = dir.join("fio.txt");
+    std::fs::write(
+        &fio,
+        "depth iops mean_latency_us\n1 25000 40\n16 90000 177\n",
+    )
+    .unwrap();
+    fio
+}
+
+fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// `bal-replay report <projection> --out <charts>`, which must succeed.
+fn draw_report(projection: &Path, charts: &Path) {
+    let out = bal_replay()
+        .arg("report")
+        .arg(projection)
+        .arg("--out")
+        .arg(charts)
+        .output()
+        .unwrap();
+    assert_ok(&out, "report");
 }
 
 /// `bal-replay project <bench_json> --disk <fio>`.
@@ -58,13 +81,13 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(20, 3));
     let bench_json = tmp.path().join("bench.json");
-    bench(&dump, &state, &bench_json, true);
-    let fio = tmp.path().join("fio.txt");
-    std::fs::write(
-        &fio,
-        "depth iops mean_latency_us\n1 25000 40\n16 90000 177\n",
-    )
-    .unwrap();
+    bench(
+        &dump,
+        &state,
+        &bench_json,
+        &["--io", "full,parallel", "--task-profile"],
+    );
+    let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
     let out = project(&bench_json, &fio)
         .args(["--research-machine", "--target-workers", "1,16", "--json"])
@@ -75,8 +98,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(stdout.contains("Predicted against measured"), "{stdout}");
     assert!(stdout.contains("960000 IOPS at 85 µs"), "{stdout}");
 
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&projection).unwrap()).unwrap();
+    let report = read_json(&projection);
     // One calibration per design (its one-worker run), one check per other run (2 workers),
     // two projections per design.
     let calibrations = report["calibrations"].as_array().unwrap();
@@ -114,8 +136,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
         .unwrap();
     let stdout = assert_ok(&out, "project --batch-overhead");
     assert!(stdout.contains("Second calibration point"), "{stdout}");
-    let fitted: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&with_overhead).unwrap()).unwrap();
+    let fitted = read_json(&with_overhead);
     assert!(fitted["checks"].as_array().unwrap().is_empty());
     for c in fitted["calibrations"].as_array().unwrap() {
         let check = checks.iter().find(|k| k["design"] == c["design"]).unwrap();
@@ -126,14 +147,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     }
 
     let charts = tmp.path().join("charts");
-    let out = bal_replay()
-        .arg("report")
-        .arg(&projection)
-        .arg("--out")
-        .arg(&charts)
-        .output()
-        .unwrap();
-    assert_ok(&out, "report");
+    draw_report(&projection, &charts);
     let checked = std::fs::read_to_string(charts.join("model-checked-batch10.svg")).unwrap();
     assert!(checked.contains("parallel I/O, measured"));
     assert!(checked.contains("parallel I/O, predicted (model)"));
@@ -158,7 +172,7 @@ fn project_without_profiles_or_with_a_bad_disk_says_why() {
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(4, 9));
     let bench_json = tmp.path().join("bench.json");
-    bench(&dump, &state, &bench_json, false);
+    bench(&dump, &state, &bench_json, &["--io", "full,parallel"]);
     let fio = tmp.path().join("fio.txt");
     std::fs::write(&fio, "depth iops\n1 25000\n").unwrap();
     let out = project(&bench_json, &fio).output().unwrap();
@@ -206,7 +220,7 @@ fn run_json_carries_a_profile_per_batch_only_when_asked() {
             command.arg("--task-profile");
         }
         assert_ok(&command.output().unwrap(), "run");
-        serde_json::from_slice::<serde_json::Value>(&std::fs::read(&path).unwrap()).unwrap()
+        read_json(&path)
     };
     let plain = json("plain.json", false);
     assert!(plain.get("batch_profiles").is_none());
@@ -234,35 +248,23 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     let (dump, state) = chain(tmp.path(), &small_config(20, 5));
     let bench_hybrid = |order: &str| {
         let json = tmp.path().join(format!("{order}.json"));
-        let out = bal_replay()
-            .args(["bench", "--dump"])
-            .arg(&dump)
-            .arg("--state")
-            .arg(&state)
-            .args([
-                "--threads",
-                "1,2",
-                "--batch",
-                "10",
+        let stdout = bench(
+            &dump,
+            &state,
+            &json,
+            &[
                 "--io",
                 "hybrid",
                 "--prefetch-order",
                 order,
-                "--no-baselines",
                 "--task-profile",
-                "--json",
-            ])
-            .arg(&json)
-            .output()
-            .unwrap();
-        let stdout = assert_ok(&out, "bench");
+            ],
+        );
         assert!(
             stdout.contains("### Hybrid's prefetch against its tasks"),
             "{stdout}"
         );
-        let result: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-        for run in result["runs"].as_array().unwrap() {
+        for run in read_json(&json)["runs"].as_array().unwrap() {
             assert_eq!(run["prefetch_order"], order, "{run}");
             // The race table sums the run's task profiles.
             let sum = |column: &str| -> u64 {
@@ -286,12 +288,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
         json
     };
     let (key, first_use) = (bench_hybrid("key"), bench_hybrid("first-use"));
-    let fio = tmp.path().join("fio.txt");
-    std::fs::write(
-        &fio,
-        "depth iops mean_latency_us\n1 25000 40\n16 90000 177\n",
-    )
-    .unwrap();
+    let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
     let out = project(&key, &fio)
         .arg(&first_use)
@@ -308,8 +305,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
         stdout.contains("| hybrid (key order) | 10 | 2 |"),
         "{stdout}"
     );
-    let report: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&projection).unwrap()).unwrap();
+    let report = read_json(&projection);
     // Each order calibrated on its own one-worker run, and its two-worker run checked, with the
     // on-demand reads measured and predicted.
     let orders = |list: &str| -> Vec<String> {
@@ -344,7 +340,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
         stdout.contains("| hybrid (first-use order) | 10 | 16 |"),
         "{stdout}"
     );
-    let alone: serde_json::Value = serde_json::from_slice(&std::fs::read(&alone).unwrap()).unwrap();
+    let alone = read_json(&alone);
     let projections = alone["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
     assert!(
@@ -354,14 +350,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     );
     // The reads chart draws each order apart.
     let charts = tmp.path().join("charts");
-    let out = bal_replay()
-        .arg("report")
-        .arg(&projection)
-        .arg("--out")
-        .arg(&charts)
-        .output()
-        .unwrap();
-    assert_ok(&out, "report");
+    draw_report(&projection, &charts);
     let reads = std::fs::read_to_string(charts.join("model-reads-batch10.svg")).unwrap();
     assert!(reads.contains("hybrid, first-use order, predicted (model)"));
     assert!(reads.contains("hybrid, key order, measured"));

@@ -97,13 +97,51 @@ pub struct SharedCache<S> {
 }
 
 /// A prefetch running beside execution, tracked to tell which lookups it served
-/// ([`SharedCache::track_prefetch`]).
+/// ([`SharedCache::track_prefetch`]): its accounts and its slots.
 struct PrefetchTracker {
-    announced_accounts: HashSet<Address>,
-    announced_slots: HashSet<(Address, U256)>,
+    accounts: Tracked<Address>,
+    slots: Tracked<(Address, U256)>,
+}
+
+/// One table's keys under a tracked prefetch.
+struct Tracked<K> {
+    /// The keys the prefetch will load.
+    announced: HashSet<K>,
     /// Values the prefetch loaded that no lookup has used yet.
-    unclaimed_accounts: KeySet<Address>,
-    unclaimed_slots: KeySet<(Address, U256)>,
+    unclaimed: KeySet<K>,
+}
+
+impl<K: Eq + std::hash::Hash> Tracked<K> {
+    fn new(keys: impl IntoIterator<Item = K>) -> Self {
+        Self {
+            announced: keys.into_iter().collect(),
+            unclaimed: KeySet::new(),
+        }
+    }
+
+    /// A lookup of `key` missed and reads it on demand: a read the prefetch lost, if it was to
+    /// load the key. A value it loaded and the cache evicted unused is read again here, and no
+    /// longer the prefetch's.
+    fn missed(&self, key: &K) {
+        if self.announced.contains(key) {
+            ReadTally::record(|tally| tally.raced += 1);
+            self.unclaimed.remove(key);
+        }
+    }
+
+    /// A lookup of `key` hit: the first use of a value the prefetch loaded is one it served.
+    fn hit(&self, key: &K) {
+        if self.announced.contains(key) && self.unclaimed.remove(key) {
+            ReadTally::record(|tally| tally.prefetch_hits += 1);
+        }
+    }
+
+    /// The prefetch is about to make its value of `key` visible.
+    fn loaded(&self, key: K) {
+        if self.announced.contains(&key) {
+            self.unclaimed.insert(key);
+        }
+    }
 }
 
 /// A concurrent set that never drops a member (unlike a cache table): a few locked shards.
@@ -169,10 +207,8 @@ impl<S: StateReader> SharedCache<S> {
     /// racing execution needs. Costs a lock per lookup while on; off by default.
     pub fn track_prefetch(&self, accounts: &[Address], slots: &[(Address, U256)]) {
         let tracker = PrefetchTracker {
-            announced_accounts: accounts.iter().copied().collect(),
-            announced_slots: slots.iter().copied().collect(),
-            unclaimed_accounts: KeySet::new(),
-            unclaimed_slots: KeySet::new(),
+            accounts: Tracked::new(accounts.iter().copied()),
+            slots: Tracked::new(slots.iter().copied()),
         };
         if let Ok(mut slot) = self.tracker.write() {
             *slot = Some(tracker);
@@ -228,54 +264,70 @@ impl<S: StateReader> SharedCache<S> {
 
     /// The account at `address`, from the cache or read once from the store.
     pub fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
+        self.lookup(
+            &self.accounts,
+            |t| &t.accounts,
+            address,
+            || self.timed(ReadKind::Account, || self.inner.account(address)),
+        )
+    }
+
+    /// The value of `slot`, from the cache or read once from the store.
+    pub fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        self.lookup(
+            &self.storage,
+            |t| &t.slots,
+            (address, slot),
+            || self.timed(ReadKind::Storage, || self.inner.storage(address, slot)),
+        )
+    }
+
+    /// `key` in `table`, or `read` once on a miss (other threads missing it meanwhile wait for
+    /// that read); counted, and told to a tracked prefetch's `side`.
+    fn lookup<K, V>(
+        &self,
+        table: &Table<K, V>,
+        side: fn(&PrefetchTracker) -> &Tracked<K>,
+        key: K,
+        read: impl FnOnce() -> Result<V, StateError>,
+    ) -> Result<V, StateError>
+    where
+        K: Eq + std::hash::Hash + Clone,
+        V: Clone,
+    {
         let mut missed = false;
-        let value = self.accounts.get_or_insert_with(&address, || {
+        let value = table.get_or_insert_with(&key, || {
             missed = true;
-            self.tracked(|t| {
-                if t.announced_accounts.contains(&address) {
-                    ReadTally::record(|tally| tally.raced += 1);
-                    // A value the prefetch loaded and the cache evicted unused: read again here,
-                    // it is no longer the prefetch's.
-                    t.unclaimed_accounts.remove(&address);
-                }
-            });
-            self.timed(ReadKind::Account, || self.inner.account(address))
+            self.tracked(|t| side(t).missed(&key));
+            read()
         })?;
         if !missed {
-            self.tracked(|t| {
-                if t.announced_accounts.contains(&address) && t.unclaimed_accounts.remove(&address)
-                {
-                    ReadTally::record(|tally| tally.prefetch_hits += 1);
-                }
-            });
+            self.tracked(|t| side(t).hit(&key));
         }
         self.counters.record_lookup(missed);
         Ok(value)
     }
 
-    /// The value of `slot`, from the cache or read once from the store.
-    pub fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
-        let mut missed = false;
-        let key = (address, slot);
-        let value = self.storage.get_or_insert_with(&key, || {
-            missed = true;
-            self.tracked(|t| {
-                if t.announced_slots.contains(&key) {
-                    ReadTally::record(|tally| tally.raced += 1);
-                    t.unclaimed_slots.remove(&key);
-                }
-            });
-            self.timed(ReadKind::Storage, || self.inner.storage(address, slot))
-        })?;
-        if !missed {
-            self.tracked(|t| {
-                if t.announced_slots.contains(&key) && t.unclaimed_slots.remove(&key) {
-                    ReadTally::record(|tally| tally.prefetch_hits += 1);
-                }
-            });
+    /// Puts a prefetch's `values` of `keys` in `table`, each only where absent and no on-demand
+    /// read is filling it: then the value is that read's, not the prefetch's, and the prefetch
+    /// does not wait for it. Tagged for a tracked prefetch's `side` before it is visible, so its
+    /// first lookup cannot miss the tag.
+    fn fill<K, V>(
+        &self,
+        table: &Table<K, V>,
+        side: fn(&PrefetchTracker) -> &Tracked<K>,
+        keys: &[K],
+        values: Vec<V>,
+    ) where
+        K: Eq + std::hash::Hash + Clone,
+        V: Clone,
+    {
+        for (key, value) in keys.iter().zip(values) {
+            if let GuardResult::Guard(guard) = table.get_value_or_guard(key, NO_WAIT) {
+                self.tracked(|t| side(t).loaded(key.clone()));
+                let _ = guard.insert(value);
+            }
         }
-        self.counters.record_lookup(missed);
-        Ok(value)
     }
 
     /// The analysed code with `hash`, from the cache or read once from the store.
@@ -309,19 +361,7 @@ impl<S: StateReader> SharedCache<S> {
         let values = self.timed(ReadKind::PrefetchAccount, || {
             self.inner.accounts_many(&missing)
         })?;
-        for (address, value) in missing.iter().zip(values) {
-            // Inserted only where absent and no on-demand read is filling it: then the value is
-            // that read's, not the prefetch's, and the prefetch does not wait for it. Tagged
-            // before it is visible, so its first lookup cannot miss the tag.
-            if let GuardResult::Guard(guard) = self.accounts.get_value_or_guard(address, NO_WAIT) {
-                self.tracked(|t| {
-                    if t.announced_accounts.contains(address) {
-                        t.unclaimed_accounts.insert(*address);
-                    }
-                });
-                let _ = guard.insert(value);
-            }
-        }
+        self.fill(&self.accounts, |t| &t.accounts, &missing, values);
         self.counters.record_prefetch(missing.len());
         Ok(missing.len())
     }
@@ -340,16 +380,7 @@ impl<S: StateReader> SharedCache<S> {
         let values = self.timed(ReadKind::PrefetchStorage, || {
             self.inner.storage_many(&missing)
         })?;
-        for (key, value) in missing.iter().zip(values) {
-            if let GuardResult::Guard(guard) = self.storage.get_value_or_guard(key, NO_WAIT) {
-                self.tracked(|t| {
-                    if t.announced_slots.contains(key) {
-                        t.unclaimed_slots.insert(*key);
-                    }
-                });
-                let _ = guard.insert(value);
-            }
-        }
+        self.fill(&self.storage, |t| &t.slots, &missing, values);
         self.counters.record_prefetch(missing.len());
         Ok(missing.len())
     }

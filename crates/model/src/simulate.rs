@@ -192,17 +192,22 @@ pub fn simulate_phase(
     let race = readers
         .race
         .filter(|_| readers.readers > 0 && readers.keys > 0);
-    // Served lookups before each task, in task order, and of the whole batch.
+    // Under a race: served lookups before each task, in task order, and of the whole batch.
     let served = |t: &TaskProfile| t.raced.min(t.reads) + t.prefetch_hits;
-    let served_before: Vec<u64> = tasks
-        .iter()
-        .scan(0u64, |sum, t| {
-            let before = *sum;
-            *sum += served(t);
-            Some(before)
-        })
-        .collect();
-    let served_total = tasks.iter().map(served).sum::<u64>().max(1);
+    let mut served_total = 0u64;
+    let served_before: Vec<u64> = if race.is_some() {
+        tasks
+            .iter()
+            .map(|t| {
+                let before = served_total;
+                served_total += served(t);
+                before
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let served_total = served_total.max(1);
     let task_job = |i: usize, t: &TaskProfile, now: f64| match race {
         Some(race) => {
             let (served, unserved) = (served(t), t.reads - t.raced.min(t.reads));
@@ -462,6 +467,25 @@ mod tests {
         }
     }
 
+    /// A key read of one device read, waiting the disk's latency, at the profile's CPU.
+    fn unit_read(disk: &DiskModel) -> ReadCost<'_> {
+        ReadCost {
+            disk,
+            device_reads_per_key: 1.0,
+            k: 1.0,
+            cpu: None,
+        }
+    }
+
+    /// `n` cores of the profile's speed, shared fairly.
+    fn cores(n: f64) -> Cores {
+        Cores {
+            cores: n,
+            cpu_speed: 1.0,
+            readers_first: false,
+        }
+    }
+
     fn flat_disk(latency_us: f64) -> DiskModel {
         DiskModel::from_spec(1e12, latency_us).unwrap()
     }
@@ -469,25 +493,10 @@ mod tests {
     #[test]
     fn cpu_only_tasks_share_the_cores() {
         let disk = flat_disk(100.0);
-        let read = ReadCost {
-            disk: &disk,
-            device_reads_per_key: 1.0,
-            k: 1.0,
-            cpu: None,
-        };
+        let read = unit_read(&disk);
         let tasks: Vec<_> = (0..8).map(|_| task(100, 0)).collect();
-        let on = |workers, cores| {
-            simulate_phase(
-                &tasks,
-                workers,
-                Readers::default(),
-                Cores {
-                    cores: cores as f64,
-                    cpu_speed: 1.0,
-                    readers_first: false,
-                },
-                read,
-            )
+        let on = |workers, n: usize| {
+            simulate_phase(&tasks, workers, Readers::default(), cores(n as f64), read)
         };
         // 800 µs of CPU: one worker 800 µs; 2 on 2 cores 400; 8 on 2 cores still 400, each
         // task then taking 400 µs of wall time (sharing a core with three others).
@@ -509,11 +518,7 @@ mod tests {
         };
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
-        let machine = Cores {
-            cores: 2.0,
-            cpu_speed: 1.0,
-            readers_first: false,
-        };
+        let machine = cores(2.0);
         let one = simulate_phase(&tasks, 1, Readers::default(), machine, read);
         assert!((one.tasks_end_ns - 4.0 * 410e3).abs() < 1.0, "{one:?}");
         // Four workers wait for their reads at the same time: the CPU is the only queue.
@@ -566,11 +571,7 @@ mod tests {
                 reference: 1.0,
             }),
         };
-        let machine = Cores {
-            cores: 2.0,
-            cpu_speed: 1.0,
-            readers_first: false,
-        };
+        let machine = cores(2.0);
         // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).
         let tasks: Vec<_> = (0..2).map(|_| task(12, 2)).collect();
         // One worker: one read in flight at a time, the profile's CPU: 2 x (12 + 200) µs.
@@ -595,17 +596,8 @@ mod tests {
     #[test]
     fn a_prefetch_beside_the_tasks_serves_the_lookups_it_has_loaded() {
         let disk = flat_disk(100.0);
-        let read = ReadCost {
-            disk: &disk,
-            device_reads_per_key: 1.0,
-            k: 1.0,
-            cpu: None,
-        };
-        let machine = Cores {
-            cores: 4.0,
-            cpu_speed: 1.0,
-            readers_first: false,
-        };
+        let read = unit_read(&disk);
+        let machine = cores(4.0);
         // Each task's one read was one the prefetch was to serve and lost (`raced`).
         let raced = |cpu_us| TaskProfile {
             raced: 1,
@@ -654,12 +646,7 @@ mod tests {
     #[test]
     fn readers_run_ahead_of_the_workers_when_they_wake() {
         let disk = flat_disk(100.0);
-        let read = ReadCost {
-            disk: &disk,
-            device_reads_per_key: 1.0,
-            k: 1.0,
-            cpu: None,
-        };
+        let read = unit_read(&disk);
         // One core; a reader of one key (100 µs of CPU, half before its read and half after)
         // beside two workers of 200 µs of CPU each.
         let readers = Readers {
@@ -670,9 +657,8 @@ mod tests {
         };
         let tasks = [task(200, 0), task(200, 0)];
         let machine = Cores {
-            cores: 1.0,
-            cpu_speed: 1.0,
             readers_first: true,
+            ..cores(1.0)
         };
         let out = simulate_phase(&tasks, 2, readers, machine, read);
         // The reader runs whenever it can: 0-50 µs, its read until 150, then 150-200. The
@@ -701,23 +687,14 @@ mod tests {
     fn a_saturated_disk_bounds_the_readers() {
         // 10k IOPS at 100 µs: a knee at depth 1; 8 readers of 1000 keys each, no CPU.
         let disk = DiskModel::from_spec(10_000.0, 100.0).unwrap();
-        let read = ReadCost {
-            disk: &disk,
-            device_reads_per_key: 1.0,
-            k: 1.0,
-            cpu: None,
-        };
+        let read = unit_read(&disk);
         let readers = Readers {
             readers: 8,
             keys: 8000,
             cpu_per_key_ns: 0.0,
             race: None,
         };
-        let machine = Cores {
-            cores: 2.0,
-            cpu_speed: 1.0,
-            readers_first: false,
-        };
+        let machine = cores(2.0);
         let out = simulate_phase(&[], 1, readers, machine, read);
         // 8000 reads at 10k IOPS: 0.8 s, whatever the depth.
         let secs = out.readers_end_ns / 1e9;

@@ -771,40 +771,14 @@ fn reads_chart(report: &ProjectionReport, batch: usize) -> Option<LineChart> {
         .filter(|c| c.batch == batch)
         .enumerate()
     {
-        let mut measured = Vec::new();
-        let mut predicted = Vec::new();
-        for k in report.checks.iter().filter(|k| {
-            k.batch == batch
-                && k.design == c.design
-                && k.prefetch_order == c.prefetch_order
-                && k.measured.on_demand_reads > 0.0
-        }) {
+        let (mut measured, mut predicted) = (Vec::new(), Vec::new());
+        for k in checks_of(report, c).filter(|k| k.measured.on_demand_reads > 0.0) {
             measured.push((k.workers as f64, k.measured.on_demand_reads));
             predicted.push((k.workers as f64, k.predicted.on_demand_reads));
         }
-        if measured.is_empty() {
-            continue;
+        if !measured.is_empty() {
+            push_measured_and_predicted(c, n, measured, predicted, &mut series, &mut keys);
         }
-        measured.sort_by(|a, b| a.0.total_cmp(&b.0));
-        predicted.sort_by(|a, b| a.0.total_cmp(&b.0));
-        keys.extend(measured.iter().map(|p| p.0 as usize));
-        let color = design_color(c.design);
-        series.push(Series {
-            label: format!("{}, measured", checked_name(c)),
-            color,
-            marker: Marker::nth(n),
-            dashed: false,
-            points: measured,
-            spread: Vec::new(),
-        });
-        series.push(Series {
-            label: format!("{}, predicted (model)", checked_name(c)),
-            color,
-            marker: Marker::nth(n),
-            dashed: true,
-            points: predicted,
-            spread: Vec::new(),
-        });
     }
     (!series.is_empty()).then(|| LineChart {
         title: format!(
@@ -816,6 +790,46 @@ fn reads_chart(report: &ProjectionReport, batch: usize) -> Option<LineChart> {
         x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
         series,
     })
+}
+
+/// The checks of the configuration `c` was calibrated on (its design, batch size and prefetch
+/// order).
+fn checks_of<'a>(
+    report: &'a ProjectionReport,
+    c: &'a bal_replay_model::CalibrationRow,
+) -> impl Iterator<Item = &'a bal_replay_model::Check> {
+    report.checks.iter().filter(move |k| {
+        k.batch == c.batch && k.design == c.design && k.prefetch_order == c.prefetch_order
+    })
+}
+
+/// A calibrated configuration's measured points (solid) and the model's (dashed), by workers, in
+/// its design's colour and the `n`th marker; their worker counts join `keys`.
+fn push_measured_and_predicted(
+    c: &bal_replay_model::CalibrationRow,
+    n: usize,
+    mut measured: Vec<(f64, f64)>,
+    mut predicted: Vec<(f64, f64)>,
+    series: &mut Vec<Series>,
+    keys: &mut Vec<usize>,
+) {
+    measured.sort_by(|a, b| a.0.total_cmp(&b.0));
+    predicted.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keys.extend(measured.iter().map(|p| p.0 as usize));
+    let color = design_color(c.design);
+    for (kind, dashed, points) in [
+        ("measured", false, measured),
+        ("predicted (model)", true, predicted),
+    ] {
+        series.push(Series {
+            label: format!("{}, {kind}", checked_name(c)),
+            color,
+            marker: Marker::nth(n),
+            dashed,
+            points,
+            spread: Vec::new(),
+        });
+    }
 }
 
 /// Sorted distinct values.
@@ -846,42 +860,16 @@ pub(crate) fn draw_projection(
             .filter(|c| c.batch == batch)
             .enumerate()
         {
-            let checks: Vec<_> = report
-                .checks
-                .iter()
-                .filter(|k| {
-                    k.batch == batch && k.design == c.design && k.prefetch_order == c.prefetch_order
-                })
-                .collect();
             let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
             let mut predicted = vec![(
                 c.workers as f64,
                 c.measured_mgas_per_s / (1.0 + c.calibration.residual),
             )];
-            for k in &checks {
+            for k in checks_of(report, c) {
                 measured.push((k.workers as f64, k.measured.mgas_per_s(k.gas)));
                 predicted.push((k.workers as f64, k.predicted.mgas_per_s(k.gas)));
             }
-            measured.sort_by(|a, b| a.0.total_cmp(&b.0));
-            predicted.sort_by(|a, b| a.0.total_cmp(&b.0));
-            keys.extend(measured.iter().map(|p| p.0 as usize));
-            let color = design_color(c.design);
-            series.push(Series {
-                label: format!("{}, measured", checked_name(c)),
-                color,
-                marker: Marker::nth(n),
-                dashed: false,
-                points: measured,
-                spread: Vec::new(),
-            });
-            series.push(Series {
-                label: format!("{}, predicted (model)", checked_name(c)),
-                color,
-                marker: Marker::nth(n),
-                dashed: true,
-                points: predicted,
-                spread: Vec::new(),
-            });
+            push_measured_and_predicted(c, n, measured, predicted, &mut series, &mut keys);
         }
         let chart = LineChart {
             title: format!(
