@@ -337,6 +337,11 @@ pub struct RunResult {
     /// it could be chosen, which read in key order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch_order: Option<PrefetchOrder>,
+    /// Prefetch readers (`--io-threads`) of a parallel run whose design prefetches (batched I/O,
+    /// hybrid, full-verify); absent for the others, and from results recorded before it was kept.
+    /// In key order a prefetch reads accounts and slots at once, each on this many readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_threads: Option<usize>,
     /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).
     pub cache_hits: u64,
     /// Misses.
@@ -476,6 +481,7 @@ impl RunResult {
                 .map(|b| b.prefetch_ahead.as_secs_f64())
                 .sum(),
             prefetch_order: None,
+            io_threads: None,
             cache_hits: r.cache.hits,
             cache_misses: r.cache.misses,
             keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
@@ -772,6 +778,12 @@ impl Bench<'_> {
         let mut result = RunResult::from_report(run, cold, report);
         result.prefetch_order =
             (run.design == IoDesign::Hybrid).then_some(self.matrix.prefetch_order);
+        result.io_threads = (run.mode == ExecMode::Parallel
+            && matches!(
+                run.design,
+                IoDesign::Batched | IoDesign::Hybrid | IoDesign::FullVerify
+            ))
+        .then_some(self.matrix.io_threads.get());
         result.disk = disk;
         result.batches = samples;
         Ok(result)

@@ -80,9 +80,14 @@ impl Cli {
 /// results.
 #[derive(Debug, Clone, Args)]
 pub struct ReportCommand {
-    /// JSON files written by `bal-replay bench --json` or `bal-replay project --json`.
+    /// JSON files written by `bal-replay bench --json`, `bal-replay project --json` or
+    /// `bal-replay bench-db --json` (the read engines' queue-depth sweep).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
+    /// The disk's random-read curve (`scripts/fio-random-reads.sh`'s table), drawn under the
+    /// `bench-db` sweeps at the same queue depths.
+    #[arg(long)]
+    pub fio: Option<PathBuf>,
     /// Output directory (created if missing).
     #[arg(long)]
     pub out: PathBuf,
@@ -98,17 +103,36 @@ impl ReportCommand {
             font: self.font.clone(),
             ..bal_replay_report::ReportOptions::new(self.out.clone())
         };
-        // `project --json` output is drawn on its own charts; the rest are bench results.
+        let fio = self
+            .fio
+            .as_deref()
+            .map(bal_replay_model::DiskModel::from_fio_file)
+            .transpose()?;
+        // `project --json` output is drawn on its own charts, `bench-db --json` sweeps together
+        // on theirs; the rest are bench results.
         let mut benches = Vec::new();
+        let mut sweeps = Vec::new();
         let mut written = Vec::new();
         for path in &self.inputs {
-            match read_projection(path)? {
-                Some(projection) => written.push(bal_replay_report::write_projection_report(
+            if let Some(projection) = read_projection(path)? {
+                written.push(bal_replay_report::write_projection_report(
                     &projection,
                     &options,
-                )?),
-                None => benches.push(path.clone()),
+                )?);
+            } else if let Some(reports) = bal_replay_report::load_bench_db(path)? {
+                sweeps.extend(reports);
+            } else {
+                benches.push(path.clone());
             }
+        }
+        if !sweeps.is_empty() {
+            written.push(bal_replay_report::write_read_engines_report(
+                &sweeps,
+                fio.as_ref(),
+                &options,
+            )?);
+        } else if fio.is_some() {
+            eprintln!("note: --fio is drawn under bench-db sweeps only; no input is one");
         }
         if !benches.is_empty() {
             let inputs = bal_replay_report::load_inputs(&benches)?;

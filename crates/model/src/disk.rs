@@ -152,6 +152,12 @@ impl DiskModel {
         }
     }
 
+    /// Reads per second with `depth` reads in flight: on the curve, interpolated as
+    /// [`Self::latency_ns`] is (a closed loop at that depth: depth / latency).
+    pub fn iops_at(&self, depth: f64) -> f64 {
+        depth.max(1.0) / self.latency_ns(depth) * 1e9
+    }
+
     /// Mean latency of a read issued with `depth` reads in flight (itself included), ns.
     /// Between points, IOPS is interpolated on log(depth); below the first point the first
     /// latency holds; past the last, the IOPS stays at its last value, so latency grows with
@@ -194,6 +200,10 @@ mod tests {
         assert!((disk.latency_ns(16.0) - 16e9 / 87400.0).abs() < 1e-6);
         // Past the last point the device is saturated: twice the depth, twice the latency.
         assert!((disk.latency_ns(32.0) / disk.latency_ns(16.0) - 2.0).abs() < 1e-9);
+        // IOPS at a measured depth is the measured figure; between points, on the line in
+        // log(depth): 8 is halfway from 4 to 16.
+        assert!((disk.iops_at(16.0) - 87400.0).abs() < 1e-6);
+        assert!((disk.iops_at(8.0) - (52000.0 + 87400.0) / 2.0).abs() < 1e-6);
         // Latency grows with depth.
         let mut last = 0.0;
         for d in 1..200 {

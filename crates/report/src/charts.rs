@@ -954,3 +954,129 @@ pub(crate) fn draw_projection(
     }
     Ok(charts)
 }
+
+/// One read engine of a `bench-db` sweep: its backend, keys per multi-get (none: point reads)
+/// and whether its multi-gets went through io_uring.
+pub(crate) type ReadEngine = (String, Option<usize>, bool);
+
+/// A read engine's name in legends and tables.
+pub(crate) fn read_engine_name((backend, multiget, io_uring): &ReadEngine) -> String {
+    let store = if backend == "mdbx" { "MDBX" } else { "RocksDB" };
+    match (multiget, io_uring) {
+        (None, _) => format!("{store}, point reads"),
+        (Some(n), false) => format!("{store}, sorted multi-get of {n}"),
+        (Some(n), true) => format!("{store}, sorted multi-get of {n}, io_uring"),
+    }
+}
+
+/// The read engines' sweep over reader threads (`bench-db --json`), drawn over the disk's own
+/// curve (fio at the same queue depths, dashed): device reads per second, what fio measures,
+/// and keys per second, what the engine delivers. Each engine's reader thread has one read in
+/// flight (more with io_uring), so the thread count is the queue depth fio is set against. The
+/// device-reads chart is skipped (and says why) when no row carries the device's counters.
+pub(crate) fn draw_read_engines(
+    reports: &[bal_replay_bench::point_reads::BenchDbReport],
+    fio: Option<&bal_replay_model::DiskModel>,
+    out: &Path,
+    size: (u32, u32),
+    font: &FontRef<'static>,
+) -> Result<(Vec<Chart>, Vec<String>), ReportError> {
+    let engines = crate::read_engines::engines(reports);
+    let fio_series = |scale: f64| {
+        fio.map(|disk| Series {
+            label: format!("fio, 4 KiB random reads, O_DIRECT ({})", disk.source),
+            color: BLACK,
+            marker: Marker::Cross,
+            dashed: true,
+            points: disk
+                .points()
+                .iter()
+                .map(|p| (p.depth, p.iops / scale))
+                .collect(),
+            spread: Vec::new(),
+        })
+    };
+    let mut keys: Vec<usize> = engines
+        .iter()
+        .flat_map(|(_, rows)| rows.iter().map(|r| r.threads))
+        .chain(
+            fio.into_iter()
+                .flat_map(|d| d.points().iter().map(|p| p.depth as usize)),
+        )
+        .collect();
+    keys = distinct(keys);
+    let x_keys = Some(keys.iter().map(|&k| k as f64).collect::<Vec<f64>>());
+    let colors = [
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(214, 39, 40),
+        RGBColor(31, 119, 180),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    let series_of = |value: &dyn Fn(&bal_replay_bench::point_reads::BenchDbRow) -> Option<f64>| {
+        let mut series: Vec<Series> = engines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (engine, rows))| {
+                let points: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter_map(|r| value(r).map(|v| (r.threads as f64, v / 1e3)))
+                    .collect();
+                (!points.is_empty()).then(|| Series {
+                    label: read_engine_name(engine),
+                    color: colors[i % colors.len()],
+                    marker: Marker::nth(i),
+                    dashed: false,
+                    points,
+                    spread: Vec::new(),
+                })
+            })
+            .collect();
+        series.extend(fio_series(1e3));
+        series
+    };
+    let mut charts = Vec::new();
+    let mut skipped = Vec::new();
+    let device = series_of(&|r| {
+        r.device_reads
+            .filter(|_| r.wall_s > 0.0)
+            .map(|d| d as f64 / r.wall_s)
+    });
+    if device.iter().any(|s| !s.dashed) {
+        let chart = LineChart {
+            title: "Read engines against the disk: device reads per second".into(),
+            x_desc: "Reader threads (reads in flight without io_uring); fio: queue depth".into(),
+            y_desc: "Device reads per second (thousands)".into(),
+            x_keys: x_keys.clone(),
+            series: device,
+        };
+        charts.push(draw_line_chart(
+            out,
+            "read-engines-device-reads".into(),
+            size,
+            font,
+            chart,
+        )?);
+    } else {
+        skipped.push(
+            "read-engines-device-reads: no bench-db row carries the device's read counters (a store on a block device)"
+                .into(),
+        );
+    }
+    let chart = LineChart {
+        title: "Read engines against the disk: keys read per second".into(),
+        x_desc: "Reader threads (reads in flight without io_uring); fio: queue depth".into(),
+        y_desc: "Keys read per second (thousands)".into(),
+        x_keys,
+        series: series_of(&|r| Some(r.iops)),
+    };
+    charts.push(draw_line_chart(
+        out,
+        "read-engines-keys".into(),
+        size,
+        font,
+        chart,
+    )?);
+    Ok((charts, skipped))
+}

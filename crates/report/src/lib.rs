@@ -1,5 +1,7 @@
 //! `bal-replay report`: charts (PNG and SVG) and a Markdown summary from one or more results of
-//! `bal-replay bench --json`, with the research's published figures next to ours.
+//! `bal-replay bench --json`, with the research's published figures next to ours; from
+//! `project --json` (the model checked and projected); and from `bench-db --json` (the read
+//! engines' queue-depth sweep over the disk's fio curve).
 //!
 //! Invariant: a report only draws what its inputs carry. Every figure comes from a
 //! [`BenchResult`] as written (throughput, per-batch samples, BAL sizes) or from the research's
@@ -13,6 +15,7 @@ mod charts;
 mod markdown;
 mod png;
 mod projection;
+mod read_engines;
 pub mod research;
 
 use bal_replay_bench::BenchResult;
@@ -20,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use markdown::render_markdown;
 pub use projection::{parallel_over_full, render_projection_markdown};
+pub use read_engines::{load_bench_db, render_read_engines_markdown, write_read_engines_report};
 
 /// Debian's fonts-dejavu-core sans font, the default for chart text.
 pub const DEFAULT_FONT: &str = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
@@ -41,6 +45,14 @@ pub enum ReportError {
     /// An input is not a bench result.
     #[error("{path} is not a `bal-replay bench --json` result")]
     Parse {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// An input shaped like a `bench-db` sweep (an array of stores with rows) does not parse as one.
+    #[error("{path} looks like a `bal-replay bench-db --json` result but is not one")]
+    ParseSweep {
         /// The file.
         path: PathBuf,
         /// The cause.

@@ -40,6 +40,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         pipelined: false,
         prefetch_ahead_s: 0.0,
         prefetch_order: None,
+        io_threads: None,
         cache_hits: 90,
         cache_misses: 10,
         keys_prefetched: 0,

@@ -1,0 +1,146 @@
+//! The read engines' queue-depth sweep (`bal-replay bench-db --json`) set against the disk's own
+//! random-read curve (`scripts/fio-random-reads.sh`): charts and `read-engines.md`.
+
+use crate::{ReportError, ReportOptions, Written, charts};
+use bal_replay_bench::point_reads::{BenchDbReport, BenchDbRow};
+use bal_replay_model::DiskModel;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Each read engine's rows by reader threads, in the order the engines first appear.
+pub(crate) fn engines(reports: &[BenchDbReport]) -> Vec<(charts::ReadEngine, Vec<&BenchDbRow>)> {
+    let mut engines: Vec<(charts::ReadEngine, Vec<&BenchDbRow>)> = Vec::new();
+    for report in reports {
+        for row in &report.rows {
+            let engine = (report.backend.clone(), row.multiget_keys, row.io_uring);
+            match engines.iter_mut().find(|(e, _)| *e == engine) {
+                Some((_, rows)) => rows.push(row),
+                None => engines.push((engine, vec![row])),
+            }
+        }
+    }
+    for (_, rows) in &mut engines {
+        rows.sort_by_key(|r| r.threads);
+    }
+    engines
+}
+
+/// Reads a file `bal-replay bench-db --json` wrote, or `None` when it is not one (so a caller can
+/// try the file as another kind of result).
+pub fn load_bench_db(path: &Path) -> Result<Option<Vec<BenchDbReport>>, ReportError> {
+    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
+        path: path.into(),
+        source,
+    })?;
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Ok(None);
+    };
+    let looks_like = value.as_array().is_some_and(|a| {
+        !a.is_empty()
+            && a.iter()
+                .all(|r| r.get("backend").is_some() && r.get("rows").is_some())
+    });
+    if !looks_like {
+        return Ok(None);
+    }
+    serde_json::from_value(value)
+        .map(Some)
+        .map_err(|source| ReportError::ParseSweep {
+            path: path.into(),
+            source,
+        })
+}
+
+/// The sweep as a table: per engine and thread count, keys and device reads per second, CPU per
+/// key, and (with `fio`) the disk's IOPS at that queue depth with both rates against it.
+pub fn render_read_engines_markdown(reports: &[BenchDbReport], fio: Option<&DiskModel>) -> String {
+    let mut out = String::new();
+    for r in reports {
+        let _ = writeln!(
+            out,
+            "- {} {}: {} accounts and {} slots in the store, {} and {} sampled; {}; {} CPUs",
+            r.backend,
+            r.path,
+            r.total_accounts,
+            r.total_slots,
+            r.sampled_accounts,
+            r.sampled_slots,
+            if r.cold {
+                "page cache dropped and store reopened before each run"
+            } else {
+                "warm"
+            },
+            r.cpus
+        );
+    }
+    match fio {
+        Some(disk) => {
+            let _ = writeln!(
+                out,
+                "- the disk: {} (best {:.0} IOPS); between its depths, IOPS on the line in log(depth)",
+                disk.source,
+                disk.best_iops()
+            );
+        }
+        None => out.push_str("- no fio curve given (`report --fio <table>`)\n"),
+    }
+    out.push_str(
+        "\n| Engine | Reader threads | Keys/s | Device reads/s | Device reads per key | CPU µs per key | fio IOPS at that depth | Device reads / fio | Keys / fio |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+    );
+    let dash = || "-".to_string();
+    for (engine, rows) in engines(reports) {
+        for row in rows {
+            let device = row
+                .device_reads
+                .filter(|_| row.wall_s > 0.0)
+                .map(|d| d as f64 / row.wall_s);
+            let fio_iops = fio.map(|d| d.iops_at(row.threads as f64));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {:.0} | {} | {} | {:.1} | {} | {} | {} |",
+                charts::read_engine_name(&engine),
+                row.threads,
+                row.iops,
+                device.map_or_else(dash, |d| format!("{d:.0}")),
+                row.device_reads.map_or_else(dash, |d| format!(
+                    "{:.2}",
+                    d as f64 / row.reads.max(1) as f64
+                )),
+                row.cpu_s * 1e6 / row.reads.max(1) as f64,
+                fio_iops.map_or_else(dash, |f| format!("{f:.0}")),
+                device
+                    .zip(fio_iops)
+                    .map_or_else(dash, |(d, f)| format!("{:.2}", d / f)),
+                fio_iops.map_or_else(dash, |f| format!("{:.2}", row.iops / f)),
+            );
+        }
+    }
+    out
+}
+
+/// Draws the sweep's charts into `options.out` and writes `read-engines.md` there.
+pub fn write_read_engines_report(
+    reports: &[BenchDbReport],
+    fio: Option<&DiskModel>,
+    options: &ReportOptions,
+) -> Result<Written, ReportError> {
+    if reports.iter().all(|r| r.rows.is_empty()) {
+        return Err(ReportError::NoInput);
+    }
+    crate::write_charts_and_summary(
+        options,
+        "read-engines.md",
+        |out, size, font| charts::draw_read_engines(reports, fio, out, size, font),
+        |charts, skipped| {
+            let mut text = String::from("# Read engines against the disk's curve\n\n");
+            for c in charts {
+                let _ = writeln!(text, "![{}]({}.svg)\n", c.title, c.stem);
+            }
+            for s in skipped {
+                let _ = writeln!(text, "Not drawn: {s}\n");
+            }
+            text.push_str(&render_read_engines_markdown(reports, fio));
+            text
+        },
+    )
+}
