@@ -670,7 +670,8 @@ fn parallel_options(options: &ReplayOptions) -> ParallelOptions {
 }
 
 /// Reads every pre-batch value the records claim (the full BAL's read values) from the state
-/// through the cache, on `io_threads` readers (multi-gets), and compares. Returns the keys read.
+/// through the cache, on every reader of `readers` in turn (multi-gets of chunks of its sorted
+/// accounts, then of its slots), and compares. Returns the keys read.
 /// A difference is [`EngineError::PreValueMismatch`], naming the first record that claimed it.
 fn verify_pre_values<S: StateReader>(
     cache: &SharedCache<S>,
@@ -681,24 +682,32 @@ fn verify_pre_values<S: StateReader>(
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
     let values = db.values();
-    let accounts: Vec<Address> = values.accounts.keys().copied().collect();
+    let mut accounts: Vec<Address> = values.accounts.keys().copied().collect();
+    accounts.sort_unstable();
     // Slots of accounts that did not exist before the batch (their absence is checked with the
     // accounts) are empty by definition, and are not compared: a later record of the batch may
     // claim one with a value an earlier block wrote (its pre-block value, not the batch's), as a
     // contract created in one block and called in the next does.
-    let slots: Vec<(Address, U256)> = values
+    let mut slots: Vec<(Address, U256)> = values
         .storage
         .keys()
         .filter(|(address, _)| !values.is_absent(address))
         .copied()
         .collect();
-    let threads = io_threads.get();
-    let mut jobs: Vec<ReaderJob<'_, EngineError>> = Vec::new();
-    for chunk in reader_chunks(&accounts, threads) {
-        jobs.push(Box::new(move || {
-            cpu_timed(|| -> Result<u64, EngineError> {
+    // Sorted, so each chunk's multi-get reads a run of neighbouring keys.
+    slots.sort_unstable();
+    // All readers in turn over chunks, as the key-order prefetch reads.
+    let readers_used = readers.threads().max(io_threads.get());
+    let chunks = readers_used * PREFETCH_CHUNKS_PER_READER;
+    let work: Vec<PrefetchChunk<'_>> = reader_chunks(&accounts, chunks)
+        .map(PrefetchChunk::Accounts)
+        .chain(reader_chunks(&slots, chunks).map(PrefetchChunk::Slots))
+        .collect();
+    let verify = |chunk: &PrefetchChunk<'_>| -> Result<u64, EngineError> {
+        match chunk {
+            PrefetchChunk::Accounts(chunk) => {
                 cache.prefetch_accounts(chunk)?;
-                for address in chunk {
+                for address in *chunk {
                     let claimed = values.accounts[address].map(FlatAccount::from);
                     let state = cache.account(*address)?;
                     if claimed != state {
@@ -706,14 +715,10 @@ fn verify_pre_values<S: StateReader>(
                     }
                 }
                 Ok(chunk.len() as u64)
-            })
-        }));
-    }
-    for chunk in reader_chunks(&slots, threads) {
-        jobs.push(Box::new(move || {
-            cpu_timed(|| -> Result<u64, EngineError> {
+            }
+            PrefetchChunk::Slots(chunk) => {
                 cache.prefetch_storage(chunk)?;
-                for key @ (address, slot) in chunk {
+                for key @ (address, slot) in *chunk {
                     let claimed = values.storage[key];
                     let state = cache.storage(*address, *slot)?;
                     if claimed != state {
@@ -727,13 +732,13 @@ fn verify_pre_values<S: StateReader>(
                     }
                 }
                 Ok(chunk.len() as u64)
-            })
-        }));
-    }
-    let (keys, cpu) = sum_each(readers, jobs, "pre-value verifier")?;
+            }
+        }
+    };
+    let (keys, cpu) = read_in_turn(readers, readers_used, &work, verify, "pre-value verifier")?;
     Ok(PrefetchProfile {
         keys,
-        readers: threads as u32,
+        readers: readers_used as u32,
         wall_ns: nanos(started.elapsed()),
         cpu_ns: nanos(cpu),
         concurrent: true,
@@ -751,6 +756,17 @@ fn cpu_timed<T>(work: impl FnOnce() -> T) -> (T, Duration) {
 /// shorter), none when `keys` is empty.
 fn reader_chunks<T>(keys: &[T], readers: usize) -> std::slice::Chunks<'_, T> {
     keys.chunks(keys.len().div_ceil(readers).max(1))
+}
+
+/// Chunks per reader a key-order prefetch cuts each of its account and slot lists into: enough
+/// that readers finishing early find more work, few enough that each multi-get holds hundreds of
+/// sorted keys at a batch of 10 blocks (its merged reads of adjacent blocks, and its fixed cost).
+const PREFETCH_CHUNKS_PER_READER: usize = 4;
+
+/// A run of sorted keys one multi-get of a key-order prefetch reads.
+enum PrefetchChunk<'a> {
+    Accounts(&'a [Address]),
+    Slots(&'a [(Address, U256)]),
 }
 
 /// A reader's work: the keys it read, or its error, with the CPU time its thread spent on it
@@ -771,6 +787,42 @@ fn sum_each<E: Into<EngineError> + Send>(
         cpu += spent;
     }
     Ok((keys, cpu))
+}
+
+/// Reads `work`'s chunks on `readers_used` readers of `readers` in turn: each reader takes the
+/// next chunk as soon as it is done with one, so none idles while chunks remain. The first failed
+/// chunk stops every reader before its next one, and its error is returned. Returns the keys read
+/// (`read_chunk`'s counts) and the readers' CPU time.
+fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
+    readers: &ThreadGroup,
+    readers_used: usize,
+    work: &[C],
+    read_chunk: impl Fn(&C) -> Result<u64, E> + Sync,
+    what: &str,
+) -> Result<(u64, Duration), EngineError> {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let reader = || -> Result<u64, E> {
+        let mut read = 0u64;
+        while !failed.load(Ordering::Relaxed) {
+            let Some(chunk) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                break;
+            };
+            match read_chunk(chunk) {
+                Ok(n) => read += n,
+                Err(e) => {
+                    failed.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(read)
+    };
+    let jobs: Vec<ReaderJob<'_, E>> = (0..readers_used.min(work.len()))
+        .map(|_| -> ReaderJob<'_, E> { Box::new(|| cpu_timed(reader)) })
+        .collect();
+    sum_each(readers, jobs, what)
 }
 
 /// The error for a claimed pre-value the state disagrees with: the first record of the batch that
@@ -886,45 +938,27 @@ fn prefetch_in_order<S: StateReader>(
     readers: &ThreadGroup,
     io_threads: NonZeroUsize,
 ) -> Result<PrefetchProfile, EngineError> {
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let started = Instant::now();
     let chunks: Vec<&[StateKey]> = keys.chunks(PrefetchOrder::FIRST_USE_CHUNK).collect();
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    // Every reader of the group: as many reads in flight as the key-order prefetch keeps (its
-    // accounts and its slots each split among `io_threads` readers, both at once).
+    // Every reader of the group, as the key-order prefetch uses.
     let threads = readers.threads().max(io_threads.get());
-    let read_in_turn = || -> Result<u64, StateError> {
-        let (mut read, mut accounts, mut slots) = (0u64, Vec::new(), Vec::new());
-        while !failed.load(Ordering::Relaxed) {
-            let Some(chunk) = chunks.get(next.fetch_add(1, Ordering::Relaxed)) else {
-                break;
-            };
-            accounts.clear();
-            slots.clear();
+    let (read, cpu) = read_in_turn(
+        readers,
+        threads,
+        &chunks,
+        |chunk| {
+            let (mut accounts, mut slots) = (Vec::new(), Vec::new());
             for key in *chunk {
                 match *key {
                     StateKey::Account(address) => accounts.push(address),
                     StateKey::Slot(address, slot) => slots.push((address, slot)),
                 }
             }
-            let loaded = cache
-                .prefetch_accounts(&accounts)
-                .and_then(|a| Ok(a + cache.prefetch_storage(&slots)?));
-            match loaded {
-                Ok(n) => read += n as u64,
-                Err(e) => {
-                    failed.store(true, Ordering::Relaxed);
-                    return Err(e);
-                }
-            }
-        }
-        Ok(read)
-    };
-    let jobs: Vec<ReaderJob<'_, StateError>> = (0..threads)
-        .map(|_| -> ReaderJob<'_, StateError> { Box::new(|| cpu_timed(read_in_turn)) })
-        .collect();
-    let (read, cpu) = sum_each(readers, jobs, "prefetch reader")?;
+            let accounts = cache.prefetch_accounts(&accounts)?;
+            Ok::<_, StateError>((accounts + cache.prefetch_storage(&slots)?) as u64)
+        },
+        "prefetch reader",
+    )?;
     Ok(PrefetchProfile {
         keys: read,
         readers: threads as u32,
@@ -934,8 +968,9 @@ fn prefetch_in_order<S: StateReader>(
     })
 }
 
-/// Loads the keys the plan's merged BAL names into the cache, on `io_threads` readers: every account
-/// and every listed slot (writes, and reads when the BAL has them), then the code of every account
+/// Loads the keys the plan's merged BAL names into the cache, on every reader of `readers` in turn
+/// (multi-gets of chunks of the sorted keys): every account and every listed slot (writes, and
+/// reads when the BAL has them), then the code of every account
 /// with code when the design prefetches code ([`IoDesign::prefetches_code`]). Returns the number
 /// of keys read from the store.
 fn prefetch<S: StateReader>(
@@ -948,21 +983,33 @@ fn prefetch<S: StateReader>(
     let started = Instant::now();
     let (accounts, slots) = prefetch_keys(plan);
     let threads = io_threads.get();
-    let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
-    for chunk in reader_chunks(&accounts, threads) {
-        jobs.push(Box::new(move || {
-            cpu_timed(|| cache.prefetch_accounts(chunk).map(|n| n as u64))
-        }));
-    }
-    for chunk in reader_chunks(&slots, threads) {
-        jobs.push(Box::new(move || {
-            cpu_timed(|| cache.prefetch_storage(chunk).map(|n| n as u64))
-        }));
-    }
-    let (read, keys_cpu) = sum_each(readers, jobs, "prefetch reader")?;
+    // Every reader of the group (2 x io_threads) takes the next chunk while chunks remain, the
+    // accounts' first: so all stay busy to the end. Split once among io_threads readers each,
+    // the accounts' readers finished long before the slots' and left half the reads in flight
+    // for most of the prefetch. Chunks stay contiguous runs of sorted keys, large enough that a
+    // multi-get still merges reads of adjacent blocks.
+    let readers_used = readers.threads().max(threads);
+    let chunks = readers_used * PREFETCH_CHUNKS_PER_READER;
+    let work: Vec<PrefetchChunk<'_>> = reader_chunks(&accounts, chunks)
+        .map(PrefetchChunk::Accounts)
+        .chain(reader_chunks(&slots, chunks).map(PrefetchChunk::Slots))
+        .collect();
+    let (read, keys_cpu) = read_in_turn(
+        readers,
+        readers_used,
+        &work,
+        |chunk| {
+            match chunk {
+                PrefetchChunk::Accounts(keys) => cache.prefetch_accounts(keys),
+                PrefetchChunk::Slots(keys) => cache.prefetch_storage(keys),
+            }
+            .map(|n| n as u64)
+        },
+        "prefetch reader",
+    )?;
     let profile = |keys: u64, cpu: Duration| PrefetchProfile {
         keys,
-        readers: threads as u32,
+        readers: readers_used as u32,
         wall_ns: nanos(started.elapsed()),
         cpu_ns: nanos(cpu),
         concurrent: false,
@@ -999,4 +1046,69 @@ fn prefetch<S: StateReader>(
     }
     let (_, code_cpu) = sum_each(readers, jobs, "code prefetch")?;
     Ok(profile(read + hashes.len() as u64, keys_cpu + code_cpu))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[test]
+    fn readers_take_chunks_in_turn_until_none_remain() {
+        let group = ThreadGroup::new(NonZeroUsize::new(4).unwrap(), "test").unwrap();
+        // The first chunk is slow: while its reader is on it, the other three read the rest.
+        let work: Vec<u64> = (0..20).collect();
+        let readers_of = Mutex::new(vec![None; work.len()]);
+        let (read, _) = read_in_turn(
+            &group,
+            4,
+            &work,
+            |&chunk| {
+                if chunk == 0 {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                readers_of.lock().unwrap()[chunk as usize] =
+                    std::thread::current().name().map(str::to_owned);
+                Ok::<_, EngineError>(chunk)
+            },
+            "test reader",
+        )
+        .unwrap();
+        // Every chunk read once: the counts sum to 0 + 1 + ... + 19.
+        assert_eq!(read, 190);
+        let readers_of = readers_of.into_inner().unwrap();
+        assert!(readers_of.iter().all(Option::is_some), "{readers_of:?}");
+        // The slow chunk's reader read nothing after it had begun: the others took the 19.
+        let slow = readers_of[0].clone();
+        let after_slow = readers_of[1..].iter().filter(|r| **r == slow).count();
+        assert!(after_slow <= 1, "{readers_of:?}");
+    }
+
+    #[test]
+    fn a_failed_chunk_stops_the_readers_and_is_returned() {
+        let group = ThreadGroup::new(NonZeroUsize::new(2).unwrap(), "test").unwrap();
+        let work: Vec<u32> = (0..1000).collect();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let err = read_in_turn(
+            &group,
+            2,
+            &work,
+            |&chunk| {
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if chunk == 3 {
+                    return Err(EngineError::WorkerPanic(format!("chunk {chunk}")));
+                }
+                std::thread::sleep(Duration::from_micros(200));
+                Ok(1)
+            },
+            "test reader",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, EngineError::WorkerPanic(ref w) if w == "chunk 3"),
+            "{err:?}"
+        );
+        // The other reader stopped before its next chunk: far fewer than 1,000 were read.
+        assert!(done.into_inner() < 10);
+    }
 }

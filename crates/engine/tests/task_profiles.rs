@@ -92,7 +92,8 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
                     let prefetch = profile.prefetch.expect("batched I/O prefetches");
                     assert_eq!(prefetch.keys, batch.keys_prefetched);
                     assert!(prefetch.keys > 0 && !prefetch.concurrent);
-                    assert_eq!(prefetch.readers, 2);
+                    // Every reader of the group takes chunks in turn: 2 x io_threads.
+                    assert_eq!(prefetch.readers, 4);
                     assert!(prefetch.wall_ns > 0 && prefetch.cpu_ns > 0);
                 }
                 _ => assert_eq!(profile.prefetch, None),
