@@ -984,7 +984,8 @@ pub(crate) fn draw_read_engines(
     let engines = crate::read_engines::engines(reports);
     let fio_series = |scale: f64| {
         fio.map(|disk| Series {
-            label: format!("fio, 4 KiB random reads, O_DIRECT ({})", disk.source),
+            // The curve's source (its file and points) is in the summary; the legend stays short.
+            label: "fio: the disk (4 KiB random reads, O_DIRECT)".into(),
             color: BLACK,
             marker: Marker::Cross,
             dashed: true,

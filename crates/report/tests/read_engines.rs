@@ -107,7 +107,7 @@ fn each_engine_is_set_against_fio_at_its_queue_depth() {
     for label in [
         "RocksDB, point reads",
         "RocksDB, sorted multi-get of 1024",
-        "fio, 4 KiB random reads, O_DIRECT",
+        "fio: the disk (4 KiB random reads, O_DIRECT)",
     ] {
         assert!(svg.contains(label), "{label} missing from the chart");
     }
