@@ -460,9 +460,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn runs_that_read_the_state_are_set_against_the_disk_bound() {
-        let result = BenchResult {
+    /// A bench result of `runs` over a 100-block dump.
+    fn result(runs: Vec<RunResult>) -> BenchResult {
+        BenchResult {
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,
@@ -473,13 +473,18 @@ mod tests {
             },
             rocksdb_io_uring: false,
             independent_blocks: false,
-            runs: vec![
-                // 3 Ggas over 100 K device reads at 60 K IOPS: a bound of 1,800 MGas/s.
-                run(IoDesign::Parallel, 900.0, 212_000, 100_000),
-                // Full BAL reads the system contracts' keys only: no bound worth the name.
-                run(IoDesign::Full, 5000.0, 3, 2),
-            ],
-        };
+            runs,
+        }
+    }
+
+    #[test]
+    fn runs_that_read_the_state_are_set_against_the_disk_bound() {
+        let result = result(vec![
+            // 3 Ggas over 100 K device reads at 60 K IOPS: a bound of 1,800 MGas/s.
+            run(IoDesign::Parallel, 900.0, 212_000, 100_000),
+            // Full BAL reads the system contracts' keys only: no bound worth the name.
+            run(IoDesign::Full, 5000.0, 3, 2),
+        ]);
         let disk = bal_replay_model::DiskModel::from_spec(60_000.0, 50.0).unwrap();
         let text = render_disk_bound(&result, &disk);
         let parallel = format!(
@@ -505,25 +510,13 @@ mod tests {
             r.pipelined = pipelined;
             r
         };
-        let result = BenchResult {
-            dump: "dump".into(),
-            blocks: 100,
-            cpus: 2,
-            bal_sizes: MeanBalSizes {
-                full: 1.0,
-                batched: 1.0,
-                parallel: 1.0,
-            },
-            rocksdb_io_uring: false,
-            independent_blocks: false,
-            runs: vec![
-                prefetching(IoDesign::Batched, false),
-                // The look-ahead reads beside execution, and hybrid's tasks read on demand:
-                // their device reads are not the prefetch's alone.
-                prefetching(IoDesign::Batched, true),
-                prefetching(IoDesign::Hybrid, false),
-            ],
-        };
+        let result = result(vec![
+            prefetching(IoDesign::Batched, false),
+            // The look-ahead reads beside execution, and hybrid's tasks read on demand:
+            // their device reads are not the prefetch's alone.
+            prefetching(IoDesign::Batched, true),
+            prefetching(IoDesign::Hybrid, false),
+        ]);
         let fio =
             "depth iops mean_latency_us\n1 15000 66\n4 30000 133\n16 40000 400\n64 50000 1280\n";
         let disk = bal_replay_model::DiskModel::parse_fio_table(fio, "fio.txt").unwrap();

@@ -698,11 +698,7 @@ fn verify_pre_values<S: StateReader>(
     slots.sort_unstable();
     // All readers in turn over chunks, as the key-order prefetch reads.
     let readers_used = readers.threads().max(io_threads.get());
-    let chunks = readers_used * PREFETCH_CHUNKS_PER_READER;
-    let work: Vec<PrefetchChunk<'_>> = reader_chunks(&accounts, chunks)
-        .map(PrefetchChunk::Accounts)
-        .chain(reader_chunks(&slots, chunks).map(PrefetchChunk::Slots))
-        .collect();
+    let work = PrefetchChunk::of(&accounts, &slots, readers_used);
     let verify = |chunk: &PrefetchChunk<'_>| -> Result<u64, EngineError> {
         match chunk {
             PrefetchChunk::Accounts(chunk) => {
@@ -767,6 +763,17 @@ const PREFETCH_CHUNKS_PER_READER: usize = 4;
 enum PrefetchChunk<'a> {
     Accounts(&'a [Address]),
     Slots(&'a [(Address, U256)]),
+}
+
+impl<'a> PrefetchChunk<'a> {
+    /// `accounts` and then `slots` cut into [`PREFETCH_CHUNKS_PER_READER`] chunks per reader each.
+    fn of(accounts: &'a [Address], slots: &'a [(Address, U256)], readers: usize) -> Vec<Self> {
+        let chunks = readers * PREFETCH_CHUNKS_PER_READER;
+        reader_chunks(accounts, chunks)
+            .map(Self::Accounts)
+            .chain(reader_chunks(slots, chunks).map(Self::Slots))
+            .collect()
+    }
 }
 
 /// A reader's work: the keys it read, or its error, with the CPU time its thread spent on it
@@ -989,11 +996,7 @@ fn prefetch<S: StateReader>(
     // for most of the prefetch. Chunks stay contiguous runs of sorted keys, large enough that a
     // multi-get still merges reads of adjacent blocks.
     let readers_used = readers.threads().max(threads);
-    let chunks = readers_used * PREFETCH_CHUNKS_PER_READER;
-    let work: Vec<PrefetchChunk<'_>> = reader_chunks(&accounts, chunks)
-        .map(PrefetchChunk::Accounts)
-        .chain(reader_chunks(&slots, chunks).map(PrefetchChunk::Slots))
-        .collect();
+    let work = PrefetchChunk::of(&accounts, &slots, readers_used);
     let (read, keys_cpu) = read_in_turn(
         readers,
         readers_used,
