@@ -337,9 +337,9 @@ pub struct RunResult {
     /// it could be chosen, which read in key order).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prefetch_order: Option<PrefetchOrder>,
-    /// Prefetch readers (`--io-threads`) of a parallel run whose design prefetches (batched I/O,
-    /// hybrid, full-verify); absent for the others, and from results recorded before it was kept.
-    /// In key order a prefetch reads accounts and slots at once, each on this many readers.
+    /// `--io-threads` of a parallel run whose design prefetches (batched I/O, hybrid,
+    /// full-verify): its prefetch runs twice as many reader threads. Absent for the other
+    /// designs, and from results recorded before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_threads: Option<usize>,
     /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).

@@ -62,7 +62,8 @@ pub struct ProjectCommand {
     /// full BAL profiles (their task CPU's difference over parallel I/O's reads).
     #[arg(long)]
     pub target_read_cpu_us: Option<f64>,
-    /// Prefetch readers there (the engine's `--io-threads`), in place of the profiles' own.
+    /// Prefetch readers there as the engine's `--io-threads` (it runs twice as many reader
+    /// threads, which the simulation then uses), in place of the profiles' own.
     #[arg(long, value_parser = count)]
     pub target_io_threads: Option<NonZeroUsize>,
     /// Worker counts to project.
@@ -234,7 +235,8 @@ impl ProjectCommand {
                 cpu_speed: self.target_cpu_speed,
                 disk,
                 read_cpu_ns: self.target_read_cpu_us.map(|us| us * 1e3),
-                readers: self.target_io_threads.map(NonZeroUsize::get),
+                // The engine's reader threads: 2 x --io-threads (what profiles record).
+                readers: self.target_io_threads.map(|n| 2 * n.get()),
                 read_cpu_curve: None,
                 readers_first: self.readers_first,
             })),

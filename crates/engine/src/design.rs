@@ -13,13 +13,14 @@ pub enum IoDesign {
     /// no database read at all (a read outside them means the dump is incomplete: an error).
     Full,
     /// Full BAL as a validating node uses it: execution reads the BAL's values as [`Self::Full`]
-    /// does, while `io_threads` readers read every value the BAL claims from the state, off
-    /// execution's critical path, and compare; the batch fails on a difference, naming the block,
+    /// does, while the prefetch readers (2 x `io_threads`) read every value the BAL claims from
+    /// the state, off execution's critical path, and compare; the batch fails on a difference, naming the block,
     /// account and slot. On a disk-resident state, the fair baseline for the other designs.
     #[serde(rename = "full-verify")]
     FullVerify,
     /// Batched I/O BAL: diffs and read keys. Every key the BAL names is fetched before the batch
-    /// executes (multi-get on `io_threads` readers), then execution reads the cache.
+    /// executes (multi-gets of chunks the 2 x `io_threads` readers take in turn), then execution
+    /// reads the cache.
     Batched,
     /// Parallel I/O BAL: diffs only. Each transaction reads what it needs on demand, through the
     /// cache shared by all transactions.

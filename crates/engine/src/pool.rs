@@ -89,8 +89,9 @@ impl ThreadGroup {
 /// prefetch is many reads, and at a batch of one block starting 16-24 threads cost more than that.
 #[derive(Debug)]
 pub(crate) struct EnginePools {
-    /// Read a batch's keys: a prefetch splits accounts and slots each among `--io-threads`
-    /// readers and runs both sets at once, so twice `--io-threads` threads.
+    /// Read a batch's keys: twice `--io-threads` threads, which take a prefetch's chunks in turn
+    /// (`--io-threads` was the readers of each of accounts and slots, both at once, before the
+    /// readers shared one queue; the flag keeps its meaning, so a run's reads in flight do too).
     pub(crate) readers: ThreadGroup,
     /// Read the next batch's keys beside this batch's execution (the pipeline), which may run
     /// while this batch's own prefetch does (hybrid): a group of its own, as large as `readers`.

@@ -694,7 +694,8 @@ fn verify_pre_values<S: StateReader>(
         .filter(|(address, _)| !values.is_absent(address))
         .copied()
         .collect();
-    // Sorted, so each chunk's multi-get reads a run of neighbouring keys.
+    // Sorted, so with plain keys (the flat state's) each chunk's multi-get reads a run of
+    // neighbouring keys; with hashed keys (reth's v2 tables) the order does not matter.
     slots.sort_unstable();
     // All readers in turn over chunks, as the key-order prefetch reads.
     let readers_used = readers.threads().max(io_threads.get());
@@ -797,9 +798,11 @@ fn sum_each<E: Into<EngineError> + Send>(
 }
 
 /// Reads `work`'s chunks on `readers_used` readers of `readers` in turn: each reader takes the
-/// next chunk as soon as it is done with one, so none idles while chunks remain. The first failed
-/// chunk stops every reader before its next one, and its error is returned. Returns the keys read
-/// (`read_chunk`'s counts) and the readers' CPU time.
+/// next chunk as soon as it is done with one, so none idles while chunks remain. A failed chunk
+/// stops every reader before its next one. Of the chunks that failed, the error of the first in
+/// `work`'s order is returned: chunks are taken in that order, so every chunk before a failed one
+/// was read to its end, and the error returned does not depend on the readers' timing. Returns
+/// the keys read (`read_chunk`'s counts) and the readers' CPU time.
 fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
     readers: &ThreadGroup,
     readers_used: usize,
@@ -807,20 +810,28 @@ fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
     read_chunk: impl Fn(&C) -> Result<u64, E> + Sync,
     what: &str,
 ) -> Result<(u64, Duration), EngineError> {
+    use std::sync::Mutex;
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
+    // The failed chunk first in `work`'s order, and its error.
+    let first_failure: Mutex<Option<(usize, E)>> = Mutex::new(None);
     let reader = || -> Result<u64, E> {
         let mut read = 0u64;
         while !failed.load(Ordering::Relaxed) {
-            let Some(chunk) = work.get(next.fetch_add(1, Ordering::Relaxed)) else {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(chunk) = work.get(i) else {
                 break;
             };
             match read_chunk(chunk) {
                 Ok(n) => read += n,
                 Err(e) => {
                     failed.store(true, Ordering::Relaxed);
-                    return Err(e);
+                    let mut first = first_failure.lock().unwrap_or_else(|p| p.into_inner());
+                    if first.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *first = Some((i, e));
+                    }
+                    break;
                 }
             }
         }
@@ -829,7 +840,14 @@ fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
     let jobs: Vec<ReaderJob<'_, E>> = (0..readers_used.min(work.len()))
         .map(|_| -> ReaderJob<'_, E> { Box::new(|| cpu_timed(reader)) })
         .collect();
-    sum_each(readers, jobs, what)
+    let read = sum_each(readers, jobs, what)?;
+    match first_failure
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+    {
+        Some((_, e)) => Err(e.into()),
+        None => Ok(read),
+    }
 }
 
 /// The error for a claimed pre-value the state disagrees with: the first record of the batch that
@@ -993,8 +1011,8 @@ fn prefetch<S: StateReader>(
     // Every reader of the group (2 x io_threads) takes the next chunk while chunks remain, the
     // accounts' first: so all stay busy to the end. Split once among io_threads readers each,
     // the accounts' readers finished long before the slots' and left half the reads in flight
-    // for most of the prefetch. Chunks stay contiguous runs of sorted keys, large enough that a
-    // multi-get still merges reads of adjacent blocks.
+    // for most of the prefetch. Chunks stay contiguous runs of the key lists (in key order with
+    // plain keys), large enough that a multi-get still merges reads of adjacent blocks.
     let readers_used = readers.threads().max(threads);
     let work = PrefetchChunk::of(&accounts, &slots, readers_used);
     let (read, keys_cpu) = read_in_turn(
@@ -1113,5 +1131,60 @@ mod tests {
         );
         // The other reader stopped before its next chunk: far fewer than 1,000 were read.
         assert!(done.into_inner() < 10);
+    }
+
+    #[test]
+    fn of_several_failed_chunks_the_first_in_order_is_returned() {
+        let group = ThreadGroup::new(NonZeroUsize::new(4).unwrap(), "test").unwrap();
+        let work: Vec<u32> = (0..8).collect();
+        // Chunk 1 fails late, chunk 2 at once: the error returned is still chunk 1's.
+        let err = read_in_turn(
+            &group,
+            4,
+            &work,
+            |&chunk| match chunk {
+                1 => {
+                    std::thread::sleep(Duration::from_millis(100));
+                    Err(EngineError::WorkerPanic("chunk 1".into()))
+                }
+                2 => Err(EngineError::WorkerPanic("chunk 2".into())),
+                _ => Ok(1),
+            },
+            "test reader",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, EngineError::WorkerPanic(ref w) if w == "chunk 1"),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn accounts_then_slots_are_cut_into_chunks_per_reader() {
+        let accounts: Vec<Address> = (0..10u8).map(Address::with_last_byte).collect();
+        let slots: Vec<(Address, U256)> = (0..100u64)
+            .map(|i| (Address::ZERO, U256::from(i)))
+            .collect();
+        // 2 readers, 4 chunks each: 8 chunks of each list (the accounts' of 2 keys, which leaves
+        // 5 chunks), in order, every key once.
+        let chunks = PrefetchChunk::of(&accounts, &slots, 2);
+        let (mut a, mut s) = (Vec::new(), Vec::new());
+        for c in &chunks {
+            match c {
+                PrefetchChunk::Accounts(k) => {
+                    assert!(s.is_empty(), "an account chunk after a slot chunk");
+                    a.extend_from_slice(k);
+                }
+                PrefetchChunk::Slots(k) => s.extend_from_slice(k),
+            }
+        }
+        assert_eq!((a, s), (accounts.clone(), slots.clone()));
+        let account_chunks = chunks
+            .iter()
+            .filter(|c| matches!(c, PrefetchChunk::Accounts(_)))
+            .count();
+        assert_eq!((account_chunks, chunks.len() - account_chunks), (5, 8));
+        // No keys, no chunks.
+        assert!(PrefetchChunk::of(&[], &[], 4).is_empty());
     }
 }

@@ -125,8 +125,8 @@ pub struct Machine {
     /// What a key read costs the CPU there, ns, where it differs from the profile's (a VM's
     /// I/O path against bare metal's); `None`: as profiled.
     pub read_cpu_ns: Option<f64>,
-    /// Prefetch readers there, where they differ from the profile's (`--io-threads`): the same
-    /// keys split among them.
+    /// Prefetch reader threads there, where they differ from the profile's (2 x the engine's
+    /// `--io-threads`, as profiles record them): the same keys split among them.
     pub readers: Option<usize>,
     /// How a read's CPU changes with the reads in flight there (`bench-db` point reads), where
     /// known: the profile's per-read CPU ([`ProfiledRun::read_cpu_ns`]) was taken with one in

@@ -955,20 +955,6 @@ pub(crate) fn draw_projection(
     Ok(charts)
 }
 
-/// One read engine of a `bench-db` sweep: its backend, keys per multi-get (none: point reads)
-/// and whether its multi-gets went through io_uring.
-pub(crate) type ReadEngine = (String, Option<usize>, bool);
-
-/// A read engine's name in legends and tables.
-pub(crate) fn read_engine_name((backend, multiget, io_uring): &ReadEngine) -> String {
-    let store = if backend == "mdbx" { "MDBX" } else { "RocksDB" };
-    match (multiget, io_uring) {
-        (None, _) => format!("{store}, point reads"),
-        (Some(n), false) => format!("{store}, sorted multi-get of {n}"),
-        (Some(n), true) => format!("{store}, sorted multi-get of {n}, io_uring"),
-    }
-}
-
 /// The read engines' sweep over reader threads (`bench-db --json`), drawn over the disk's own
 /// curve (fio at the same queue depths, dashed): device reads per second, what fio measures,
 /// and keys per second, what the engine delivers. Each engine's reader thread has one read in
@@ -1019,13 +1005,13 @@ pub(crate) fn draw_read_engines(
         let mut series: Vec<Series> = engines
             .iter()
             .enumerate()
-            .filter_map(|(i, (engine, rows))| {
+            .filter_map(|(i, (name, rows))| {
                 let points: Vec<(f64, f64)> = rows
                     .iter()
                     .filter_map(|r| value(r).map(|v| (r.threads as f64, v / 1e3)))
                     .collect();
                 (!points.is_empty()).then(|| Series {
-                    label: read_engine_name(engine),
+                    label: name.clone(),
                     color: colors[i % colors.len()],
                     marker: Marker::nth(i),
                     dashed: false,

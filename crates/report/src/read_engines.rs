@@ -7,22 +7,62 @@ use bal_replay_model::DiskModel;
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Each read engine's rows by reader threads, in the order the engines first appear.
-pub(crate) fn engines(reports: &[BenchDbReport]) -> Vec<(charts::ReadEngine, Vec<&BenchDbRow>)> {
-    let mut engines: Vec<(charts::ReadEngine, Vec<&BenchDbRow>)> = Vec::new();
+/// Each read engine's rows by reader threads, with its name, in the order the engines first
+/// appear. An engine is a store (its backend, path and key scheme), a cache state (cold or warm)
+/// and a way of reading (point reads, or multi-gets of a size, through io_uring or not): sweeps
+/// that differ in any of these are separate lines, named apart by what differs.
+pub(crate) fn engines(reports: &[BenchDbReport]) -> Vec<(String, Vec<&BenchDbRow>)> {
+    type Key<'a> = (&'a str, &'a str, &'a str, bool, Option<usize>, bool);
+    let mut groups: Vec<(Key<'_>, Vec<&BenchDbRow>)> = Vec::new();
     for report in reports {
         for row in &report.rows {
-            let engine = (report.backend.clone(), row.multiget_keys, row.io_uring);
-            match engines.iter_mut().find(|(e, _)| *e == engine) {
+            let key = (
+                report.backend.as_str(),
+                report.path.as_str(),
+                report.key_scheme.as_str(),
+                report.cold,
+                row.multiget_keys,
+                row.io_uring,
+            );
+            match groups.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, rows)) => rows.push(row),
-                None => engines.push((engine, vec![row])),
+                None => groups.push((key, vec![row])),
             }
         }
     }
-    for (_, rows) in &mut engines {
-        rows.sort_by_key(|r| r.threads);
+    let first = groups.first().map(|(k, _)| *k);
+    let paths = groups.iter().any(|(k, _)| Some(k.1) != first.map(|f| f.1));
+    let schemes = groups.iter().any(|(k, _)| Some(k.2) != first.map(|f| f.2));
+    let warm = groups.iter().any(|(k, _)| k.3) && groups.iter().any(|(k, _)| !k.3);
+    groups
+        .into_iter()
+        .map(
+            |((backend, path, scheme, cold, multiget, io_uring), mut rows)| {
+                let mut name = engine_name(backend, multiget, io_uring);
+                if warm && !cold {
+                    name.push_str(", warm");
+                }
+                if schemes {
+                    name.push_str(&format!(", {scheme} keys"));
+                }
+                if paths {
+                    name.push_str(&format!(" ({path})"));
+                }
+                rows.sort_by_key(|r| r.threads);
+                (name, rows)
+            },
+        )
+        .collect()
+}
+
+/// A way of reading a store, as legends and tables name it.
+fn engine_name(backend: &str, multiget: Option<usize>, io_uring: bool) -> String {
+    let store = if backend == "mdbx" { "MDBX" } else { "RocksDB" };
+    match (multiget, io_uring) {
+        (None, _) => format!("{store}, point reads"),
+        (Some(n), false) => format!("{store}, sorted multi-get of {n}"),
+        (Some(n), true) => format!("{store}, sorted multi-get of {n}, io_uring"),
     }
-    engines
 }
 
 /// Reads a file `bal-replay bench-db --json` wrote, or `None` when it is not one (so a caller can
@@ -88,17 +128,21 @@ pub fn render_read_engines_markdown(reports: &[BenchDbReport], fio: Option<&Disk
         "\n| Engine | Reader threads | Keys/s | Device reads/s | Device reads per key | CPU µs per key | fio IOPS at that depth | Device reads / fio | Keys / fio |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     let dash = || "-".to_string();
-    for (engine, rows) in engines(reports) {
+    for (name, rows) in engines(reports) {
         for row in rows {
             let device = row
                 .device_reads
                 .filter(|_| row.wall_s > 0.0)
                 .map(|d| d as f64 / row.wall_s);
-            let fio_iops = fio.map(|d| d.iops_at(row.threads as f64));
+            // Through io_uring a reader's multi-get has more reads in flight than the reader:
+            // its threads are not a queue depth to read fio at.
+            let fio_iops = fio
+                .filter(|_| !(row.io_uring && row.multiget_keys.is_some()))
+                .map(|d| d.iops_at(row.threads as f64));
             let _ = writeln!(
                 out,
                 "| {} | {} | {:.0} | {} | {} | {:.1} | {} | {} | {} |",
-                charts::read_engine_name(&engine),
+                name,
                 row.threads,
                 row.iops,
                 device.map_or_else(dash, |d| format!("{d:.0}")),

@@ -128,3 +128,35 @@ fn other_results_are_not_taken_for_a_sweep() {
     let err = load_bench_db(&bad).unwrap_err().to_string();
     assert!(err.contains("bad.json"), "{err}");
 }
+
+#[test]
+fn sweeps_that_differ_are_kept_apart_and_io_uring_is_not_set_against_a_depth() {
+    let cold = sweep(vec![row(4, 20_000.0, 1.0, None)]);
+    let warm = BenchDbReport {
+        cold: false,
+        ..sweep(vec![row(4, 200_000.0, 0.0, None)])
+    };
+    let mut uring_row = row(4, 25_000.0, 1.0, Some(1024));
+    uring_row.io_uring = true;
+    let uring = sweep(vec![uring_row]);
+    let disk = DiskModel::parse_fio_table(FIO, "fio.txt").unwrap();
+    let text = render_read_engines_markdown(&[cold, warm, uring], Some(&disk));
+    // The cold and warm sweeps of point reads are two engines, the warm one named so.
+    assert!(
+        text.contains(
+            "| RocksDB, point reads | 4 | 20000 | 20000 | 1.00 | 30.0 | 30000 | 0.67 | 0.67 |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| RocksDB, point reads, warm | 4 | 200000 | 0 | 0.00 | 30.0 | 30000 | 0.00 | 6.67 |"
+        ),
+        "{text}"
+    );
+    // An io_uring multi-get has more reads in flight than its 4 readers: no fio figure.
+    assert!(
+        text.contains("| RocksDB, sorted multi-get of 1024, io_uring | 4 | 25000 | 25000 | 1.00 | 30.0 | - | - | - |"),
+        "{text}"
+    );
+}
