@@ -816,7 +816,17 @@ fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
     let failed = AtomicBool::new(false);
     // The failed chunk first in `work`'s order, and its error.
     let first_failure: Mutex<Option<(usize, E)>> = Mutex::new(None);
+    /// Stops the other readers when its reader panics, as a failed chunk does.
+    struct StopOnPanic<'a>(&'a AtomicBool);
+    impl Drop for StopOnPanic<'_> {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                self.0.store(true, Ordering::Relaxed);
+            }
+        }
+    }
     let reader = || -> Result<u64, E> {
+        let _stop = StopOnPanic(&failed);
         let mut read = 0u64;
         while !failed.load(Ordering::Relaxed) {
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -1048,24 +1058,27 @@ fn prefetch<S: StateReader>(
     }
     hashes.sort_unstable();
     hashes.dedup();
-    let mut jobs: Vec<ReaderJob<'_, StateError>> = Vec::new();
-    for chunk in reader_chunks(&hashes, threads) {
-        // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
-        // dump's pre-values (an account whose balance alone was read). Execution still fails
-        // if it needs code the state lacks.
-        jobs.push(Box::new(move || {
-            cpu_timed(|| {
-                chunk
-                    .iter()
-                    .try_for_each(|h| match cache.code(*h) {
-                        Ok(_) | Err(bal_replay_state::StateError::MissingCode { .. }) => Ok(()),
-                        Err(e) => Err(e),
-                    })
-                    .map(|()| chunk.len() as u64)
-            })
-        }));
-    }
-    let (_, code_cpu) = sum_each(readers, jobs, "code prefetch")?;
+    // Codes are read one by one (point reads), on every reader in turn as the keys were.
+    let chunks: Vec<&[alloy_primitives::B256]> =
+        reader_chunks(&hashes, readers_used * PREFETCH_CHUNKS_PER_READER).collect();
+    let (_, code_cpu) = read_in_turn(
+        readers,
+        readers_used,
+        &chunks,
+        |chunk| {
+            // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
+            // dump's pre-values (an account whose balance alone was read). Execution still
+            // fails if it needs code the state lacks.
+            chunk
+                .iter()
+                .try_for_each(|h| match cache.code(*h) {
+                    Ok(_) | Err(StateError::MissingCode { .. }) => Ok(()),
+                    Err(e) => Err(e),
+                })
+                .map(|()| chunk.len() as u64)
+        },
+        "code prefetch",
+    )?;
     Ok(profile(read + hashes.len() as u64, keys_cpu + code_cpu))
 }
 
@@ -1131,6 +1144,36 @@ mod tests {
         );
         // The other reader stopped before its next chunk: far fewer than 1,000 were read.
         assert!(done.into_inner() < 10);
+    }
+
+    #[test]
+    fn a_panicking_reader_stops_the_others_and_is_an_error() {
+        let group = ThreadGroup::new(NonZeroUsize::new(2).unwrap(), "test").unwrap();
+        // 4 s of chunks if nothing stopped them. The panic hook (a backtrace, where
+        // RUST_BACKTRACE is set) runs before the unwinding that stops the other reader, so it
+        // reads on for a while: the bound is loose, the point is that it stops.
+        let work: Vec<u32> = (0..20_000).collect();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let err = read_in_turn(
+            &group,
+            2,
+            &work,
+            |&chunk| {
+                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                if chunk == 3 {
+                    panic!("reader bug");
+                }
+                std::thread::sleep(Duration::from_micros(200));
+                Ok::<_, EngineError>(1)
+            },
+            "test reader",
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, EngineError::WorkerPanic(ref w) if w == "test reader"),
+            "{err:?}"
+        );
+        assert!(done.into_inner() < 10_000);
     }
 
     #[test]
