@@ -453,7 +453,17 @@ mod tests {
         let offset = buf.as_ptr().align_offset(4096);
         file.read_exact(&mut buf[offset..offset + (1 << 20)])
             .unwrap();
-        let delta = IoSample::take(dir.path()).since(&before);
+        // The block layer adds a request's sectors and its count in two steps at completion,
+        // and the reader can wake between them (seen once: 1 MiB counted, 0 requests): give
+        // the count a moment to land.
+        let mut delta = IoSample::take(dir.path()).since(&before);
+        for _ in 0..100 {
+            if delta.device_reads.unwrap() >= 1 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            delta = IoSample::take(dir.path()).since(&before);
+        }
         assert!(delta.device_reads.unwrap() >= 1, "{delta:?}");
         assert!(delta.device_read_bytes.unwrap() >= 1 << 20, "{delta:?}");
         assert!(delta.process_read_bytes.unwrap() >= 1 << 20, "{delta:?}");
