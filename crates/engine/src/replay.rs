@@ -557,9 +557,7 @@ fn execute_batch<S: StateReader>(
             let db = PreValueDb::from_records(&plan.records);
             // Execution reads the BAL's values while the readers check them against the state.
             let (verified, out) = std::thread::scope(|scope| {
-                let verifier = scope.spawn(|| {
-                    verify_pre_values(cache, plan, &db, &pools.readers, options.io_threads)
-                });
+                let verifier = scope.spawn(|| verify_pre_values(cache, plan, &db, &pools.readers));
                 let out = match mode {
                     ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
                         .map(|out| (out.exec_time, out.longest_block, out.changes)),
@@ -603,7 +601,7 @@ fn execute_batch<S: StateReader>(
         }
         (ExecMode::Parallel, IoDesign::Batched) => {
             let t = Instant::now();
-            let prefetched = prefetch(cache, plan, &pools.readers, options.io_threads, design)?;
+            let prefetched = prefetch(cache, plan, &pools.readers, design)?;
             report.prefetch = t.elapsed();
             report.keys_prefetched = prefetched.keys;
             report.prefetch_profile = Some(prefetched);
@@ -629,11 +627,9 @@ fn execute_batch<S: StateReader>(
                 let prefetcher = scope.spawn(|| match options.prefetch_order {
                     PrefetchOrder::FirstUse => {
                         let keys = plan.keys_by_first_use(options.order);
-                        prefetch_in_order(cache, &keys, &pools.readers, options.io_threads)
+                        prefetch_in_order(cache, &keys, &pools.readers)
                     }
-                    PrefetchOrder::Key => {
-                        prefetch(cache, plan, &pools.readers, options.io_threads, design)
-                    }
+                    PrefetchOrder::Key => prefetch(cache, plan, &pools.readers, design),
                 });
                 let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
                     execute_parallel_with(config, plan, cache, parallel_options(options))
@@ -678,7 +674,6 @@ fn verify_pre_values<S: StateReader>(
     plan: &BatchPlan,
     db: &PreValueDb,
     readers: &ThreadGroup,
-    io_threads: NonZeroUsize,
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
     let values = db.values();
@@ -698,8 +693,7 @@ fn verify_pre_values<S: StateReader>(
     // neighbouring keys; with hashed keys (reth's v2 tables) the order does not matter.
     slots.sort_unstable();
     // All readers in turn over chunks, as the key-order prefetch reads.
-    let readers_used = readers.threads().max(io_threads.get());
-    let work = PrefetchChunk::of(&accounts, &slots, readers_used);
+    let work = PrefetchChunk::of(&accounts, &slots, readers.threads());
     let verify = |chunk: &PrefetchChunk<'_>| -> Result<u64, EngineError> {
         match chunk {
             PrefetchChunk::Accounts(chunk) => {
@@ -732,10 +726,10 @@ fn verify_pre_values<S: StateReader>(
             }
         }
     };
-    let (keys, cpu) = read_in_turn(readers, readers_used, &work, verify, "pre-value verifier")?;
+    let (keys, cpu) = read_in_turn(readers, &work, verify, "pre-value verifier")?;
     Ok(PrefetchProfile {
         keys,
-        readers: readers_used as u32,
+        readers: readers.threads() as u32,
         wall_ns: nanos(started.elapsed()),
         cpu_ns: nanos(cpu),
         concurrent: true,
@@ -797,7 +791,7 @@ fn sum_each<E: Into<EngineError> + Send>(
     Ok((keys, cpu))
 }
 
-/// Reads `work`'s chunks on `readers_used` readers of `readers` in turn: each reader takes the
+/// Reads `work`'s chunks on every reader of `readers` in turn: each reader takes the
 /// next chunk as soon as it is done with one, so none idles while chunks remain. A failed chunk
 /// stops every reader before its next one. Of the chunks that failed, the error of the first in
 /// `work`'s order is returned: chunks are taken in that order, so every chunk before a failed one
@@ -805,7 +799,6 @@ fn sum_each<E: Into<EngineError> + Send>(
 /// the keys read (`read_chunk`'s counts) and the readers' CPU time.
 fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
     readers: &ThreadGroup,
-    readers_used: usize,
     work: &[C],
     read_chunk: impl Fn(&C) -> Result<u64, E> + Sync,
     what: &str,
@@ -847,7 +840,7 @@ fn read_in_turn<C: Sync, E: Into<EngineError> + Send>(
         }
         Ok(read)
     };
-    let jobs: Vec<ReaderJob<'_, E>> = (0..readers_used.min(work.len()))
+    let jobs: Vec<ReaderJob<'_, E>> = (0..readers.threads().min(work.len()))
         .map(|_| -> ReaderJob<'_, E> { Box::new(|| cpu_timed(reader)) })
         .collect();
     let read = sum_each(readers, jobs, what)?;
@@ -929,8 +922,7 @@ fn with_prefetch_ahead<S: StateReader, T>(
     let (out, looked_ahead) = std::thread::scope(|scope| {
         let look_ahead = scope.spawn(|| {
             let t = Instant::now();
-            prefetch(cache, ahead, readers, options.io_threads, options.design)
-                .map(|p| (p.keys, t.elapsed()))
+            prefetch(cache, ahead, readers, options.design).map(|p| (p.keys, t.elapsed()))
         });
         let out = execute();
         let looked_ahead = look_ahead
@@ -971,15 +963,11 @@ fn prefetch_in_order<S: StateReader>(
     cache: &SharedCache<S>,
     keys: &[StateKey],
     readers: &ThreadGroup,
-    io_threads: NonZeroUsize,
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
     let chunks: Vec<&[StateKey]> = keys.chunks(PrefetchOrder::FIRST_USE_CHUNK).collect();
-    // Every reader of the group, as the key-order prefetch uses.
-    let threads = readers.threads().max(io_threads.get());
     let (read, cpu) = read_in_turn(
         readers,
-        threads,
         &chunks,
         |chunk| {
             let (mut accounts, mut slots) = (Vec::new(), Vec::new());
@@ -996,7 +984,7 @@ fn prefetch_in_order<S: StateReader>(
     )?;
     Ok(PrefetchProfile {
         keys: read,
-        readers: threads as u32,
+        readers: readers.threads() as u32,
         wall_ns: nanos(started.elapsed()),
         cpu_ns: nanos(cpu),
         concurrent: false,
@@ -1012,22 +1000,18 @@ fn prefetch<S: StateReader>(
     cache: &SharedCache<S>,
     plan: &BatchPlan,
     readers: &ThreadGroup,
-    io_threads: NonZeroUsize,
     design: IoDesign,
 ) -> Result<PrefetchProfile, EngineError> {
     let started = Instant::now();
     let (accounts, slots) = prefetch_keys(plan);
-    let threads = io_threads.get();
     // Every reader of the group (2 x io_threads) takes the next chunk while chunks remain, the
     // accounts' first: so all stay busy to the end. Split once among io_threads readers each,
     // the accounts' readers finished long before the slots' and left half the reads in flight
     // for most of the prefetch. Chunks stay contiguous runs of the key lists (in key order with
     // plain keys), large enough that a multi-get still merges reads of adjacent blocks.
-    let readers_used = readers.threads().max(threads);
-    let work = PrefetchChunk::of(&accounts, &slots, readers_used);
+    let work = PrefetchChunk::of(&accounts, &slots, readers.threads());
     let (read, keys_cpu) = read_in_turn(
         readers,
-        readers_used,
         &work,
         |chunk| {
             match chunk {
@@ -1040,7 +1024,7 @@ fn prefetch<S: StateReader>(
     )?;
     let profile = |keys: u64, cpu: Duration| PrefetchProfile {
         keys,
-        readers: readers_used as u32,
+        readers: readers.threads() as u32,
         wall_ns: nanos(started.elapsed()),
         cpu_ns: nanos(cpu),
         concurrent: false,
@@ -1060,10 +1044,9 @@ fn prefetch<S: StateReader>(
     hashes.dedup();
     // Codes are read one by one (point reads), on every reader in turn as the keys were.
     let chunks: Vec<&[alloy_primitives::B256]> =
-        reader_chunks(&hashes, readers_used * PREFETCH_CHUNKS_PER_READER).collect();
+        reader_chunks(&hashes, readers.threads() * PREFETCH_CHUNKS_PER_READER).collect();
     let (_, code_cpu) = read_in_turn(
         readers,
-        readers_used,
         &chunks,
         |chunk| {
             // A prefetch is a hint: code nobody runs may be absent from a state seeded from a
@@ -1095,7 +1078,6 @@ mod tests {
         let readers_of = Mutex::new(vec![None; work.len()]);
         let (read, _) = read_in_turn(
             &group,
-            4,
             &work,
             |&chunk| {
                 if chunk == 0 {
@@ -1118,19 +1100,22 @@ mod tests {
         assert!(after_slow <= 1, "{readers_of:?}");
     }
 
-    #[test]
-    fn a_failed_chunk_stops_the_readers_and_is_returned() {
+    /// Reads `chunks` chunks on 2 readers, each taking 200 µs but chunk 3, which ends with
+    /// `fail`; returns the error and how many chunks were begun.
+    fn stopped_at_chunk_3(
+        chunks: u32,
+        fail: fn() -> Result<u64, EngineError>,
+    ) -> (EngineError, usize) {
         let group = ThreadGroup::new(NonZeroUsize::new(2).unwrap(), "test").unwrap();
-        let work: Vec<u32> = (0..1000).collect();
+        let work: Vec<u32> = (0..chunks).collect();
         let done = std::sync::atomic::AtomicUsize::new(0);
         let err = read_in_turn(
             &group,
-            2,
             &work,
             |&chunk| {
                 done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 if chunk == 3 {
-                    return Err(EngineError::WorkerPanic(format!("chunk {chunk}")));
+                    return fail();
                 }
                 std::thread::sleep(Duration::from_micros(200));
                 Ok(1)
@@ -1138,42 +1123,32 @@ mod tests {
             "test reader",
         )
         .unwrap_err();
+        (err, done.into_inner())
+    }
+
+    #[test]
+    fn a_failed_chunk_stops_the_readers_and_is_returned() {
+        let (err, done) =
+            stopped_at_chunk_3(1000, || Err(EngineError::WorkerPanic("chunk 3".into())));
         assert!(
             matches!(err, EngineError::WorkerPanic(ref w) if w == "chunk 3"),
             "{err:?}"
         );
         // The other reader stopped before its next chunk: far fewer than 1,000 were read.
-        assert!(done.into_inner() < 10);
+        assert!(done < 10);
     }
 
     #[test]
     fn a_panicking_reader_stops_the_others_and_is_an_error() {
-        let group = ThreadGroup::new(NonZeroUsize::new(2).unwrap(), "test").unwrap();
         // 4 s of chunks if nothing stopped them. The panic hook (a backtrace, where
         // RUST_BACKTRACE is set) runs before the unwinding that stops the other reader, so it
         // reads on for a while: the bound is loose, the point is that it stops.
-        let work: Vec<u32> = (0..20_000).collect();
-        let done = std::sync::atomic::AtomicUsize::new(0);
-        let err = read_in_turn(
-            &group,
-            2,
-            &work,
-            |&chunk| {
-                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                if chunk == 3 {
-                    panic!("reader bug");
-                }
-                std::thread::sleep(Duration::from_micros(200));
-                Ok::<_, EngineError>(1)
-            },
-            "test reader",
-        )
-        .unwrap_err();
+        let (err, done) = stopped_at_chunk_3(20_000, || panic!("reader bug"));
         assert!(
             matches!(err, EngineError::WorkerPanic(ref w) if w == "test reader"),
             "{err:?}"
         );
-        assert!(done.into_inner() < 10_000);
+        assert!(done < 10_000);
     }
 
     #[test]
@@ -1183,7 +1158,6 @@ mod tests {
         // Chunk 1 fails late, chunk 2 at once: the error returned is still chunk 1's.
         let err = read_in_turn(
             &group,
-            4,
             &work,
             |&chunk| match chunk {
                 1 => {
