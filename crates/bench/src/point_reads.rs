@@ -152,6 +152,15 @@ pub struct BenchDbRow {
     pub read_syscalls: Option<u64>,
 }
 
+impl BenchDbRow {
+    /// Read requests the device completed per second of the run, where it has a device.
+    pub fn device_reads_per_s(&self) -> Option<f64> {
+        self.device_reads
+            .filter(|_| self.wall_s > 0.0)
+            .map(|d| d as f64 / self.wall_s)
+    }
+}
+
 /// All runs over one store.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchDbReport {

@@ -765,12 +765,7 @@ fn design_color(design: IoDesign) -> RGBColor {
 fn reads_chart(report: &ProjectionReport, batch: usize) -> Option<LineChart> {
     let mut series = Vec::new();
     let mut keys = Vec::new();
-    for (n, c) in report
-        .calibrations
-        .iter()
-        .filter(|c| c.batch == batch)
-        .enumerate()
-    {
+    for (n, c) in calibrations_at(report, batch) {
         let (mut measured, mut predicted) = (Vec::new(), Vec::new());
         for k in checks_of(report, c).filter(|k| k.measured.on_demand_reads > 0.0) {
             measured.push((k.workers as f64, k.measured.on_demand_reads));
@@ -790,6 +785,18 @@ fn reads_chart(report: &ProjectionReport, batch: usize) -> Option<LineChart> {
         x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
         series,
     })
+}
+
+/// The calibrated configurations at one batch size, numbered in order (each one's marker).
+fn calibrations_at(
+    report: &ProjectionReport,
+    batch: usize,
+) -> impl Iterator<Item = (usize, &bal_replay_model::CalibrationRow)> {
+    report
+        .calibrations
+        .iter()
+        .filter(move |c| c.batch == batch)
+        .enumerate()
 }
 
 /// The checks of the configuration `c` was calibrated on (its design, batch size and prefetch
@@ -854,12 +861,7 @@ pub(crate) fn draw_projection(
     for &batch in &batches {
         let mut series = Vec::new();
         let mut keys = Vec::new();
-        for (n, c) in report
-            .calibrations
-            .iter()
-            .filter(|c| c.batch == batch)
-            .enumerate()
-        {
+        for (n, c) in calibrations_at(report, batch) {
             let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
             let mut predicted = vec![(
                 c.workers as f64,
@@ -968,7 +970,8 @@ pub(crate) fn draw_read_engines(
     font: &FontRef<'static>,
 ) -> Result<(Vec<Chart>, Vec<String>), ReportError> {
     let engines = crate::read_engines::engines(reports);
-    let fio_series = |scale: f64| {
+    // In thousands, as the engines' series.
+    let fio_series = || {
         fio.map(|disk| Series {
             // The curve's source (its file and points) is in the summary; the legend stays short.
             label: "fio: the disk (4 KiB random reads, O_DIRECT)".into(),
@@ -978,20 +981,21 @@ pub(crate) fn draw_read_engines(
             points: disk
                 .points()
                 .iter()
-                .map(|p| (p.depth, p.iops / scale))
+                .map(|p| (p.depth, p.iops / 1e3))
                 .collect(),
             spread: Vec::new(),
         })
     };
-    let mut keys: Vec<usize> = engines
-        .iter()
-        .flat_map(|(_, rows)| rows.iter().map(|r| r.threads))
-        .chain(
-            fio.into_iter()
-                .flat_map(|d| d.points().iter().map(|p| p.depth as usize)),
-        )
-        .collect();
-    keys = distinct(keys);
+    let keys = distinct(
+        engines
+            .iter()
+            .flat_map(|(_, rows)| rows.iter().map(|r| r.threads))
+            .chain(
+                fio.into_iter()
+                    .flat_map(|d| d.points().iter().map(|p| p.depth as usize)),
+            )
+            .collect(),
+    );
     let x_keys = Some(keys.iter().map(|&k| k as f64).collect::<Vec<f64>>());
     let colors = [
         RGBColor(44, 160, 44),
@@ -1020,16 +1024,12 @@ pub(crate) fn draw_read_engines(
                 })
             })
             .collect();
-        series.extend(fio_series(1e3));
+        series.extend(fio_series());
         series
     };
     let mut charts = Vec::new();
     let mut skipped = Vec::new();
-    let device = series_of(&|r| {
-        r.device_reads
-            .filter(|_| r.wall_s > 0.0)
-            .map(|d| d as f64 / r.wall_s)
-    });
+    let device = series_of(&|r| r.device_reads_per_s());
     if device.iter().any(|s| !s.dashed) {
         let chart = LineChart {
             title: "Read engines against the disk: device reads per second".into(),

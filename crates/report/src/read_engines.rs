@@ -130,10 +130,7 @@ pub fn render_read_engines_markdown(reports: &[BenchDbReport], fio: Option<&Disk
     let dash = || "-".to_string();
     for (name, rows) in engines(reports) {
         for row in rows {
-            let device = row
-                .device_reads
-                .filter(|_| row.wall_s > 0.0)
-                .map(|d| d as f64 / row.wall_s);
+            let device = row.device_reads_per_s();
             // Through io_uring a reader's multi-get has more reads in flight than the reader:
             // its threads are not a queue depth to read fio at.
             let fio_iops = fio
