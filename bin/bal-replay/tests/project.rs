@@ -125,6 +125,42 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(projected("full", 16) > 3.0 * projected("full", 1));
     assert!(projected("parallel", 1) > 0.0);
 
+    // The profiling bench measured what starting a worker costs, and the model started the
+    // workers at that cost: the same checks with every worker started at once, for nothing,
+    // predict a faster run.
+    let bench_result = read_json(&bench_json);
+    let start = &bench_result["worker_start"];
+    let spawn_ns = start["spawn_ns"].as_f64().unwrap();
+    assert!(spawn_ns > 500.0 && spawn_ns < 1e6, "{start}");
+    assert_eq!(&report["measured_on"]["worker_start"], start);
+    assert!(
+        stdout.contains("Workers are started as the engine starts them"),
+        "{stdout}"
+    );
+    let free = tmp.path().join("free.json");
+    let out = project(&bench_json, &fio)
+        .args(["--no-worker-start", "--json"])
+        .arg(&free)
+        .output()
+        .unwrap();
+    assert_ok(&out, "project --no-worker-start");
+    let free = read_json(&free);
+    assert!(free["measured_on"]["worker_start"].is_null());
+    for check in checks {
+        let exec = |c: &serde_json::Value| c["predicted"]["exec_with_io_s"].as_f64().unwrap();
+        let at_once = free["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["design"] == check["design"])
+            .unwrap();
+        assert!(exec(check) > exec(at_once), "{check} against {at_once}");
+        // Both sides of the task CPU column are there: the run's and the profile's.
+        for side in ["measured", "predicted"] {
+            assert!(check[side]["task_cpu_s"].as_f64().unwrap() > 0.0, "{check}");
+        }
+    }
+
     // The second calibration point: each design's two-worker run fits the time per batch the
     // simulation lacks (its measured execution less the check above's prediction, over its 2
     // batches of 10 blocks), so no run is left to check.

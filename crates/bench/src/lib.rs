@@ -30,8 +30,8 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
-    ReplayOptions, ReplayReport, ScratchState, TaskOrder, drop_page_cache, replay,
-    replay_independent, warm_up_kzg,
+    ReplayOptions, ReplayReport, ScratchState, TaskOrder, WorkerStartCost, drop_page_cache,
+    measure_worker_start, replay, replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -547,6 +547,11 @@ pub struct BenchResult {
     /// own as a batch of one block.
     #[serde(default)]
     pub independent_blocks: bool,
+    /// What starting a batch's worker cost on this machine, measured before the store opened
+    /// when the bench recorded task profiles: the model starts workers at this cost
+    /// (`bal-replay project`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_start: Option<WorkerStartCost>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
@@ -825,6 +830,11 @@ fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
     median
 }
 
+/// Workers started per round, and rounds, when a profiling bench measures what starting a worker
+/// costs: 800 threads, a few tens of milliseconds.
+const WORKER_START_WORKERS: usize = 8;
+const WORKER_START_ROUNDS: usize = 100;
+
 /// Runs the matrix over `dump` from the pristine state `state` (never written), reporting each run
 /// to `on_run` as it finishes ([`BenchMatrix::run_count`] runs in all).
 ///
@@ -842,6 +852,11 @@ pub fn run_bench(
     matrix.validate()?;
     let disk_store = disk_store(state, matrix)?;
     warm_up_kzg();
+    // Before any store opens, so no other thread of the process uses the CPU it counts.
+    let worker_start = matrix
+        .profile
+        .then(|| measure_worker_start(WORKER_START_WORKERS, WORKER_START_ROUNDS))
+        .flatten();
     let dump = DumpReader::open(dump_dir)?;
     if !dump.manifest().chained && matrix.in_memory {
         return Err(BenchError::IndependentInMemory {
@@ -888,6 +903,7 @@ pub fn run_bench(
         bal_sizes: mean_bal_sizes(&bench.dump)?,
         rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
         independent_blocks: !bench.dump.manifest().chained,
+        worker_start,
         runs: results.into_iter().map(median_of).collect(),
     })
 }

@@ -478,6 +478,7 @@ mod tests {
             },
             rocksdb_io_uring: false,
             independent_blocks: false,
+            worker_start: None,
             runs,
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind, point_reads::BenchDbReport};
-use bal_replay_engine::{ExecMode, IoDesign, PrefetchOrder};
+use bal_replay_engine::{ExecMode, IoDesign, PrefetchOrder, WorkerStartCost, measure_worker_start};
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
     ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
@@ -97,6 +97,13 @@ pub struct ProjectCommand {
     /// a thread waking from a wait), instead of every runnable thread getting the same share.
     #[arg(long)]
     pub readers_first: bool,
+    /// Start every simulated worker at once and for nothing, instead of as the engine does: one
+    /// thread starting a batch's workers one after another, sharing the cores with those it has
+    /// started, at what starting one cost on the machine the inputs ran on (measured by the
+    /// profiling bench before its store opened, or now, here, for inputs recorded before it
+    /// was). Projections onto a target machine start workers at the same cost.
+    #[arg(long)]
+    pub no_worker_start: bool,
 }
 
 /// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
@@ -204,6 +211,13 @@ fn measured(r: &RunResult) -> Measured {
             .flat_map(|b| &b.tasks)
             .map(|t| t.reads as f64)
             .sum(),
+        task_cpu_s: r
+            .batch_profiles
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .map(|t| t.cpu_ns as f64)
+            .sum::<f64>()
+            / 1e9,
     }
 }
 
@@ -215,7 +229,7 @@ fn load(path: &Path) -> eyre::Result<BenchResult> {
 
 impl ProjectCommand {
     /// The target machine, if one is asked for.
-    fn target(&self) -> eyre::Result<Option<Machine>> {
+    fn target(&self, worker_start: Option<WorkerStartCost>) -> eyre::Result<Option<Machine>> {
         let cores = self
             .target_cores
             .map(NonZeroUsize::get)
@@ -239,6 +253,7 @@ impl ProjectCommand {
                 readers: self.target_io_threads.map(|n| 2 * n.get()),
                 read_cpu_curve: None,
                 readers_first: self.readers_first,
+                worker_start,
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -251,12 +266,31 @@ impl ProjectCommand {
     pub fn run(&self) -> eyre::Result<()> {
         let disk = DiskModel::from_fio_file(&self.disk)?;
         let read_cpu = self.read_cpu.as_deref().map(read_cpu_curve).transpose()?;
-        let target = self.target()?;
         let mut runs: Vec<(RunResult, usize)> = Vec::new();
+        let mut recorded_start = None;
         for path in &self.inputs {
             let bench = load(path)?;
+            recorded_start = recorded_start.or(bench.worker_start);
             runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
         }
+        let worker_start = if self.no_worker_start {
+            None
+        } else {
+            recorded_start.or_else(|| {
+                let now = measure_worker_start(8, 100);
+                if let Some(cost) = now {
+                    eprintln!(
+                        "note: the inputs did not record what starting a worker costs; measured \
+                         here now: {:.1} µs to start, {:.1} µs its thread, {:.1} µs to join",
+                        cost.spawn_ns / 1e3,
+                        cost.thread_ns / 1e3,
+                        cost.join_ns / 1e3
+                    );
+                }
+                now
+            })
+        };
+        let target = self.target(worker_start)?;
         let here = Here {
             disk: &disk,
             cores: self.cores,
@@ -264,6 +298,7 @@ impl ProjectCommand {
             read_cpu_curve: read_cpu.as_ref(),
             prefetch_race: !self.no_prefetch_race,
             readers_first: self.readers_first,
+            worker_start,
         };
         let report = project(&runs, &here, target.as_ref(), &self.target_workers);
         print_report(&report);
@@ -285,6 +320,7 @@ struct Here<'a> {
     read_cpu_curve: Option<&'a ReadCpuCurve>,
     prefetch_race: bool,
     readers_first: bool,
+    worker_start: Option<WorkerStartCost>,
 }
 
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
@@ -302,6 +338,7 @@ fn project(
         read_cpu_curve,
         prefetch_race,
         readers_first,
+        worker_start,
     } = *terms;
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
@@ -324,6 +361,7 @@ fn project(
         readers: None,
         read_cpu_curve: read_cpu_curve.cloned(),
         readers_first,
+        worker_start,
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
@@ -420,6 +458,22 @@ fn project(
                 Some(thread) => batch_overhead_at(ns, at, thread, r.threads),
                 None => ns,
             });
+            let plus_overhead = |predicted: Measured| {
+                overhead_ns.map_or(predicted, |ns| {
+                    predicted.plus_per_batch(f.base.batches.len(), ns)
+                })
+            };
+            let predicted = plus_overhead(predicted);
+            let measured = measured(r);
+            // How much of the error is the tasks' CPU: the same simulation at the run's.
+            let error_at_run_task_cpu = (measured.task_cpu_s > 0.0 && predicted.task_cpu_s > 0.0)
+                .then(|| {
+                    let scaled = f
+                        .base
+                        .with_task_cpu_scaled(measured.task_cpu_s / predicted.task_cpu_s);
+                    let at = plus_overhead(predict(&scaled, r.threads, &machine, f.calibration.k));
+                    at.mgas_per_s(r.gas) / measured.mgas_per_s(r.gas) - 1.0
+                });
             report.checks.push(Check {
                 design: group.design,
                 prefetch_order: group.prefetch_order,
@@ -429,11 +483,10 @@ fn project(
                 cores: machine.cores,
                 k: f.calibration.k,
                 gas: r.gas,
-                measured: measured(r),
-                predicted: overhead_ns.map_or(predicted, |ns| {
-                    predicted.plus_per_batch(f.base.batches.len(), ns)
-                }),
+                measured,
+                predicted,
                 batch_overhead_ns: overhead_ns,
+                error_at_run_task_cpu,
             });
         }
         // One projection per design and batch size: where hybrid was profiled in more than one

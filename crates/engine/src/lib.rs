@@ -42,7 +42,9 @@ pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_parallel_with};
 pub use prevalues::PreValueDb;
-pub use profile::{BatchProfile, PrefetchProfile, TaskProfile};
+pub use profile::{
+    BatchProfile, PrefetchProfile, TaskProfile, WorkerStartCost, measure_worker_start,
+};
 pub use record_check::check_record;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay, replay_independent};
 pub use rewind::{ScratchState, drop_page_cache};

@@ -160,6 +160,13 @@ where
     })
 }
 
+/// The thread of worker `worker` of a batch: named, so a profile (perf, top -H) tells the workers
+/// from RocksDB's and the readers' threads. Started per batch ([`crate::pool::EnginePools`] says
+/// why); what starting one costs is [`crate::profile::measure_worker_start`]'s to measure.
+pub(crate) fn worker_thread(worker: u32) -> std::thread::Builder {
+    std::thread::Builder::new().name(format!("bal-worker-{worker}"))
+}
+
 /// What the workers left: each task's output by global index (none where it failed or was
 /// skipped), and the lowest failing task's error with its global index.
 struct TaskRun {
@@ -210,54 +217,50 @@ where
             let worker = worker as u32;
             let (tasks, envs, outputs, cursor) = (&tasks, &envs, &outputs, &cursor);
             let (lowest_failed, lowest_error) = (&lowest_failed, &lowest_error);
-            // Named, so a profile (perf, top -H) tells the workers from RocksDB's and the readers'
-            // threads.
-            let spawned = std::thread::Builder::new()
-                .name(format!("bal-worker-{worker}"))
-                .spawn_scoped(scope, move || {
-                    loop {
-                        let i = cursor.fetch_add(1, Ordering::Relaxed);
-                        let Some(task) = tasks.get(i) else { return };
-                        if task.global_index > lowest_failed.load(Ordering::Relaxed) {
-                            continue;
-                        }
-                        let t0 = Instant::now();
-                        let clock = profile.then(TaskClock::start);
-                        match run_task(config, plan, &envs[task.block], db, design, task) {
-                            Ok((receipt, gas)) => {
-                                let elapsed = t0.elapsed();
-                                let profile = clock.map(|c| {
-                                    let tx_gas =
-                                        receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
-                                    c.finish(
-                                        batch_start,
-                                        plan.records[task.block].number(),
-                                        task.local_index,
-                                        worker,
-                                        tx_gas,
-                                    )
-                                });
-                                let out = TaskOutput {
-                                    receipt,
-                                    gas,
-                                    elapsed,
-                                    profile,
-                                };
-                                if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
-                                    *slot = Some(out);
-                                }
+            let spawned = worker_thread(worker).spawn_scoped(scope, move || {
+                loop {
+                    let i = cursor.fetch_add(1, Ordering::Relaxed);
+                    let Some(task) = tasks.get(i) else { return };
+                    if task.global_index > lowest_failed.load(Ordering::Relaxed) {
+                        continue;
+                    }
+                    let t0 = Instant::now();
+                    let clock = profile.then(TaskClock::start);
+                    match run_task(config, plan, &envs[task.block], db, design, task) {
+                        Ok((receipt, gas)) => {
+                            let elapsed = t0.elapsed();
+                            let profile = clock.map(|c| {
+                                let tx_gas =
+                                    receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
+                                c.finish(
+                                    batch_start,
+                                    plan.records[task.block].number(),
+                                    task.local_index,
+                                    worker,
+                                    tx_gas,
+                                )
+                            });
+                            let out = TaskOutput {
+                                receipt,
+                                gas,
+                                elapsed,
+                                profile,
+                            };
+                            if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
+                                *slot = Some(out);
                             }
-                            Err(e) => {
-                                lowest_failed.fetch_min(task.global_index, Ordering::Relaxed);
-                                if let Ok(mut lowest) = lowest_error.lock()
-                                    && lowest.as_ref().is_none_or(|(g, _)| task.global_index < *g)
-                                {
-                                    *lowest = Some((task.global_index, e));
-                                }
+                        }
+                        Err(e) => {
+                            lowest_failed.fetch_min(task.global_index, Ordering::Relaxed);
+                            if let Ok(mut lowest) = lowest_error.lock()
+                                && lowest.as_ref().is_none_or(|(g, _)| task.global_index < *g)
+                            {
+                                *lowest = Some((task.global_index, e));
                             }
                         }
                     }
-                });
+                }
+            });
             if let Err(e) = spawned {
                 // The workers already started take no further task: the batch fails as a whole.
                 cursor.store(usize::MAX / 2, Ordering::Relaxed);

@@ -23,7 +23,7 @@ pub mod simulate;
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
 pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
 
-use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile};
+use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
 
 /// A measured run with its profile: what the model is calibrated on.
@@ -54,6 +54,18 @@ pub struct ProfiledRun {
     pub read_cpu_reference: Option<f64>,
     /// What was measured.
     pub measured: Measured,
+}
+
+impl ProfiledRun {
+    /// The same run with every task's CPU scaled by `factor` (its reads and everything else as
+    /// profiled): what [`Check::error_at_run_task_cpu`] simulates.
+    pub fn with_task_cpu_scaled(&self, factor: f64) -> Self {
+        let mut run = self.clone();
+        for task in run.batches.iter_mut().flat_map(|b| &mut b.tasks) {
+            task.cpu_ns = (task.cpu_ns as f64 * factor.max(0.0)).round() as u64;
+        }
+        run
+    }
 }
 
 /// The CPU a key read costs, estimated from two one-worker profiles of the same chain and batch
@@ -89,6 +101,13 @@ pub struct Measured {
     /// a prefetch races the tasks, how many it lost is part of the prediction.
     #[serde(default)]
     pub on_demand_reads: f64,
+    /// The tasks' CPU, s: measured, each task's thread CPU summed; predicted, the profile's
+    /// (less what a target's cheaper reads save). Where a check misses, their ratio says how much
+    /// of the miss is the tasks' CPU itself changing with the workers (caches shared by more
+    /// threads than cores, reads costing more CPU in flight together), which a one-worker
+    /// profile cannot show. 0 where unknown.
+    #[serde(default)]
+    pub task_cpu_s: f64,
 }
 
 impl Measured {
@@ -134,6 +153,9 @@ pub struct Machine {
     pub read_cpu_curve: Option<ReadCpuCurve>,
     /// Prefetch readers run ahead of the workers ([`simulate::Cores::readers_first`]).
     pub readers_first: bool,
+    /// What starting a batch's worker costs there ([`simulate::Cores::worker_start`]), where
+    /// the simulation is to start them as the engine does.
+    pub worker_start: Option<WorkerStartCost>,
 }
 
 /// What one calibration found.
@@ -245,6 +267,7 @@ fn simulate_run(
         cores: machine.cores,
         cpu_speed: machine.cpu_speed,
         readers_first: machine.readers_first,
+        worker_start: machine.worker_start,
     };
     // CPU a read costs less here than in the profile (more, where negative).
     let saved = match (run.read_cpu_ns, machine.read_cpu_ns) {
@@ -310,6 +333,7 @@ fn simulate_run(
         let tasks_end_ns = tasks_end_ns + serial;
         out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
         out.on_demand_reads += worker_reads as f64;
+        out.task_cpu_s += tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() / 1e9;
         out.longest_txs_s += longest_task_ns / 1e9;
         out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
     }
@@ -445,6 +469,13 @@ pub struct Check {
     /// [`batch_overhead_at`], its thread part plus its read-wait part at these workers.
     #[serde(default)]
     pub batch_overhead_ns: Option<f64>,
+    /// Where the predicted run's tasks took other CPU than the profile's
+    /// ([`Check::task_cpu_ratio`]): the throughput error of the same prediction with each task's
+    /// CPU scaled to the run's total ([`ProfiledRun::with_task_cpu_scaled`]). Not a prediction
+    /// (it uses the held-out run's CPU): it says how much of the error is the tasks' CPU and
+    /// how much the schedule's other terms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_at_run_task_cpu: Option<f64>,
 }
 
 impl Check {
@@ -457,6 +488,13 @@ impl Check {
         } else {
             0.0
         }
+    }
+
+    /// Measured over predicted task CPU (1.1: the tasks took 10% more CPU than the profile's),
+    /// where both are known.
+    pub fn task_cpu_ratio(&self) -> Option<f64> {
+        (self.measured.task_cpu_s > 0.0 && self.predicted.task_cpu_s > 0.0)
+            .then(|| self.measured.task_cpu_s / self.predicted.task_cpu_s)
     }
 
     /// Predicted over measured sum of longest transactions, minus one.
@@ -485,6 +523,7 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
         measured: held_out.measured,
         predicted: predict(calibration, held_out.workers, machine, k),
         batch_overhead_ns: None,
+        error_at_run_task_cpu: None,
     }
 }
 
@@ -507,6 +546,9 @@ pub struct MachineDescription {
     /// ([`Machine::read_cpu_curve`]): its source and points.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_cpu: Option<String>,
+    /// What starting a worker cost there, where the simulation started them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_start: Option<WorkerStartCost>,
 }
 
 impl From<&Machine> for MachineDescription {
@@ -525,6 +567,7 @@ impl From<&Machine> for MachineDescription {
                     .collect();
                 format!("{} ({})", c.source, points.join(", "))
             }),
+            worker_start: m.worker_start,
         }
     }
 }
@@ -659,6 +702,7 @@ mod tests {
             readers: None,
             read_cpu_curve: None,
             readers_first: false,
+            worker_start: None,
         }
     }
 
@@ -798,6 +842,24 @@ mod tests {
         r.device_reads_per_key = 1.0;
         r.measured.exec_with_io_s = 0.001;
         assert_eq!(calibrate(&r, &machine(2)).fit, Fit::CpuExceeds);
+    }
+
+    #[test]
+    fn tasks_scaled_to_a_runs_cpu_take_that_cpu_and_no_other_time() {
+        let mut r = run(IoDesign::Full, 2);
+        r.device_reads_per_key = 0.0;
+        // 80 tasks of 50 µs: 4 ms on one worker, 2 ms on two cores; at 1.25x the CPU, 5 and 2.5.
+        let scaled = r.with_task_cpu_scaled(1.25);
+        for (workers, s) in [(1, 0.004), (2, 0.002)] {
+            let as_profiled = predict(&r, workers, &machine(2), 0.0);
+            let at_more = predict(&scaled, workers, &machine(2), 0.0);
+            assert!((as_profiled.exec_with_io_s - s).abs() < 1e-9, "{as_profiled:?}");
+            assert!((at_more.exec_with_io_s - 1.25 * s).abs() < 1e-9, "{at_more:?}");
+            assert!((at_more.task_cpu_s - 0.005).abs() < 1e-9, "{at_more:?}");
+        }
+        // Reads and the prefetch are left as profiled.
+        assert_eq!(scaled.batches[0].tasks[0].reads, 3);
+        assert_eq!(scaled.batches[0].prefetch, r.batches[0].prefetch);
     }
 
     #[test]

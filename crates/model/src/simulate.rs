@@ -13,7 +13,7 @@
 //! checks against measured runs can find off.
 
 use crate::{DiskModel, ReadCpuCurve};
-use bal_replay_engine::{PrefetchOrder, TaskProfile};
+use bal_replay_engine::{PrefetchOrder, TaskProfile, WorkerStartCost};
 
 /// What the disk costs a key read: `k * device_reads_per_key * latency(depth)`.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +65,12 @@ pub struct Cores {
     /// Prefetch readers run ahead of the workers whenever they can (see the module doc);
     /// otherwise every runnable thread gets the same share.
     pub readers_first: bool,
+    /// What starting a worker costs, where the simulation is to start them as the engine does:
+    /// one starting thread, sharing the cores with the workers it has started, starts workers
+    /// 1 to N - 1 one after the other (each then takes tasks), each worker but the first spends
+    /// `thread_ns` when it ends, and the starting thread joins them. Worker 0's start is in the
+    /// profile's serial part. `None`: every worker starts at once, for nothing.
+    pub worker_start: Option<WorkerStartCost>,
 }
 
 /// Prefetch readers of one batch: `readers` threads splitting `keys` evenly, each key costing
@@ -126,6 +132,8 @@ pub struct PhaseTimes {
 #[derive(Debug, Clone, Copy)]
 enum State {
     Idle,
+    /// A worker the starting thread has not started yet.
+    Unstarted,
     Cpu {
         remaining: f64,
     },
@@ -136,13 +144,15 @@ enum State {
     },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Job {
     chunk: f64,
     ios_left: u64,
     start: f64,
     /// Under a [`Race`]: the task's lookups the prefetch serves, where each falls.
     race: Option<RacedTask>,
+    /// The worker's thread ending (no task left), not a task.
+    exit: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -170,11 +180,26 @@ fn reader_of(task: usize, m: u64, n: usize) -> usize {
     (x % n.max(1) as u64) as usize
 }
 
+/// What a simulated thread is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Worker,
+    Reader,
+    /// The thread starting the workers ([`Cores::worker_start`]).
+    Starter,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Actor {
-    worker: bool,
+    kind: Kind,
     state: State,
     job: Job,
+}
+
+impl Actor {
+    fn worker(&self) -> bool {
+        self.kind == Kind::Worker
+    }
 }
 
 /// Relative tolerance for "this segment ends now".
@@ -227,6 +252,7 @@ pub fn simulate_phase(
                     served_before: served_before[i],
                     read_cpu,
                 }),
+                exit: false,
             }
         }
         None => Job {
@@ -234,32 +260,38 @@ pub fn simulate_phase(
             ios_left: t.reads,
             start: now,
             race: None,
+            exit: false,
         },
     };
+    // Workers 1.. wait for the starting thread where starting them costs.
+    let start = machine.worker_start.filter(|_| workers > 1);
     let mut actors: Vec<Actor> = Vec::with_capacity(workers + readers.readers);
     let mut next_task = 0;
-    for _ in 0..workers {
+    for w in 0..workers {
+        if w > 0 && start.is_some() {
+            actors.push(Actor {
+                kind: Kind::Worker,
+                state: State::Unstarted,
+                job: Job::default(),
+            });
+            continue;
+        }
         let state_job = tasks.get(next_task).map(|t| {
             next_task += 1;
             task_job(next_task - 1, t, 0.0)
         });
         actors.push(match state_job {
             Some(job) => Actor {
-                worker: true,
+                kind: Kind::Worker,
                 state: State::Cpu {
                     remaining: job.chunk,
                 },
                 job,
             },
             None => Actor {
-                worker: true,
+                kind: Kind::Worker,
                 state: State::Idle,
-                job: Job {
-                    chunk: 0.0,
-                    ios_left: 0,
-                    start: 0.0,
-                    race: None,
-                },
+                job: Job::default(),
             },
         });
     }
@@ -276,9 +308,10 @@ pub fn simulate_phase(
                 ios_left: keys,
                 start: 0.0,
                 race: None,
+                exit: false,
             };
             actors.push(Actor {
-                worker: false,
+                kind: Kind::Reader,
                 state: State::Cpu {
                     remaining: job.chunk,
                 },
@@ -287,7 +320,21 @@ pub fn simulate_phase(
         }
     }
     let cores = machine.cores.max(0.05);
-    let reader_count = actors.iter().filter(|a| !a.worker).count();
+    let reader_count = actors.iter().filter(|a| a.kind == Kind::Reader).count();
+    // The starting thread, after the readers (a reader's index less `workers` is its number).
+    if let Some(cost) = start {
+        actors.push(Actor {
+            kind: Kind::Starter,
+            state: State::Cpu {
+                remaining: cost.spawn_ns / speed,
+            },
+            job: Job::default(),
+        });
+    }
+    // Workers started so far (worker 0 at once), and when the last thread (started worker
+    // ending, or the starter) was done.
+    let mut started = 1usize;
+    let mut threads_end = 0.0f64;
     // Under a race: keys the readers have read, and which readers have read all of theirs
     // (actors after the workers, in order).
     let mut keys_read = 0u64;
@@ -299,8 +346,30 @@ pub fn simulate_phase(
         // Settle every actor at a boundary now (a zero-length piece ends at once).
         loop {
             let mut changed = false;
+            // Workers the starting thread has just started.
+            let mut to_start = 0usize;
             for (index, a) in actors.iter_mut().enumerate() {
                 match a.state {
+                    State::Cpu { remaining }
+                        if a.kind == Kind::Starter && remaining <= EPS * now.max(1.0) =>
+                    {
+                        changed = true;
+                        to_start += 1;
+                        a.state = match start {
+                            Some(cost) if started + to_start < workers => State::Cpu {
+                                remaining: cost.spawn_ns / speed,
+                            },
+                            _ => {
+                                threads_end = threads_end.max(now);
+                                State::Idle
+                            }
+                        };
+                    }
+                    State::Cpu { remaining } if a.job.exit && remaining <= EPS * now.max(1.0) => {
+                        changed = true;
+                        threads_end = threads_end.max(now);
+                        a.state = State::Idle;
+                    }
                     State::Cpu { remaining } if remaining <= EPS * now.max(1.0) => {
                         changed = true;
                         // A lookup the prefetch has served: no read, the next piece at once.
@@ -337,7 +406,7 @@ pub fn simulate_phase(
                             a.job.ios_left -= 1;
                             in_flight += 1;
                             // Prefetch readers' CPU per key was measured at their own depth.
-                            let saved = if a.worker {
+                            let saved = if a.worker() {
                                 out.worker_reads += 1;
                                 if let Some(c) = read.cpu {
                                     out.worker_read_cpu_relative +=
@@ -351,7 +420,7 @@ pub fn simulate_phase(
                                 until: now + read.wait_ns(in_flight),
                                 saved,
                             };
-                        } else if a.worker {
+                        } else if a.worker() {
                             out.longest_task_ns = out.longest_task_ns.max(now - a.job.start);
                             out.tasks_end_ns = out.tasks_end_ns.max(now);
                             match tasks.get(next_task) {
@@ -362,7 +431,7 @@ pub fn simulate_phase(
                                         remaining: a.job.chunk,
                                     };
                                 }
-                                None => a.state = State::Idle,
+                                None => (a.job, a.state) = thread_end(index, start, speed),
                             }
                         } else {
                             out.readers_end_ns = out.readers_end_ns.max(now);
@@ -375,7 +444,7 @@ pub fn simulate_phase(
                     State::Io { until, saved } if until <= now + EPS * now.max(1.0) => {
                         changed = true;
                         in_flight -= 1;
-                        if !a.worker {
+                        if a.kind == Kind::Reader {
                             keys_read += 1;
                         }
                         let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
@@ -384,6 +453,23 @@ pub fn simulate_phase(
                         };
                     }
                     _ => {}
+                }
+            }
+            // Each started worker takes the next task, or ends at once without one.
+            for _ in 0..to_start {
+                let Some(a) = actors.get_mut(started) else {
+                    break;
+                };
+                started += 1;
+                match tasks.get(next_task) {
+                    Some(t) => {
+                        next_task += 1;
+                        a.job = task_job(next_task - 1, t, now);
+                        a.state = State::Cpu {
+                            remaining: a.job.chunk,
+                        };
+                    }
+                    None => (a.job, a.state) = thread_end(started - 1, start, speed),
                 }
             }
             if !changed {
@@ -396,7 +482,7 @@ pub fn simulate_phase(
         let (mut readers_running, mut workers_running) = (0usize, 0usize);
         for a in &actors {
             if matches!(a.state, State::Cpu { .. }) {
-                if a.worker {
+                if a.kind != Kind::Reader {
                     workers_running += 1;
                 } else {
                     readers_running += 1;
@@ -423,7 +509,14 @@ pub fn simulate_phase(
             let rate = share(readers_running + workers_running, cores);
             (rate, rate)
         };
-        let rate = |a: &Actor| if a.worker { worker_rate } else { reader_rate };
+        // The starting thread shares the workers' part of the cores.
+        let rate = |a: &Actor| {
+            if a.kind == Kind::Reader {
+                reader_rate
+            } else {
+                worker_rate
+            }
+        };
         let mut dt = f64::INFINITY;
         for a in &actors {
             match a.state {
@@ -444,7 +537,29 @@ pub fn simulate_phase(
             }
         }
     }
+    // The workers' phase ends when the starting thread has joined every worker it started.
+    if let Some(cost) = start {
+        out.tasks_end_ns =
+            out.tasks_end_ns.max(threads_end) + (workers - 1) as f64 * cost.join_ns / speed;
+    }
     out
+}
+
+/// A worker with no task left: worker 0 ends at once (its thread's cost is in the profile's
+/// serial part), a started one spends what its thread's end costs.
+fn thread_end(worker: usize, start: Option<WorkerStartCost>, speed: f64) -> (Job, State) {
+    match start {
+        Some(cost) if worker > 0 => (
+            Job {
+                exit: true,
+                ..Job::default()
+            },
+            State::Cpu {
+                remaining: cost.thread_ns / speed,
+            },
+        ),
+        _ => (Job::default(), State::Idle),
+    }
 }
 
 #[cfg(test)]
@@ -483,6 +598,7 @@ mod tests {
             cores: n,
             cpu_speed: 1.0,
             readers_first: false,
+            worker_start: None,
         }
     }
 
@@ -505,6 +621,50 @@ mod tests {
         let eight = on(8, 2);
         assert!((eight.tasks_end_ns - 400e3).abs() < 1.0);
         assert!((eight.longest_task_ns - 400e3).abs() < 1.0);
+    }
+
+    #[test]
+    fn workers_start_one_after_another_on_the_shared_cores() {
+        let disk = flat_disk(100.0);
+        let read = unit_read(&disk);
+        let tasks = [task(100, 0), task(100, 0)];
+        let one_core = |start| Cores {
+            cores: 1.0,
+            cpu_speed: 1.0,
+            readers_first: false,
+            worker_start: start,
+        };
+        let cost = WorkerStartCost {
+            spawn_ns: 10e3,
+            thread_ns: 6e3,
+            join_ns: 4e3,
+            workers: 1,
+            rounds: 1,
+        };
+        // Worker 0 and the starter share the core: worker 1 starts at 20 µs, worker 0 (90 µs
+        // left) ends at 200 µs, worker 1 (10 µs left then) at 210, its thread at 216, joined at
+        // 220. The longest task is worker 0's.
+        let started = simulate_phase(&tasks, 2, Readers::default(), one_core(Some(cost)), read);
+        assert!((started.tasks_end_ns - 220e3).abs() < 1.0, "{started:?}");
+        assert!((started.longest_task_ns - 200e3).abs() < 1.0, "{started:?}");
+        // Free and at once, both end at 200 µs; with one worker nothing is started.
+        let free = simulate_phase(&tasks, 2, Readers::default(), one_core(None), read);
+        assert!((free.tasks_end_ns - 200e3).abs() < 1.0, "{free:?}");
+        let alone = simulate_phase(&tasks, 1, Readers::default(), one_core(Some(cost)), read);
+        assert!((alone.tasks_end_ns - 200e3).abs() < 1.0, "{alone:?}");
+        // More workers than tasks: the ones with nothing to do still start and end.
+        let idle = simulate_phase(
+            &tasks[..1],
+            2,
+            Readers::default(),
+            one_core(Some(cost)),
+            read,
+        );
+        // Worker 1 starts at 20 µs with no task and spends 6 µs ending, sharing the core: its
+        // thread ends at 32 µs. Worker 0, slowed to half a core for those 32 µs, ends its task at
+        // 116 µs; joined at 120.
+        assert!((idle.tasks_end_ns - 120e3).abs() < 1.0, "{idle:?}");
+        assert!((idle.longest_task_ns - 116e3).abs() < 1.0, "{idle:?}");
     }
 
     #[test]
@@ -536,6 +696,7 @@ mod tests {
                 cores: 2.0,
                 cpu_speed: 2.0,
                 readers_first: false,
+                worker_start: None,
             },
             read,
         );

@@ -64,6 +64,28 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              is issued at.\n"
         );
     }
+    match &m.worker_start {
+        Some(cost) => {
+            let _ = writeln!(
+                md,
+                "Workers are started as the engine starts them: one thread starts a batch's \
+                 workers one after another, sharing the cores with those already started, at \
+                 what starting one cost on this machine ({:.1} µs of CPU to start, {:.1} µs of the \
+                 worker's own, {:.1} µs to join; {} threads x {} rounds).\n",
+                cost.spawn_ns / 1e3,
+                cost.thread_ns / 1e3,
+                cost.join_ns / 1e3,
+                cost.workers,
+                cost.rounds
+            );
+        }
+        None => {
+            let _ = writeln!(
+                md,
+                "Workers all start at once, for nothing (`--no-worker-start`).\n"
+            );
+        }
+    }
     let _ = writeln!(
         md,
         "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -113,13 +135,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              measured - 1; \"cores\" is what the run had: the machine's, less what other \
              processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
-             (s) | error | on-demand reads, measured / predicted |\n| --- | --- | --- | --- | --- \
-             | --- | --- | --- | --- | --- | --- |"
+             (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
+             profiled | error at the run's task CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | \
+             --- | --- | --- | --- | --- |"
         );
         for c in &report.checks {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} |",
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} |",
                 design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
@@ -131,6 +154,9 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 c.predicted.longest_txs_s,
                 percent(c.longest_error()),
                 reads(c),
+                c.task_cpu_ratio()
+                    .map_or("-".to_string(), |r| format!("{r:.2}x")),
+                c.error_at_run_task_cpu.map_or("-".to_string(), percent),
             );
         }
         let errors: Vec<f64> = report
@@ -147,6 +173,21 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             errors.len(),
             worst * 100.0
         );
+        let at_run_cpu: Vec<f64> = report
+            .checks
+            .iter()
+            .filter_map(|c| c.error_at_run_task_cpu)
+            .collect();
+        if !at_run_cpu.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nAt each run's own task CPU (not a prediction: it takes the held-out run's CPU; \
+                 it separates the tasks' CPU changing with the workers from the schedule's other \
+                 terms): {} of {} within 15%.",
+                at_run_cpu.iter().filter(|e| e.abs() <= 0.15).count(),
+                at_run_cpu.len()
+            );
+        }
     }
     if let Some(t) = &report.target {
         let _ = writeln!(

@@ -85,6 +85,7 @@ fn bench() -> BenchResult {
         },
         rocksdb_io_uring: false,
         independent_blocks: false,
+        worker_start: None,
         runs,
     }
 }
