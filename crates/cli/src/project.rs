@@ -465,13 +465,18 @@ fn project(
             };
             let predicted = plus_overhead(predicted);
             let measured = measured(r);
-            // How much of the error is the tasks' CPU: the same simulation at the run's.
+            // How much of the error is the tasks' CPU: the same simulation at the run's. Without
+            // the read-CPU curve: the run's CPU already has its reads' cost in it.
             let error_at_run_task_cpu = (measured.task_cpu_s > 0.0 && predicted.task_cpu_s > 0.0)
                 .then(|| {
                     let scaled = f
                         .base
                         .with_task_cpu_scaled(measured.task_cpu_s / predicted.task_cpu_s);
-                    let at = plus_overhead(predict(&scaled, r.threads, &machine, f.calibration.k));
+                    let plain = Machine {
+                        read_cpu_curve: None,
+                        ..machine.clone()
+                    };
+                    let at = plus_overhead(predict(&scaled, r.threads, &plain, f.calibration.k));
                     at.mgas_per_s(r.gas) / measured.mgas_per_s(r.gas) - 1.0
                 });
             report.checks.push(Check {

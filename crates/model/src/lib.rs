@@ -853,8 +853,14 @@ mod tests {
         for (workers, s) in [(1, 0.004), (2, 0.002)] {
             let as_profiled = predict(&r, workers, &machine(2), 0.0);
             let at_more = predict(&scaled, workers, &machine(2), 0.0);
-            assert!((as_profiled.exec_with_io_s - s).abs() < 1e-9, "{as_profiled:?}");
-            assert!((at_more.exec_with_io_s - 1.25 * s).abs() < 1e-9, "{at_more:?}");
+            assert!(
+                (as_profiled.exec_with_io_s - s).abs() < 1e-9,
+                "{as_profiled:?}"
+            );
+            assert!(
+                (at_more.exec_with_io_s - 1.25 * s).abs() < 1e-9,
+                "{at_more:?}"
+            );
             assert!((at_more.task_cpu_s - 0.005).abs() < 1e-9, "{at_more:?}");
         }
         // Reads and the prefetch are left as profiled.
