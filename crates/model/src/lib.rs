@@ -281,15 +281,19 @@ fn simulate_run(
         read_cpu_ns: machine.read_cpu_ns.or(run.read_cpu_ns).unwrap_or(0.0),
     });
     for b in &run.batches {
+        let raced = race.filter(|_| b.prefetch.is_some_and(|p| p.concurrent));
         let readers = b.prefetch.map(|p| Readers {
             readers: machine.readers.unwrap_or(p.readers as usize),
-            keys: p.keys,
+            // Under a simulated race, every key the prefetch was to read: those it read, and
+            // those the profile's tasks read first (it found them cached and skipped them; the
+            // simulation skips what its own tasks read first).
+            keys: p.keys + raced.map_or(0, |_| b.tasks.iter().map(|t| t.raced.min(t.reads)).sum()),
             cpu_per_key_ns: if p.keys > 0 {
                 (p.cpu_ns as f64 / p.keys as f64 - saved).max(0.0)
             } else {
                 0.0
             },
-            race: race.filter(|_| p.concurrent),
+            race: raced,
         });
         let adjusted: Vec<TaskProfile>;
         let tasks = if saved != 0.0 {

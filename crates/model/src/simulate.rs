@@ -103,6 +103,11 @@ pub struct Readers {
 /// - [`PrefetchOrder::Key`]: the key is in one reader's share (by a hash of the task and the
 ///   lookup), which reaches the cache only when that reader has read all of it.
 ///
+/// A lookup the prefetch lost is the task's read, and the prefetch then finds that key cached and
+/// skips it, as the engine's readers skip what is cached when its turn comes: one read and one
+/// key's CPU fewer for the reader whose key it was (key order), or for the reader with most left
+/// (first-use order, one queue). So the more workers win, the sooner the prefetch ends.
+///
 /// The profile's CPU includes `read_cpu_ns` per read it made; a read the simulation adds or
 /// drops adds or drops that much.
 #[derive(Debug, Clone, Copy)]
@@ -338,6 +343,8 @@ pub fn simulate_phase(
     // Under a race: keys the readers have read, and which readers have read all of theirs
     // (actors after the workers, in order).
     let mut keys_read = 0u64;
+    // Keys the readers will not read: tasks read them first.
+    let mut skipped = 0u64;
     let mut reader_done = vec![false; reader_count];
     let mut out = PhaseTimes::default();
     let mut now = 0.0f64;
@@ -348,6 +355,9 @@ pub fn simulate_phase(
             let mut changed = false;
             // Workers the starting thread has just started.
             let mut to_start = 0usize;
+            // Keys tasks have just read before the prefetch did: the reader whose key it was
+            // (key order), or any (first-use order: one queue).
+            let mut skips: Vec<Option<usize>> = Vec::new();
             for (index, a) in actors.iter_mut().enumerate() {
                 match a.state {
                     State::Cpu { remaining }
@@ -380,20 +390,26 @@ pub fn simulate_phase(
                             let is_served =
                                 (r.done + 1) * r.served / r.points > r.done * r.served / r.points;
                             r.done += 1;
-                            let loaded = is_served && {
-                                let m = r.served_done;
+                            let served_m = is_served.then(|| {
                                 r.served_done += 1;
-                                match race.map(|race| race.order) {
-                                    Some(PrefetchOrder::Key) => {
-                                        reader_done[reader_of(r.task, m, reader_count)]
-                                    }
-                                    _ => {
-                                        let share =
-                                            (r.served_before + m + 1) as f64 / served_total as f64;
-                                        keys_read as f64 >= share * readers.keys as f64
-                                    }
+                                r.served_done - 1
+                            });
+                            let key_order =
+                                race.is_some_and(|race| race.order == PrefetchOrder::Key);
+                            let loaded = served_m.is_some_and(|m| {
+                                if key_order {
+                                    reader_done[reader_of(r.task, m, reader_count)]
+                                } else {
+                                    let share =
+                                        (r.served_before + m + 1) as f64 / served_total as f64;
+                                    (keys_read + skipped) as f64 >= share * readers.keys as f64
                                 }
-                            };
+                            });
+                            // Lost: the task reads the key, and the prefetch then finds it cached
+                            // and skips it (the engine's readers read only keys not yet cached).
+                            if let Some(m) = served_m.filter(|_| !loaded) {
+                                skips.push(key_order.then(|| reader_of(r.task, m, reader_count)));
+                            }
                             if loaded {
                                 a.job.ios_left -= 1;
                                 a.state = State::Cpu {
@@ -453,6 +469,20 @@ pub fn simulate_phase(
                         };
                     }
                     _ => {}
+                }
+            }
+            for skip in skips {
+                let reader = match skip {
+                    Some(r) => Some(workers + r),
+                    None => {
+                        (workers..workers + reader_count).max_by_key(|&i| actors[i].job.ios_left)
+                    }
+                };
+                if let Some(a) = reader.and_then(|i| actors.get_mut(i))
+                    && a.job.ios_left > 0
+                {
+                    a.job.ios_left -= 1;
+                    skipped += 1;
                 }
             }
             // Each started worker takes the next task, or ends at once without one.
@@ -785,6 +815,9 @@ mod tests {
         // task 0 as before: 220 µs.
         let two = end(2, readers(PrefetchOrder::FirstUse, 0.0));
         assert!((two.tasks_end_ns - 220e3).abs() < 1.0, "{two:?}");
+        // The reader then finds task 1's key cached and skips it, as the engine's readers do:
+        // done after its first key, at 100 µs.
+        assert!((two.readers_end_ns - 100e3).abs() < 1.0, "{two:?}");
         // Key order: nothing is in the cache before the reader has read both keys (200 µs).
         // Task 0 reads at 110 (until 210) and ends at 320; task 1's lookup at 330 is served.
         let key = end(1, readers(PrefetchOrder::Key, 0.0));
