@@ -180,7 +180,9 @@ pub enum Fit {
     /// Nothing to fit: the run read nothing from the device (no key reads, or none reached it:
     /// a cache-resident state), so its time is its CPU and its serial part alone.
     NoDeviceReads,
-    /// CPU time alone already exceeds the measured time (`k` = 0).
+    /// The simulation is slower than the measured run with instant reads (`k` = 0), and no `k`
+    /// brings it down to it (slower reads can, where readers beside execution then leave the
+    /// cores to the workers: that is an exact fit).
     CpuExceeds,
     /// No `k` from 0.01 to 1000 explains the measured time: the closest is kept.
     AtBound,
@@ -377,10 +379,31 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
         .collect();
     let times: Vec<f64> = ks.iter().map(|&k| at(k)).collect();
     if times[0] >= target {
+        // Slower than measured with instant reads. Where readers run beside execution, slower
+        // reads can still make it faster: readers waiting on the disk leave the cores to the
+        // workers (the verifying full BAL's readers, 16 of them beside one worker). The first k
+        // that brings it down to the measured time, if any.
+        let Some(i) = times.iter().position(|&t| t <= target) else {
+            return Calibration {
+                k: 0.0,
+                fit: Fit::CpuExceeds,
+                residual: residual(0.0),
+            };
+        };
+        let (mut lo, mut hi) = (ks[i - 1], ks[i]);
+        for _ in 0..50 {
+            let mid = (lo + hi) / 2.0;
+            if at(mid) > target {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let k = (lo + hi) / 2.0;
         return Calibration {
-            k: 0.0,
-            fit: Fit::CpuExceeds,
-            residual: residual(0.0),
+            k,
+            fit: Fit::Exact,
+            residual: residual(k),
         };
     }
     let Some(i) = times.iter().position(|&t| t >= target) else {
@@ -806,6 +829,40 @@ mod tests {
         // Beyond any k: the closest one, marked.
         r.measured.exec_with_io_s *= 1e6;
         assert_eq!(calibrate(&r, &m).fit, Fit::AtBound);
+    }
+
+    #[test]
+    fn readers_beside_execution_that_must_wait_to_let_it_run_are_fitted() {
+        // The verifying full BAL: tasks read nothing, 8 readers beside one worker on one core.
+        // With instant reads the readers take 8/9 of the core and the run is slower than
+        // measured; reads that wait on the disk leave the core to the worker.
+        let mut r = run(IoDesign::FullVerify, 3);
+        for t in r.batches.iter_mut().flat_map(|b| &mut b.tasks) {
+            t.reads = 0;
+        }
+        for b in &mut r.batches {
+            b.prefetch = Some(PrefetchProfile {
+                keys: 200,
+                readers: 8,
+                wall_ns: 0,
+                cpu_ns: 200 * 20_000,
+                concurrent: true,
+            });
+        }
+        let m = machine(1);
+        let instant = predict(&r, 1, &m, 0.0).exec_with_io_s;
+        r.measured = predict(&r, 1, &m, 2.0);
+        assert!(
+            r.measured.exec_with_io_s < instant,
+            "{instant} {:?}",
+            r.measured
+        );
+        let c = calibrate(&r, &m);
+        assert_eq!(c.fit, Fit::Exact, "{c:?}");
+        assert!(c.k > 0.0 && c.residual.abs() < 1e-3, "{c:?}");
+        // Faster than even the worker alone: nothing brings it down, said so.
+        r.measured.exec_with_io_s = 1e-6;
+        assert_eq!(calibrate(&r, &m).fit, Fit::CpuExceeds);
     }
 
     #[test]
