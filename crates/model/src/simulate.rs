@@ -271,33 +271,29 @@ pub fn simulate_phase(
     // Workers 1.. wait for the starting thread where starting them costs.
     let start = machine.worker_start.filter(|_| workers > 1);
     let mut actors: Vec<Actor> = Vec::with_capacity(workers + readers.readers);
+    // Worker `w` taking the next task at `now`, or, with none left, ending its thread.
     let mut next_task = 0;
-    for w in 0..workers {
-        if w > 0 && start.is_some() {
-            actors.push(Actor {
-                kind: Kind::Worker,
-                state: State::Unstarted,
-                job: Job::default(),
-            });
-            continue;
-        }
-        let state_job = tasks.get(next_task).map(|t| {
+    let mut take_next = |w: usize, now: f64| match tasks.get(next_task) {
+        Some(t) => {
             next_task += 1;
-            task_job(next_task - 1, t, 0.0)
-        });
-        actors.push(match state_job {
-            Some(job) => Actor {
-                kind: Kind::Worker,
-                state: State::Cpu {
-                    remaining: job.chunk,
-                },
-                job,
-            },
-            None => Actor {
-                kind: Kind::Worker,
-                state: State::Idle,
-                job: Job::default(),
-            },
+            let job = task_job(next_task - 1, t, now);
+            let state = State::Cpu {
+                remaining: job.chunk,
+            };
+            (job, state)
+        }
+        None => thread_end(w, start, speed),
+    };
+    for w in 0..workers {
+        let (job, state) = if w > 0 && start.is_some() {
+            (Job::default(), State::Unstarted)
+        } else {
+            take_next(w, 0.0)
+        };
+        actors.push(Actor {
+            kind: Kind::Worker,
+            state,
+            job,
         });
     }
     if readers.readers > 0 && readers.keys > 0 {
@@ -439,16 +435,7 @@ pub fn simulate_phase(
                         } else if a.worker() {
                             out.longest_task_ns = out.longest_task_ns.max(now - a.job.start);
                             out.tasks_end_ns = out.tasks_end_ns.max(now);
-                            match tasks.get(next_task) {
-                                Some(t) => {
-                                    next_task += 1;
-                                    a.job = task_job(next_task - 1, t, now);
-                                    a.state = State::Cpu {
-                                        remaining: a.job.chunk,
-                                    };
-                                }
-                                None => (a.job, a.state) = thread_end(index, start, speed),
-                            }
+                            (a.job, a.state) = take_next(index, now);
                         } else {
                             out.readers_end_ns = out.readers_end_ns.max(now);
                             if let Some(done) = reader_done.get_mut(index - workers) {
@@ -490,17 +477,8 @@ pub fn simulate_phase(
                 let Some(a) = actors.get_mut(started) else {
                     break;
                 };
+                (a.job, a.state) = take_next(started, now);
                 started += 1;
-                match tasks.get(next_task) {
-                    Some(t) => {
-                        next_task += 1;
-                        a.job = task_job(next_task - 1, t, now);
-                        a.state = State::Cpu {
-                            remaining: a.job.chunk,
-                        };
-                    }
-                    None => (a.job, a.state) = thread_end(started - 1, start, speed),
-                }
             }
             if !changed {
                 break;
