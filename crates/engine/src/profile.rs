@@ -178,12 +178,22 @@ impl BatchProfile {
 
 /// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`); zero where the clock cannot be read.
 pub fn thread_cpu_time() -> Duration {
+    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// CPU time this process has used (`CLOCK_PROCESS_CPUTIME_ID`); zero where it cannot be read.
+fn process_cpu_time() -> Duration {
+    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+/// The reading of CPU-time clock `clock`; zero where it cannot be read.
+fn cpu_clock(clock: libc::clockid_t) -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `clock_gettime` writes one `timespec` to the pointer it is given, a valid local.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     if rc != 0 {
         return Duration::ZERO;
     }
@@ -253,20 +263,6 @@ pub struct WorkerStartCost {
     pub workers: usize,
     /// See `workers`.
     pub rounds: usize,
-}
-
-/// CPU time this process has used (`CLOCK_PROCESS_CPUTIME_ID`); zero where it cannot be read.
-fn process_cpu_time() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `clock_gettime` writes one `timespec` to the pointer it is given, a valid local.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 /// Measures [`WorkerStartCost`]: `rounds` times, starts `workers` threads as a batch starts its
