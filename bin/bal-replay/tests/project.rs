@@ -75,6 +75,19 @@ fn project(bench_json: &Path, fio: &Path) -> std::process::Command {
     command
 }
 
+/// Runs `command` (a `project` command) with `args` and `--json <json>`, which must succeed
+/// (`what` names it if not); returns its tables and the JSON it wrote.
+fn project_json(
+    mut command: std::process::Command,
+    args: &[&str],
+    json: &Path,
+    what: &str,
+) -> (String, serde_json::Value) {
+    let out = command.args(args).arg("--json").arg(json).output().unwrap();
+    let stdout = assert_ok(&out, what);
+    (stdout, read_json(json))
+}
+
 #[test]
 fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let _profiling = profiling();
@@ -89,16 +102,15 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     );
     let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
-    let out = project(&bench_json, &fio)
-        .args(["--research-machine", "--target-workers", "1,16", "--json"])
-        .arg(&projection)
-        .output()
-        .unwrap();
-    let stdout = assert_ok(&out, "project");
+    let (stdout, report) = project_json(
+        project(&bench_json, &fio),
+        &["--research-machine", "--target-workers", "1,16"],
+        &projection,
+        "project",
+    );
     assert!(stdout.contains("Predicted against measured"), "{stdout}");
     assert!(stdout.contains("960000 IOPS at 85 µs"), "{stdout}");
 
-    let report = read_json(&projection);
     // One calibration per design (its one-worker run), one check per other run (2 workers),
     // two projections per design.
     let calibrations = report["calibrations"].as_array().unwrap();
@@ -137,14 +149,12 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
         stdout.contains("Workers are started as the engine starts them"),
         "{stdout}"
     );
-    let free = tmp.path().join("free.json");
-    let out = project(&bench_json, &fio)
-        .args(["--no-worker-start", "--json"])
-        .arg(&free)
-        .output()
-        .unwrap();
-    assert_ok(&out, "project --no-worker-start");
-    let free = read_json(&free);
+    let (_, free) = project_json(
+        project(&bench_json, &fio),
+        &["--no-worker-start"],
+        &tmp.path().join("free.json"),
+        "project --no-worker-start",
+    );
     assert!(free["measured_on"]["worker_start"].is_null());
     for check in checks {
         let exec = |c: &serde_json::Value| c["predicted"]["exec_with_io_s"].as_f64().unwrap();
@@ -164,15 +174,13 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     // The second calibration point: each design's two-worker run fits the time per batch the
     // simulation lacks (its measured execution less the check above's prediction, over its 2
     // batches of 10 blocks), so no run is left to check.
-    let with_overhead = tmp.path().join("overhead.json");
-    let out = project(&bench_json, &fio)
-        .args(["--batch-overhead", "--json"])
-        .arg(&with_overhead)
-        .output()
-        .unwrap();
-    let stdout = assert_ok(&out, "project --batch-overhead");
+    let (stdout, fitted) = project_json(
+        project(&bench_json, &fio),
+        &["--batch-overhead"],
+        &tmp.path().join("overhead.json"),
+        "project --batch-overhead",
+    );
     assert!(stdout.contains("Second calibration point"), "{stdout}");
-    let fitted = read_json(&with_overhead);
     assert!(fitted["checks"].as_array().unwrap().is_empty());
     for c in fitted["calibrations"].as_array().unwrap() {
         let check = checks.iter().find(|k| k["design"] == c["design"]).unwrap();
@@ -326,13 +334,14 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     let (key, first_use) = (bench_hybrid("key"), bench_hybrid("first-use"));
     let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
-    let out = project(&key, &fio)
-        .arg(&first_use)
-        .args(["--research-machine", "--target-workers", "1,16", "--json"])
-        .arg(&projection)
-        .output()
-        .unwrap();
-    let stdout = assert_ok(&out, "project");
+    let mut both = project(&key, &fio);
+    both.arg(&first_use);
+    let (stdout, report) = project_json(
+        both,
+        &["--research-machine", "--target-workers", "1,16"],
+        &projection,
+        "project",
+    );
     assert!(
         stdout.contains("| hybrid (first-use order) | 10 | 2 |"),
         "{stdout}"
@@ -341,7 +350,6 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
         stdout.contains("| hybrid (key order) | 10 | 2 |"),
         "{stdout}"
     );
-    let report = read_json(&projection);
     // Each order calibrated on its own one-worker run, and its two-worker run checked, with the
     // on-demand reads measured and predicted.
     let orders = |list: &str| -> Vec<String> {
@@ -365,18 +373,16 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     assert_eq!(projections.len(), 2);
     assert!(projections.iter().all(|p| p["prefetch_order"] == "key"));
     // The other order alone is projected, and named.
-    let alone = tmp.path().join("first-use-projection.json");
-    let out = project(&first_use, &fio)
-        .args(["--research-machine", "--target-workers", "1,16", "--json"])
-        .arg(&alone)
-        .output()
-        .unwrap();
-    let stdout = assert_ok(&out, "project");
+    let (stdout, alone) = project_json(
+        project(&first_use, &fio),
+        &["--research-machine", "--target-workers", "1,16"],
+        &tmp.path().join("first-use-projection.json"),
+        "project",
+    );
     assert!(
         stdout.contains("| hybrid (first-use order) | 10 | 16 |"),
         "{stdout}"
     );
-    let alone = read_json(&alone);
     let projections = alone["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
     assert!(
