@@ -30,8 +30,9 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
-    ReplayOptions, ReplayReport, ScratchState, TaskOrder, WorkerStartCost, drop_page_cache,
-    measure_worker_start, replay, replay_independent, warm_up_kzg,
+    ReplayOptions, ReplayReport, ScratchState, TaskOrder, WORKER_START_ROUNDS,
+    WORKER_START_WORKERS, WorkerStartCost, drop_page_cache, measure_worker_start, replay,
+    replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -829,11 +830,6 @@ fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
     median.mgas_per_s_max = max;
     median
 }
-
-/// Workers started per round, and rounds, when a profiling bench measures what starting a worker
-/// costs: 800 threads, a few tens of milliseconds.
-const WORKER_START_WORKERS: usize = 8;
-const WORKER_START_ROUNDS: usize = 100;
 
 /// Runs the matrix over `dump` from the pristine state `state` (never written), reporting each run
 /// to `on_run` as it finishes ([`BenchMatrix::run_count`] runs in all).

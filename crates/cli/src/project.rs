@@ -3,7 +3,10 @@
 
 use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind, point_reads::BenchDbReport};
-use bal_replay_engine::{ExecMode, IoDesign, PrefetchOrder, WorkerStartCost, measure_worker_start};
+use bal_replay_engine::{
+    ExecMode, IoDesign, PrefetchOrder, WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost,
+    measure_worker_start,
+};
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
     ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
@@ -277,7 +280,7 @@ impl ProjectCommand {
             None
         } else {
             recorded_start.or_else(|| {
-                let now = measure_worker_start(8, 100);
+                let now = measure_worker_start(WORKER_START_WORKERS, WORKER_START_ROUNDS);
                 if let Some(cost) = now {
                     eprintln!(
                         "note: the inputs did not record what starting a worker costs; measured \

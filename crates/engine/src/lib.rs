@@ -43,7 +43,8 @@ pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_parallel_with};
 pub use prevalues::PreValueDb;
 pub use profile::{
-    BatchProfile, PrefetchProfile, TaskProfile, WorkerStartCost, measure_worker_start,
+    BatchProfile, PrefetchProfile, TaskProfile, WORKER_START_ROUNDS, WORKER_START_WORKERS,
+    WorkerStartCost, measure_worker_start,
 };
 pub use record_check::check_record;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay, replay_independent};

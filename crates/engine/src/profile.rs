@@ -265,6 +265,12 @@ pub struct WorkerStartCost {
     pub rounds: usize,
 }
 
+/// Workers started per round, and rounds, where a bench or a projection measures what starting a
+/// worker costs ([`measure_worker_start`]): 800 threads, a few tens of milliseconds.
+pub const WORKER_START_WORKERS: usize = 8;
+/// See [`WORKER_START_WORKERS`].
+pub const WORKER_START_ROUNDS: usize = 100;
+
 /// Measures [`WorkerStartCost`]: `rounds` times, starts `workers` threads as a batch starts its
 /// workers ([`crate::parallel`]'s thread builder, scoped) with nothing to run, and joins them. The
 /// workers' own CPU is the process's less the starting thread's, so other threads of the process
