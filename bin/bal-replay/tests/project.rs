@@ -410,3 +410,122 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("expected key or first-use"), "{stderr}");
 }
+
+/// Summed task CPU (ns) and on-demand reads of `design`'s one-worker run in a bench JSON.
+fn one_worker_cpu_and_reads(bench: &serde_json::Value, design: &str) -> (f64, f64) {
+    let run = bench["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["design"] == design && r["threads"] == 1)
+        .unwrap();
+    let sum = |column: &str| -> f64 {
+        run["batch_profiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|b| b["tasks"][column].as_array().unwrap())
+            .map(|v| v.as_f64().unwrap())
+            .sum()
+    };
+    (sum("cpu_ns"), sum("reads"))
+}
+
+#[test]
+fn busy_cores_runs_calibrate_the_reads_that_find_every_core_busy_and_are_not_checked() {
+    let _profiling = profiling();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 3));
+    let (plain_json, busy_json) = (tmp.path().join("plain.json"), tmp.path().join("busy.json"));
+    let profiled = ["--io", "full,parallel", "--task-profile"];
+    bench(&dump, &state, &plain_json, &profiled);
+    bench(
+        &dump,
+        &state,
+        &busy_json,
+        &[&profiled[..], &["--busy-cores"]].concat(),
+    );
+    assert_eq!(read_json(&busy_json)["busy_cores"], true);
+    assert!(read_json(&plain_json).get("busy_cores").is_none());
+    let fio = fio(tmp.path());
+
+    // A busy-cores bench is not the machine as it is: refused as a run to check.
+    let out = project(&busy_json, &fio).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: its runs kept every core busy (bench --busy-cores): give it as --busy-cores",
+            busy_json.display()
+        )),
+        "{stderr}"
+    );
+    // And a plain bench is refused as --busy-cores.
+    let out = project(&plain_json, &fio)
+        .arg("--busy-cores")
+        .arg(&plain_json)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a busy-cores bench"), "{stderr}");
+
+    let mut command = project(&plain_json, &fio);
+    command.arg("--busy-cores").arg(&busy_json);
+    let (stdout, report) = project_json(
+        command,
+        // Two cores whatever other tests use meanwhile: the check below counts on them.
+        &[
+            "--cores",
+            "2",
+            "--research-machine",
+            "--target-workers",
+            "16",
+        ],
+        &tmp.path().join("projection.json"),
+        "project --busy-cores",
+    );
+    assert!(stdout.contains("Reads with every core busy"), "{stdout}");
+    let calibration = |design: &str| {
+        report["calibrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["design"] == design)
+            .unwrap()
+            .clone()
+    };
+    // Full BAL reads nothing on demand: no term. Parallel I/O's CPU saved per read is the two
+    // one-worker runs' task CPU apart over their reads (the same reads in both).
+    assert!(calibration("full").get("busy_cores").is_none());
+    let (plain_cpu, reads) = one_worker_cpu_and_reads(&read_json(&plain_json), "parallel");
+    let (busy_cpu, busy_reads) = one_worker_cpu_and_reads(&read_json(&busy_json), "parallel");
+    assert_eq!(reads, busy_reads);
+    assert!(reads > 0.0);
+    let saved = calibration("parallel")["busy_cores"]["read_cpu_saved_ns"]
+        .as_f64()
+        .unwrap();
+    let expected = (plain_cpu - busy_cpu) / reads;
+    assert!(
+        (saved - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+        "{saved} against {expected}"
+    );
+    // Two workers on two cores: a read never finds both cores with other work, so the check
+    // is the one without the term; and the projection leaves it out.
+    let check = report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["design"] == "parallel")
+        .unwrap()
+        .clone();
+    assert_eq!(check["predicted"]["busy_core_reads"], 0.0);
+    let projected = report["projections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["design"] == "parallel")
+        .unwrap()
+        .clone();
+    assert_eq!(projected["predicted"]["busy_core_reads"], 0.0);
+}

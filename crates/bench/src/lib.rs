@@ -17,6 +17,7 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+pub mod busy_cores;
 pub mod device;
 pub mod memory_limit;
 pub mod point_reads;
@@ -100,6 +101,9 @@ pub enum BenchError {
         /// Why not.
         why: &'static str,
     },
+    /// The cores could not be kept busy ([`BenchMatrix::busy_cores`]).
+    #[error(transparent)]
+    BusyCores(#[from] busy_cores::CoreSpinnersError),
     /// Writing the JSON result failed.
     #[error("writing {path}")]
     Io {
@@ -150,6 +154,9 @@ pub struct BenchMatrix {
     pub pipeline: bool,
     /// Record each parallel run's batch profiles ([`RunResult::batch_profiles`]).
     pub profile: bool,
+    /// Keep every core busy during each replay with spinners that take no CPU from it
+    /// ([`busy_cores::CoreSpinners`]): a core then never halts while a read waits.
+    pub busy_cores: bool,
 }
 
 impl BenchMatrix {
@@ -553,6 +560,10 @@ pub struct BenchResult {
     /// (`bal-replay project`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<WorkerStartCost>,
+    /// Every core was kept busy during each replay ([`BenchMatrix::busy_cores`]): the runs are
+    /// `bal-replay project --busy-cores` calibrations, not the machine as it is.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub busy_cores: bool,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
@@ -708,7 +719,14 @@ impl Bench<'_> {
             source,
         };
         let mut samples = Vec::new();
+        let busy = || {
+            self.matrix
+                .busy_cores
+                .then(busy_cores::CoreSpinners::start_per_core)
+                .transpose()
+        };
         let mut replay_over = |store: &dyn Fn() -> Option<u64>, db: &dyn ReplayStore| {
+            let _spinners = busy()?;
             let start = Instant::now();
             db.replay(self.config, &self.dump, &options, &mut |b| {
                 samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), store()));
@@ -728,6 +746,7 @@ impl Bench<'_> {
                     read_only: true,
                     ..self.rocks_options.clone()
                 };
+                let _spinners = busy()?;
                 let start = Instant::now();
                 let report = replay_independent(
                     self.config,
@@ -900,6 +919,7 @@ pub fn run_bench(
         rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
+        busy_cores: matrix.busy_cores,
         runs: results.into_iter().map(median_of).collect(),
     })
 }
@@ -1025,6 +1045,7 @@ mod tests {
             repeat: n(1),
             pipeline: false,
             profile: false,
+            busy_cores: false,
         }
     }
 

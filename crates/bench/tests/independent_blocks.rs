@@ -37,6 +37,7 @@ fn matrix() -> BenchMatrix {
         repeat: n(1),
         pipeline: false,
         profile: true,
+        busy_cores: false,
     }
 }
 

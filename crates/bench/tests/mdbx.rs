@@ -57,6 +57,7 @@ fn matrix() -> BenchMatrix {
         // through the overlay of commits kept in memory.
         pipeline: true,
         profile: false,
+        busy_cores: false,
     }
 }
 

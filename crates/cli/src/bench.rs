@@ -76,6 +76,12 @@ pub struct BenchCommand {
     /// and start; each prefetch and commit) in the JSON, for `bal-replay project`.
     #[arg(long)]
     pub task_profile: bool,
+    /// Keep every core busy during each replay with one spinning thread per core at
+    /// `SCHED_IDLE` (it runs only where nothing else is runnable, so it takes no CPU from the
+    /// replay): a core then never halts while a read waits. The runs calibrate `bal-replay
+    /// project --busy-cores`; they are not the machine as it is.
+    #[arg(long)]
+    pub busy_cores: bool,
     /// The disk's random-read curve on the state's filesystem (`scripts/fio-random-reads.sh`'s
     /// table): each run that read the state is then set against the disk's bound, its gas per
     /// device read at fio's best IOPS.
@@ -104,6 +110,7 @@ impl BenchCommand {
             repeat: self.repeat,
             pipeline: self.pipeline,
             profile: self.task_profile,
+            busy_cores: self.busy_cores,
         }
     }
 
@@ -307,6 +314,7 @@ impl DemoCommand {
             repeat: NonZeroUsize::MIN,
             pipeline: false,
             profile: false,
+            busy_cores: false,
         };
         bench(&dump, &StateSpec::RocksDb(state), &matrix, None, None)
     }
@@ -479,6 +487,7 @@ mod tests {
             rocksdb_io_uring: false,
             independent_blocks: false,
             worker_start: None,
+            busy_cores: false,
             runs,
         }
     }

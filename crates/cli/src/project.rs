@@ -8,9 +8,9 @@ use bal_replay_engine::{
     measure_worker_start,
 };
 use bal_replay_model::{
-    Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription, Measured,
-    ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint, batch_overhead_at,
-    batch_overhead_ns, calibrate, predict, read_cpu_reference,
+    BusyCores, Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription,
+    Measured, ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint,
+    batch_overhead_at, batch_overhead_ns, busy_cores, calibrate, predict, read_cpu_reference,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -107,6 +107,14 @@ pub struct ProjectCommand {
     /// was). Projections onto a target machine start workers at the same cost.
     #[arg(long)]
     pub no_worker_start: bool,
+    /// One-worker runs of the same chain and state with every core kept busy (`bal-replay bench
+    /// --busy-cores --threads 1 --task-profile --json`): a parallel I/O worker's read issued in a
+    /// simulation while every core has another thread to run then waits and costs the CPU it did
+    /// there, in place of the profile's (where each read left a core idle, and on a VM paid its
+    /// wake-up). Parallel I/O only: beside a prefetch the two runs differ in more than idling.
+    /// Checks only: projections onto a target machine leave it out.
+    #[arg(long, conflicts_with = "read_cpu")]
+    pub busy_cores: Vec<PathBuf>,
 }
 
 /// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
@@ -199,6 +207,7 @@ fn profiled(r: &RunResult) -> ProfiledRun {
                 .any(|t| t.raced + t.prefetch_hits > 0)
         }),
         read_cpu_reference: None,
+        busy_cores: None,
         measured: measured(r),
     }
 }
@@ -221,6 +230,7 @@ fn measured(r: &RunResult) -> Measured {
             .map(|t| t.cpu_ns as f64)
             .sum::<f64>()
             / 1e9,
+        busy_core_reads: 0.0,
     }
 }
 
@@ -273,8 +283,27 @@ impl ProjectCommand {
         let mut recorded_start = None;
         for path in &self.inputs {
             let bench = load(path)?;
+            if bench.busy_cores {
+                eyre::bail!(
+                    "{}: its runs kept every core busy (bench --busy-cores): give it as \
+                     --busy-cores, not as a run to calibrate on or check",
+                    path.display()
+                );
+            }
             recorded_start = recorded_start.or(bench.worker_start);
             runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
+        }
+        let mut busy_runs: Vec<(RunResult, usize)> = Vec::new();
+        for path in &self.busy_cores {
+            let bench = load(path)?;
+            if !bench.busy_cores {
+                eyre::bail!(
+                    "{}: not a busy-cores bench (its JSON has no \"busy_cores\": true; run \
+                     bench with --busy-cores)",
+                    path.display()
+                );
+            }
+            busy_runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
         }
         let worker_start = if self.no_worker_start {
             None
@@ -302,6 +331,7 @@ impl ProjectCommand {
             prefetch_race: !self.no_prefetch_race,
             readers_first: self.readers_first,
             worker_start,
+            busy_runs: &busy_runs,
         };
         let report = project(&runs, &here, target.as_ref(), &self.target_workers);
         print_report(&report);
@@ -324,6 +354,8 @@ struct Here<'a> {
     prefetch_race: bool,
     readers_first: bool,
     worker_start: Option<WorkerStartCost>,
+    /// One-worker runs with every core kept busy (`--busy-cores`).
+    busy_runs: &'a [(RunResult, usize)],
 }
 
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
@@ -342,6 +374,7 @@ fn project(
         prefetch_race,
         readers_first,
         worker_start,
+        busy_runs,
     } = *terms;
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
@@ -395,6 +428,24 @@ fn project(
             base.prefetch_race = None;
         }
         let calibration = calibrate(&base, &machine);
+        // What a read costs where no core idles, from the group's busy-cores run, if given.
+        base.busy_cores = busy_runs
+            .iter()
+            .find(|(r, _)| {
+                Group::of(r) == Some(group) && r.threads == 1 && !r.batch_profiles.is_empty()
+            })
+            .and_then(|(r, cpus)| busy_cores(&base, &profiled(r), &here(*cpus, Some(r))));
+        if !busy_runs.is_empty()
+            && base.busy_cores.is_none()
+            && base.on_demand_reads() > 0
+            && group.design == IoDesign::Parallel
+        {
+            eprintln!(
+                "note: {} at batch {}: no one-worker busy-cores run of the same chain with a task \
+                 profile, its reads cost what they did in the profile at any worker count",
+                group.design, group.batch
+            );
+        }
         // Where its reads were issued on the read-CPU curve, on the machine it ran on: once.
         base.read_cpu_reference =
             read_cpu_curve.map(|curve| read_cpu_reference(&base, &machine, calibration.k, curve));
@@ -425,6 +476,7 @@ fn project(
             read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
             batch_overhead_ns: overhead.map(|(ns, _)| ns),
+            busy_cores: base.busy_cores,
         });
         fitted.push(Fitted {
             group,
@@ -469,12 +521,18 @@ fn project(
             let predicted = plus_overhead(predicted);
             let measured = measured(r);
             // How much of the error is the tasks' CPU: the same simulation at the run's. Without
-            // the read-CPU curve: the run's CPU already has its reads' cost in it.
-            let error_at_run_task_cpu = (measured.task_cpu_s > 0.0 && predicted.task_cpu_s > 0.0)
-                .then(|| {
-                    let scaled = f
+            // the read-CPU curve or the busy cores' CPU: the run's CPU already has its reads'
+            // cost in it (the busy cores' waits stay).
+            let profile_cpu_s = f.base.task_cpu_ns() / 1e9;
+            let error_at_run_task_cpu =
+                (measured.task_cpu_s > 0.0 && profile_cpu_s > 0.0).then(|| {
+                    let mut scaled = f
                         .base
-                        .with_task_cpu_scaled(measured.task_cpu_s / predicted.task_cpu_s);
+                        .with_task_cpu_scaled(measured.task_cpu_s / profile_cpu_s);
+                    scaled.busy_cores = scaled.busy_cores.map(|b| BusyCores {
+                        read_cpu_saved_ns: 0.0,
+                        ..b
+                    });
                     let plain = Machine {
                         read_cpu_curve: None,
                         ..machine.clone()
@@ -509,6 +567,12 @@ fn project(
         });
         let projected = is_default(group.prefetch_order) || !default_profiled;
         if let Some(target) = target.filter(|_| projected) {
+            // The busy cores' costs are this machine's hypervisor's, not the target's.
+            let without_busy = f.base.busy_cores.map(|_| ProfiledRun {
+                busy_cores: None,
+                ..f.base.clone()
+            });
+            let base = without_busy.as_ref().unwrap_or(&f.base);
             for w in workers {
                 report.projections.push(Projection {
                     design: group.design,
@@ -517,7 +581,7 @@ fn project(
                     workers: w.get(),
                     k: f.calibration.k,
                     gas: f.base.gas,
-                    predicted: predict(&f.base, w.get(), target, f.calibration.k),
+                    predicted: predict(base, w.get(), target, f.calibration.k),
                 });
             }
         }

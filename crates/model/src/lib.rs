@@ -10,7 +10,9 @@
 //! second, on a two-worker run: the time per batch it took beyond the simulation
 //! ([`batch_overhead_ns`]), split into a thread cost and read waits that more workers overlap
 //! ([`batch_overhead_at`]). Optionally, the machine's CPU per read by reads in flight
-//! ([`ReadCpuCurve`], from `bench-db`), which a one-worker profile cannot show. Everything at
+//! ([`ReadCpuCurve`], from `bench-db`), which a one-worker profile cannot show. Optionally, what
+//! a read costs where no core idles ([`BusyCores`]), fitted on a second one-worker run with every
+//! core kept busy. Everything at
 //! other worker counts is then a prediction, checked against runs the fit did not see
 //! ([`Check`]).
 
@@ -22,6 +24,7 @@ pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
 pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
+pub use simulate::BusyCores;
 
 use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
@@ -52,6 +55,10 @@ pub struct ProfiledRun {
     /// [`read_cpu_reference`] on the machine the profile ran on, once calibrated; `None`:
     /// [`predict`] computes it on the machine it predicts for.
     pub read_cpu_reference: Option<f64>,
+    /// What a worker's read costs on the machine the profile ran on where every core has other
+    /// work ([`busy_cores`]); `None`: what it cost in the profile, always. Leave it out of a
+    /// projection onto another machine: it is this one's hypervisor.
+    pub busy_cores: Option<BusyCores>,
     /// What was measured.
     pub measured: Measured,
 }
@@ -72,20 +79,53 @@ impl ProfiledRun {
 /// size: parallel I/O's tasks (which read on demand) less full BAL's (which read nothing), over
 /// parallel I/O's on-demand reads. `None` without reads.
 pub fn read_cpu_ns(parallel: &ProfiledRun, full: &ProfiledRun) -> Option<f64> {
-    let cpu = |r: &ProfiledRun| -> f64 {
-        r.batches
+    let reads = parallel.on_demand_reads();
+    (reads > 0).then(|| ((parallel.task_cpu_ns() - full.task_cpu_ns()) / reads as f64).max(0.0))
+}
+
+/// What a worker's read costs where no core idles, from `run` (one worker, as measured) and
+/// `busy` (the same configuration at one worker with every core kept busy, `bench
+/// --busy-cores`): `busy`'s fitted `k`, and the CPU its tasks spent less than `run`'s over the
+/// reads both made (the same tasks made the same reads: their execution's CPU is the same).
+///
+/// Only for a run whose workers were its only threads (parallel I/O): there a one-worker run's
+/// core idles during every read, so the two runs differ only in the idling. Where a prefetch ran
+/// beside the worker (hybrid) its readers kept the cores busy part of the time in both runs, and
+/// its tasks read less where it won more races: their difference is not this term. `None` there,
+/// where `run` made no on-demand read, or where `busy` is not the same chain's and
+/// configuration's.
+pub fn busy_cores(run: &ProfiledRun, busy: &ProfiledRun, machine: &Machine) -> Option<BusyCores> {
+    let reads = run.on_demand_reads();
+    let workers_only = |r: &ProfiledRun| r.batches.iter().all(|b| b.prefetch.is_none());
+    let same = busy.design == run.design
+        && busy.batch == run.batch
+        && busy.workers == run.workers
+        && busy.gas == run.gas
+        && busy.on_demand_reads() == reads;
+    (reads > 0 && same && workers_only(run) && workers_only(busy)).then(|| BusyCores {
+        k: calibrate(busy, machine).k,
+        read_cpu_saved_ns: (run.task_cpu_ns() - busy.task_cpu_ns()) / reads as f64,
+    })
+}
+
+impl ProfiledRun {
+    /// Every task's CPU, summed, ns.
+    pub fn task_cpu_ns(&self) -> f64 {
+        self.batches
             .iter()
             .flat_map(|b| &b.tasks)
             .map(|t| t.cpu_ns as f64)
             .sum()
-    };
-    let reads: u64 = parallel
-        .batches
-        .iter()
-        .flat_map(|b| &b.tasks)
-        .map(|t| t.reads)
-        .sum();
-    (reads > 0).then(|| ((cpu(parallel) - cpu(full)) / reads as f64).max(0.0))
+    }
+
+    /// Every task's on-demand reads, summed.
+    pub fn on_demand_reads(&self) -> u64 {
+        self.batches
+            .iter()
+            .flat_map(|b| &b.tasks)
+            .map(|t| t.reads)
+            .sum()
+    }
 }
 
 /// A run's figures, measured or predicted, in the research's terms.
@@ -102,12 +142,16 @@ pub struct Measured {
     #[serde(default)]
     pub on_demand_reads: f64,
     /// The tasks' CPU, s: measured, each task's thread CPU summed; predicted, the profile's
-    /// (less what a target's cheaper reads save). Where a check misses, their ratio says how much
+    /// less what cheaper reads save (a target's, the read-CPU curve's, or busy cores'). Where a check misses, their ratio says how much
     /// of the miss is the tasks' CPU itself changing with the workers (caches shared by more
     /// threads than cores, reads costing more CPU in flight together), which a one-worker
     /// profile cannot show. 0 where unknown.
     #[serde(default)]
     pub task_cpu_s: f64,
+    /// Predicted only, with the busy-cores term ([`BusyCores`]): on-demand reads issued while
+    /// every core had another thread to run.
+    #[serde(default)]
+    pub busy_core_reads: f64,
 }
 
 impl Measured {
@@ -264,6 +308,7 @@ fn simulate_run(
         device_reads_per_key: run.device_reads_per_key,
         k,
         cpu,
+        busy: run.busy_cores,
     };
     let cores = Cores {
         cores: machine.cores,
@@ -330,6 +375,8 @@ fn simulate_run(
             longest_task_ns,
             worker_reads,
             worker_read_cpu_relative,
+            worker_reads_busy,
+            worker_read_cpu_saved_ns,
         } = exec;
         reads += worker_reads;
         relative += worker_read_cpu_relative;
@@ -339,7 +386,9 @@ fn simulate_run(
         let tasks_end_ns = tasks_end_ns + serial;
         out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
         out.on_demand_reads += worker_reads as f64;
-        out.task_cpu_s += tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() / 1e9;
+        out.busy_core_reads += worker_reads_busy as f64;
+        out.task_cpu_s +=
+            (tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() - worker_read_cpu_saved_ns) / 1e9;
         out.longest_txs_s += longest_task_ns / 1e9;
         out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
     }
@@ -624,6 +673,10 @@ pub struct CalibrationRow {
     /// beyond the simulation ([`batch_overhead_ns`]), ns.
     #[serde(default)]
     pub batch_overhead_ns: Option<f64>,
+    /// What a read costs where no core idles, fitted on the busy-cores run, when given
+    /// ([`busy_cores`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_cores: Option<BusyCores>,
 }
 
 /// A projection of one configuration onto another machine.
@@ -716,6 +769,7 @@ mod tests {
             read_cpu_ns: None,
             prefetch_race: None,
             read_cpu_reference: None,
+            busy_cores: None,
             measured: Measured::default(),
         }
     }
@@ -786,6 +840,63 @@ mod tests {
             ..there.clone()
         };
         assert_eq!(predict(&r, 4, &there, 0.5), predict(&r, 4, &replaced, 0.5));
+    }
+
+    #[test]
+    fn busy_cores_come_from_a_second_one_worker_run_and_change_only_busy_reads() {
+        let m = machine(2);
+        let mut idle = run(IoDesign::Parallel, 5);
+        idle.measured = predict(&idle, 1, &m, 0.7);
+        // The busy-cores run: the same tasks, each 6 µs of CPU less (2 µs per read), made at
+        // k = 0.4.
+        let mut busy = idle.clone();
+        for t in busy.batches.iter_mut().flat_map(|b| &mut b.tasks) {
+            t.cpu_ns -= 6_000;
+        }
+        busy.measured = predict(&busy, 1, &m, 0.4);
+        let b = busy_cores(&idle, &busy, &m).unwrap();
+        assert!((b.k - 0.4).abs() < 1e-6, "{b:?}");
+        assert!((b.read_cpu_saved_ns - 2_000.0).abs() < 1e-9, "{b:?}");
+        // Beside a prefetch (hybrid), the two runs differ in more than idling: no term.
+        let (mut hybrid, mut hybrid_busy) = (run(IoDesign::Hybrid, 5), run(IoDesign::Hybrid, 5));
+        hybrid.measured = predict(&hybrid, 1, &m, 0.7);
+        hybrid_busy.measured = predict(&hybrid_busy, 1, &m, 0.4);
+        assert_eq!(busy_cores(&hybrid, &hybrid_busy, &m), None);
+        // Not the same configuration, or no reads: nothing to take.
+        let mut other = busy.clone();
+        other.batch = 10;
+        assert_eq!(busy_cores(&idle, &other, &m), None);
+        assert_eq!(busy_cores(&run(IoDesign::Full, 5), &busy, &m), None);
+
+        // The calibration is unchanged by the term (one worker: no read finds every core busy),
+        // and with 8 workers on 2 cores some reads do: faster, less CPU.
+        idle.busy_cores = Some(BusyCores {
+            k: 0.4,
+            read_cpu_saved_ns: 2_000.0,
+        });
+        assert!((calibrate(&idle, &m).k - 0.7).abs() < 1e-6);
+        let with = predict(&idle, 8, &m, 0.7);
+        let without = predict(
+            &ProfiledRun {
+                busy_cores: None,
+                ..idle.clone()
+            },
+            8,
+            &m,
+            0.7,
+        );
+        assert!(with.busy_core_reads > 0.0, "{with:?}");
+        assert_eq!(without.busy_core_reads, 0.0);
+        assert!(
+            with.exec_with_io_s < without.exec_with_io_s,
+            "{with:?} {without:?}"
+        );
+        let saved_s = without.task_cpu_s - with.task_cpu_s;
+        assert!(
+            (saved_s - with.busy_core_reads * 2e-6).abs() < 1e-9,
+            "{saved_s} s saved over {} busy reads",
+            with.busy_core_reads
+        );
     }
 
     #[test]

@@ -26,6 +26,26 @@ pub struct ReadCost<'a> {
     pub k: f64,
     /// The CPU a worker's read costs at other depths than the profile's, if known.
     pub cpu: Option<ReadCpu<'a>>,
+    /// What a worker's read costs where every core has other work when it is issued, if
+    /// measured ([`BusyCores`]).
+    pub busy: Option<BusyCores>,
+}
+
+/// A worker's on-demand read issued while every core has another thread to run costs a wait of
+/// `k` (in place of the calibrated one) and `read_cpu_saved_ns` less CPU than the profile's.
+///
+/// Why: a one-worker profile's core halts during each read (nothing else to run), and on a VM the
+/// read then pays the hypervisor's wake-up, in the reading thread's CPU and in its wait. With
+/// more runnable threads than cores no core halts. Both figures come from a second one-worker
+/// run with every core kept busy by spinners that take no CPU from it (`bench --busy-cores`):
+/// `k` fitted on it as on the first, the CPU from its tasks' against the profile's.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BusyCores {
+    /// The read-wait factor fitted on the busy-cores run.
+    pub k: f64,
+    /// CPU per on-demand read saved, ns (the profile's tasks' CPU less the busy-cores run's,
+    /// over the profile's on-demand reads; negative where the busy run's cost more).
+    pub read_cpu_saved_ns: f64,
 }
 
 /// A worker's on-demand read costs `profiled_ns` of CPU in the profile, where its reads were
@@ -45,6 +65,11 @@ pub struct ReadCpu<'a> {
 impl ReadCost<'_> {
     fn wait_ns(&self, depth: usize) -> f64 {
         self.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
+    }
+
+    /// A worker's read issued at `depth` with every core busy: its wait, ns.
+    fn busy_wait_ns(&self, busy: BusyCores, depth: usize) -> f64 {
+        busy.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
     }
 
     /// CPU a worker's read issued at `depth` costs less than in the profile, ns.
@@ -132,6 +157,12 @@ pub struct PhaseTimes {
     pub worker_reads: u64,
     /// See `worker_reads`.
     pub worker_read_cpu_relative: f64,
+    /// Of `worker_reads`, those issued while every core had another thread to run
+    /// ([`BusyCores`]; counted only where the term is on).
+    pub worker_reads_busy: u64,
+    /// CPU the workers' reads cost less than in the profile, ns (the read-CPU curve's and the
+    /// busy cores' savings).
+    pub worker_read_cpu_saved_ns: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -354,6 +385,13 @@ pub fn simulate_phase(
             // Keys tasks have just read before the prefetch did: the reader whose key it was
             // (key order), or any (first-use order: one queue).
             let mut skips: Vec<Option<usize>> = Vec::new();
+            // Threads on the CPU (a read's issuer among them, until it issues): whether a read
+            // leaves a core with nothing to run. Of two reads issued at the same moment, the
+            // first is issued while the second's thread still runs.
+            let mut runnable = actors
+                .iter()
+                .filter(|a| matches!(a.state, State::Cpu { .. }))
+                .count();
             for (index, a) in actors.iter_mut().enumerate() {
                 match a.state {
                     State::Cpu { remaining }
@@ -418,18 +456,28 @@ pub fn simulate_phase(
                             a.job.ios_left -= 1;
                             in_flight += 1;
                             // Prefetch readers' CPU per key was measured at their own depth.
+                            runnable = runnable.saturating_sub(1);
+                            let busy = read.busy.filter(|_| a.worker() && runnable as f64 >= cores);
                             let saved = if a.worker() {
                                 out.worker_reads += 1;
                                 if let Some(c) = read.cpu {
                                     out.worker_read_cpu_relative +=
                                         c.curve.relative(in_flight as f64);
                                 }
-                                read.cpu_saved_ns(in_flight) / speed
+                                let saved = read.cpu_saved_ns(in_flight)
+                                    + busy.map_or(0.0, |b| b.read_cpu_saved_ns);
+                                out.worker_read_cpu_saved_ns += saved;
+                                out.worker_reads_busy += u64::from(busy.is_some());
+                                saved / speed
                             } else {
                                 0.0
                             };
+                            let wait = match busy {
+                                Some(b) => read.busy_wait_ns(b, in_flight),
+                                None => read.wait_ns(in_flight),
+                            };
                             a.state = State::Io {
-                                until: now + read.wait_ns(in_flight),
+                                until: now + wait,
                                 saved,
                             };
                         } else if a.worker() {
@@ -447,6 +495,7 @@ pub fn simulate_phase(
                     State::Io { until, saved } if until <= now + EPS * now.max(1.0) => {
                         changed = true;
                         in_flight -= 1;
+                        runnable += 1;
                         if a.kind == Kind::Reader {
                             keys_read += 1;
                         }
@@ -597,6 +646,7 @@ mod tests {
             device_reads_per_key: 1.0,
             k: 1.0,
             cpu: None,
+            busy: None,
         }
     }
 
@@ -612,6 +662,38 @@ mod tests {
 
     fn flat_disk(latency_us: f64) -> DiskModel {
         DiskModel::from_spec(1e12, latency_us).unwrap()
+    }
+
+    #[test]
+    fn a_read_issued_while_every_core_has_other_work_costs_what_busy_cores_measured() {
+        let disk = flat_disk(100.0);
+        let busy = BusyCores {
+            k: 0.5,
+            read_cpu_saved_ns: 4e3,
+        };
+        let read = ReadCost {
+            busy: Some(busy),
+            ..unit_read(&disk)
+        };
+        // Each task: 20 µs of CPU around one read (two pieces of 10 µs).
+        let tasks = [task(20, 1), task(20, 1)];
+        // One worker on one core: its read leaves the core idle, as in the profile: 10 + 100
+        // + 10 µs per task.
+        let one = simulate_phase(&tasks[..1], 1, Readers::default(), cores(1.0), read);
+        assert!((one.tasks_end_ns - 120e3).abs() < 1.0, "{one:?}");
+        assert_eq!((one.worker_reads, one.worker_reads_busy), (1, 0));
+        assert_eq!(one.worker_read_cpu_saved_ns, 0.0);
+        // Two workers on one core reach their reads together at 20 µs. The first is issued while
+        // the second still runs: it waits 0.5 x 100 µs and its next piece is 10 - 4 µs (back at
+        // 70, done at 76). The second then leaves the core idle: 100 µs and 10 µs (done at 130).
+        let two = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), read);
+        assert!((two.tasks_end_ns - 130e3).abs() < 1.0, "{two:?}");
+        assert_eq!((two.worker_reads, two.worker_reads_busy), (2, 1));
+        assert_eq!(two.worker_read_cpu_saved_ns, 4e3);
+        // Without the term both wait 100 µs and share the core after: done at 140.
+        let plain = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), unit_read(&disk));
+        assert!((plain.tasks_end_ns - 140e3).abs() < 1.0, "{plain:?}");
+        assert_eq!(plain.worker_reads_busy, 0);
     }
 
     #[test]
@@ -683,6 +765,7 @@ mod tests {
             device_reads_per_key: 2.0,
             k: 0.5,
             cpu: None,
+            busy: None,
         };
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
@@ -739,6 +822,7 @@ mod tests {
                 profiled_ns: 8e3,
                 reference: 1.0,
             }),
+            busy: None,
         };
         let machine = cores(2.0);
         // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).

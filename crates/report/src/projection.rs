@@ -19,7 +19,14 @@ fn reads(c: &bal_replay_model::Check) -> String {
             c.measured.on_demand_reads,
             c.predicted.on_demand_reads,
             percent(c.predicted.on_demand_reads / c.measured.on_demand_reads - 1.0)
-        )
+        ) + &if c.predicted.busy_core_reads > 0.0 {
+            format!(
+                "; {:.0}% with every core busy",
+                100.0 * c.predicted.busy_core_reads / c.predicted.on_demand_reads.max(1.0)
+            )
+        } else {
+            String::new()
+        }
     } else {
         "-".into()
     }
@@ -118,6 +125,31 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             })
         })
         .collect();
+    let busy: Vec<String> = report
+        .calibrations
+        .iter()
+        .filter_map(|c| {
+            c.busy_cores.map(|b| {
+                format!(
+                    "{} at batch {}: k {:.3}, {:.1} µs of CPU less per read",
+                    design_label(c.design, c.prefetch_order),
+                    c.batch,
+                    b.k,
+                    b.read_cpu_saved_ns / 1e3
+                )
+            })
+        })
+        .collect();
+    if !busy.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nReads with every core busy (each one-worker run again with every core kept busy by \
+             spinners that take no CPU from it, `bench --busy-cores`: a worker's read issued in a \
+             simulation while every core has another thread to run waits with that run's k and \
+             costs the CPU it did there): {}.",
+            busy.join("; ")
+        );
+    }
     if !overheads.is_empty() {
         let _ = writeln!(
             md,
@@ -136,7 +168,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
              (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
-             profiled | error at the run's task CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | \
+             predicted | error at the run's task CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | \
              --- | --- | --- | --- | --- |"
         );
         for c in &report.checks {

@@ -86,6 +86,7 @@ fn bench() -> BenchResult {
         rocksdb_io_uring: false,
         independent_blocks: false,
         worker_start: None,
+        busy_cores: false,
         runs,
     }
 }
