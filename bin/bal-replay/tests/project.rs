@@ -311,15 +311,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
         for run in read_json(&json)["runs"].as_array().unwrap() {
             assert_eq!(run["prefetch_order"], order, "{run}");
             // The race table sums the run's task profiles.
-            let sum = |column: &str| -> u64 {
-                run["batch_profiles"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .flat_map(|b| b["tasks"][column].as_array().unwrap())
-                    .map(|v| v.as_u64().unwrap())
-                    .sum()
-            };
+            let sum = |column: &str| task_column_sum(run, column);
             let row = format!(
                 "| {order} | {} | {} | {} |",
                 sum("reads"),
@@ -411,6 +403,17 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     assert!(stderr.contains("expected key or first-use"), "{stderr}");
 }
 
+/// One column of a bench JSON run's task profiles, summed over its batches.
+fn task_column_sum(run: &serde_json::Value, column: &str) -> u64 {
+    run["batch_profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|b| b["tasks"][column].as_array().unwrap())
+        .map(|v| v.as_u64().unwrap())
+        .sum()
+}
+
 /// Summed task CPU (ns) and on-demand reads of `design`'s one-worker run in a bench JSON.
 fn one_worker_cpu_and_reads(bench: &serde_json::Value, design: &str) -> (f64, f64) {
     let run = bench["runs"]
@@ -419,15 +422,7 @@ fn one_worker_cpu_and_reads(bench: &serde_json::Value, design: &str) -> (f64, f6
         .iter()
         .find(|r| r["design"] == design && r["threads"] == 1)
         .unwrap();
-    let sum = |column: &str| -> f64 {
-        run["batch_profiles"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .flat_map(|b| b["tasks"][column].as_array().unwrap())
-            .map(|v| v.as_f64().unwrap())
-            .sum()
-    };
+    let sum = |column: &str| task_column_sum(run, column) as f64;
     (sum("cpu_ns"), sum("reads"))
 }
 

@@ -387,7 +387,9 @@ pub fn simulate_phase(
             let mut skips: Vec<Option<usize>> = Vec::new();
             // Threads on the CPU (a read's issuer among them, until it issues): whether a read
             // leaves a core with nothing to run. Of two reads issued at the same moment, the
-            // first is issued while the second's thread still runs.
+            // first is issued while the second's thread still runs. Counted anew each pass, and
+            // within it moved only by reads issued and completed: a thread that ends or starts
+            // in the same pass counts from the next one.
             let mut runnable = actors
                 .iter()
                 .filter(|a| matches!(a.state, State::Cpu { .. }))

@@ -51,6 +51,26 @@ pub(crate) fn design_label(design: IoDesign, order: Option<PrefetchOrder>) -> St
     }
 }
 
+/// `note` of each calibration that has one, named by its design and batch size.
+fn calibration_notes(
+    report: &ProjectionReport,
+    note: impl Fn(&bal_replay_model::CalibrationRow) -> Option<String>,
+) -> Vec<String> {
+    report
+        .calibrations
+        .iter()
+        .filter_map(|c| {
+            note(c).map(|n| {
+                format!(
+                    "{} at batch {}: {n}",
+                    design_label(c.design, c.prefetch_order),
+                    c.batch
+                )
+            })
+        })
+        .collect()
+}
+
 /// The projection's tables in Markdown: calibrations, predicted against measured, and the
 /// projection onto the target machine next to the research's published figures.
 pub fn render_projection_markdown(report: &ProjectionReport) -> String {
@@ -111,35 +131,18 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             c.measured_mgas_per_s
         );
     }
-    let overheads: Vec<String> = report
-        .calibrations
-        .iter()
-        .filter_map(|c| {
-            c.batch_overhead_ns.map(|ns| {
-                format!(
-                    "{} at batch {}: {:.3} ms",
-                    design_label(c.design, c.prefetch_order),
-                    c.batch,
-                    ns / 1e6
-                )
-            })
+    let overheads = calibration_notes(report, |c| {
+        c.batch_overhead_ns.map(|ns| format!("{:.3} ms", ns / 1e6))
+    });
+    let busy = calibration_notes(report, |c| {
+        c.busy_cores.map(|b| {
+            format!(
+                "k {:.3}, {:.1} µs of CPU less per read",
+                b.k,
+                b.read_cpu_saved_ns / 1e3
+            )
         })
-        .collect();
-    let busy: Vec<String> = report
-        .calibrations
-        .iter()
-        .filter_map(|c| {
-            c.busy_cores.map(|b| {
-                format!(
-                    "{} at batch {}: k {:.3}, {:.1} µs of CPU less per read",
-                    design_label(c.design, c.prefetch_order),
-                    c.batch,
-                    b.k,
-                    b.read_cpu_saved_ns / 1e3
-                )
-            })
-        })
-        .collect();
+    });
     if !busy.is_empty() {
         let _ = writeln!(
             md,
