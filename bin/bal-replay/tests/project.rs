@@ -414,6 +414,20 @@ fn task_column_sum(run: &serde_json::Value, column: &str) -> u64 {
         .sum()
 }
 
+/// The first entry of `design` in a projection JSON's `list` (calibrations, checks, projections).
+fn first_of_design<'a>(
+    report: &'a serde_json::Value,
+    list: &str,
+    design: &str,
+) -> &'a serde_json::Value {
+    report[list]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["design"] == design)
+        .unwrap_or_else(|| panic!("no {design} in {list}"))
+}
+
 /// Summed task CPU (ns) and on-demand reads of `design`'s one-worker run in a bench JSON.
 fn one_worker_cpu_and_reads(bench: &serde_json::Value, design: &str) -> (f64, f64) {
     let run = bench["runs"]
@@ -481,15 +495,7 @@ fn busy_cores_runs_calibrate_the_reads_that_find_every_core_busy_and_are_not_che
         "project --busy-cores",
     );
     assert!(stdout.contains("Reads with every core busy"), "{stdout}");
-    let calibration = |design: &str| {
-        report["calibrations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|c| c["design"] == design)
-            .unwrap()
-            .clone()
-    };
+    let calibration = |design: &str| first_of_design(&report, "calibrations", design);
     // Full BAL reads nothing on demand: no term. Parallel I/O's CPU saved per read is the two
     // one-worker runs' task CPU apart over their reads (the same reads in both).
     assert!(calibration("full").get("busy_cores").is_none());
@@ -507,20 +513,8 @@ fn busy_cores_runs_calibrate_the_reads_that_find_every_core_busy_and_are_not_che
     );
     // Two workers on two cores: a read never finds both cores with other work, so the check
     // is the one without the term; and the projection leaves it out.
-    let check = report["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["design"] == "parallel")
-        .unwrap()
-        .clone();
-    assert_eq!(check["predicted"]["busy_core_reads"], 0.0);
-    let projected = report["projections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["design"] == "parallel")
-        .unwrap()
-        .clone();
-    assert_eq!(projected["predicted"]["busy_core_reads"], 0.0);
+    for list in ["checks", "projections"] {
+        let parallel = first_of_design(&report, list, "parallel");
+        assert_eq!(parallel["predicted"]["busy_core_reads"], 0.0, "{list}");
+    }
 }

@@ -120,15 +120,8 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    /// CPU time of this process, s.
     fn process_cpu_s() -> f64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `ts` is a valid timespec.
-        unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-        ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+        bal_replay_engine::process_cpu_time().as_secs_f64()
     }
 
     #[test]

@@ -11,6 +11,7 @@ use bal_replay_model::{
     BusyCores, Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription,
     Measured, ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint,
     batch_overhead_at, batch_overhead_ns, busy_cores, calibrate, predict, read_cpu_reference,
+    task_totals,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -213,23 +214,13 @@ fn profiled(r: &RunResult) -> ProfiledRun {
 }
 
 fn measured(r: &RunResult) -> Measured {
+    let (task_cpu_ns, reads) = task_totals(&r.batch_profiles);
     Measured {
         exec_with_io_s: r.exec_with_io_s,
         longest_txs_s: r.longest_txs_s,
         total_s: r.exec_with_io_s + r.commit_s,
-        on_demand_reads: r
-            .batch_profiles
-            .iter()
-            .flat_map(|b| &b.tasks)
-            .map(|t| t.reads as f64)
-            .sum(),
-        task_cpu_s: r
-            .batch_profiles
-            .iter()
-            .flat_map(|b| &b.tasks)
-            .map(|t| t.cpu_ns as f64)
-            .sum::<f64>()
-            / 1e9,
+        on_demand_reads: reads as f64,
+        task_cpu_s: task_cpu_ns / 1e9,
         busy_core_reads: 0.0,
     }
 }

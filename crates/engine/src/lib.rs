@@ -44,7 +44,7 @@ pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_p
 pub use prevalues::PreValueDb;
 pub use profile::{
     BatchProfile, PrefetchProfile, TaskProfile, WORKER_START_ROUNDS, WORKER_START_WORKERS,
-    WorkerStartCost, measure_worker_start,
+    WorkerStartCost, measure_worker_start, process_cpu_time,
 };
 pub use record_check::check_record;
 pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay, replay_independent};

@@ -182,7 +182,7 @@ pub fn thread_cpu_time() -> Duration {
 }
 
 /// CPU time this process has used (`CLOCK_PROCESS_CPUTIME_ID`); zero where it cannot be read.
-fn process_cpu_time() -> Duration {
+pub fn process_cpu_time() -> Duration {
     cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
 }
 

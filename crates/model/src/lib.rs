@@ -73,6 +73,16 @@ impl ProfiledRun {
         }
         run
     }
+
+    /// Every task's CPU, summed, ns ([`task_totals`]).
+    pub fn task_cpu_ns(&self) -> f64 {
+        task_totals(&self.batches).0
+    }
+
+    /// Every task's on-demand reads, summed ([`task_totals`]).
+    pub fn on_demand_reads(&self) -> u64 {
+        task_totals(&self.batches).1
+    }
 }
 
 /// The CPU a key read costs, estimated from two one-worker profiles of the same chain and batch
@@ -108,24 +118,14 @@ pub fn busy_cores(run: &ProfiledRun, busy: &ProfiledRun, machine: &Machine) -> O
     })
 }
 
-impl ProfiledRun {
-    /// Every task's CPU, summed, ns.
-    pub fn task_cpu_ns(&self) -> f64 {
-        self.batches
-            .iter()
-            .flat_map(|b| &b.tasks)
-            .map(|t| t.cpu_ns as f64)
-            .sum()
-    }
-
-    /// Every task's on-demand reads, summed.
-    pub fn on_demand_reads(&self) -> u64 {
-        self.batches
-            .iter()
-            .flat_map(|b| &b.tasks)
-            .map(|t| t.reads)
-            .sum()
-    }
+/// Every task's CPU (ns) and on-demand reads in `batches`, summed: what a run's tasks took.
+pub fn task_totals(batches: &[BatchProfile]) -> (f64, u64) {
+    batches
+        .iter()
+        .flat_map(|b| &b.tasks)
+        .fold((0.0, 0), |(cpu, reads), t| {
+            (cpu + t.cpu_ns as f64, reads + t.reads)
+        })
 }
 
 /// A run's figures, measured or predicted, in the research's terms.

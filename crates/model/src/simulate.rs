@@ -63,13 +63,12 @@ pub struct ReadCpu<'a> {
 }
 
 impl ReadCost<'_> {
-    fn wait_ns(&self, depth: usize) -> f64 {
-        self.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
-    }
-
-    /// A worker's read issued at `depth` with every core busy: its wait, ns.
-    fn busy_wait_ns(&self, busy: BusyCores, depth: usize) -> f64 {
-        busy.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
+    /// A read's wait issued at `depth`, ns: at the calibrated `k`, or, issued with every core
+    /// busy, at the busy-cores run's.
+    fn wait_ns(&self, depth: usize, busy: Option<BusyCores>) -> f64 {
+        busy.map_or(self.k, |b| b.k)
+            * self.device_reads_per_key
+            * self.disk.latency_ns(depth as f64)
     }
 
     /// CPU a worker's read issued at `depth` costs less than in the profile, ns.
@@ -474,12 +473,8 @@ pub fn simulate_phase(
                             } else {
                                 0.0
                             };
-                            let wait = match busy {
-                                Some(b) => read.busy_wait_ns(b, in_flight),
-                                None => read.wait_ns(in_flight),
-                            };
                             a.state = State::Io {
-                                until: now + wait,
+                                until: now + read.wait_ns(in_flight, busy),
                                 saved,
                             };
                         } else if a.worker() {
