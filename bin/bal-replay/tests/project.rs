@@ -518,3 +518,126 @@ fn busy_cores_runs_calibrate_the_reads_that_find_every_core_busy_and_are_not_che
         assert_eq!(parallel["predicted"]["busy_core_reads"], 0.0, "{list}");
     }
 }
+
+#[test]
+fn pinned_runs_calibrate_the_reads_from_cores_the_disk_does_not_interrupt_and_are_not_checked() {
+    let _profiling = profiling();
+    let online = std::thread::available_parallelism().unwrap().get();
+    assert!(
+        online >= 2,
+        "this test pins a bench to CPU 0 of at least two; the machine lets this process use {online}"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 3));
+    let (plain_json, pinned_json) = (
+        tmp.path().join("plain.json"),
+        tmp.path().join("pinned.json"),
+    );
+    let profiled = ["--io", "full,parallel", "--task-profile"];
+    bench(&dump, &state, &plain_json, &profiled);
+    // The same bench under `taskset -c 0`.
+    let out = std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(env!("CARGO_BIN_EXE_bal-replay"))
+        .args(["bench", "--dump"])
+        .arg(&dump)
+        .arg("--state")
+        .arg(&state)
+        .args(["--threads", "1", "--batch", "10", "--no-baselines"])
+        .args(profiled)
+        .arg("--json")
+        .arg(&pinned_json)
+        .output()
+        .unwrap();
+    assert_ok(&out, "taskset -c 0 bench");
+    let pinned = read_json(&pinned_json);
+    assert_eq!(pinned["pinned_cpus"], serde_json::json!([0]));
+    assert_eq!(pinned["cpus"], 1);
+    let online_cpus = pinned["online_cpus"].as_u64().unwrap();
+    assert!(online_cpus >= 2, "{online_cpus}");
+    // Each run recorded where its interrupts went.
+    for run in pinned["runs"].as_array().unwrap() {
+        let irq = &run["interrupts"];
+        assert!(
+            irq["device"].as_u64().unwrap() >= irq["device_on_run_cpus"].as_u64().unwrap(),
+            "{irq}"
+        );
+    }
+    assert!(read_json(&plain_json).get("pinned_cpus").is_none());
+    let fio = fio(tmp.path());
+
+    // A pinned bench is not the machine as it is: refused as a run to check.
+    let out = project(&pinned_json, &fio).output().unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: its runs were pinned to CPUs [0] of {online_cpus} (taskset): give it as \
+             --remote-completions",
+            pinned_json.display()
+        )),
+        "{stderr}"
+    );
+    // And a bench free to use every CPU is refused as --remote-completions.
+    let out = project(&plain_json, &fio)
+        .arg("--remote-completions")
+        .arg(&plain_json)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("not a pinned bench"), "{stderr}");
+
+    let mut command = project(&plain_json, &fio);
+    command.arg("--remote-completions").arg(&pinned_json);
+    let (stdout, report) = project_json(
+        command,
+        &[
+            "--cores",
+            "2",
+            "--research-machine",
+            "--target-workers",
+            "16",
+        ],
+        &tmp.path().join("projection.json"),
+        "project --remote-completions",
+    );
+    assert!(
+        stdout.contains("Reads from a core the disk does not interrupt"),
+        "{stdout}"
+    );
+    let calibration = |design: &str| first_of_design(&report, "calibrations", design);
+    // Full BAL reads nothing on demand: no term. Parallel I/O's CPU added per read is the two
+    // one-worker runs' task CPU apart over their reads; the completions arrive on the cores
+    // not pinned.
+    assert!(calibration("full").get("remote_completions").is_none());
+    let (plain_cpu, reads) = one_worker_cpu_and_reads(&read_json(&plain_json), "parallel");
+    let (pinned_cpu, pinned_reads) = one_worker_cpu_and_reads(&pinned, "parallel");
+    assert_eq!(reads, pinned_reads);
+    assert!(reads > 0.0);
+    let remote = &calibration("parallel")["remote_completions"];
+    assert_eq!(remote["irq_cores"].as_u64().unwrap(), online_cpus - 1);
+    let extra = remote["read_cpu_extra_ns"].as_f64().unwrap();
+    let expected = (pinned_cpu - plain_cpu) / reads;
+    assert!(
+        (extra - expected).abs() <= 1e-6 * expected.abs().max(1.0),
+        "{extra} against {expected}"
+    );
+    // Two workers on two cores: worker 1 sits on core 1, away from the completions, and no
+    // read finds both cores busy; about half the reads are its. The projection leaves it out.
+    let check = first_of_design(&report, "checks", "parallel");
+    let remote_reads = check["predicted"]["remote_completion_reads"]
+        .as_f64()
+        .unwrap();
+    let issued = check["predicted"]["on_demand_reads"].as_f64().unwrap();
+    assert!(
+        remote_reads > 0.0 && remote_reads < issued,
+        "{remote_reads} of {issued}"
+    );
+    let projection = first_of_design(&report, "projections", "parallel");
+    assert!(
+        projection["predicted"]
+            .get("remote_completion_reads")
+            .is_none()
+    );
+}

@@ -14,7 +14,10 @@
 //! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
 //! it is `None` and reported as such, never as zero.
 
-use crate::memory_limit::{MemoryLimit, MemoryUsage};
+use crate::{
+    interrupts::{InterruptCounts, InterruptSample},
+    memory_limit::{MemoryLimit, MemoryUsage},
+};
 use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
@@ -186,6 +189,10 @@ pub struct DiskEvidence {
     /// the run had (this machine is shared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUse>,
+    /// Where the run's I/O completions arrived: device interrupts, and the IPIs the CPUs it ran
+    /// on took ([`crate::interrupts`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupts: Option<InterruptCounts>,
 }
 
 /// Clock ticks per second of `/proc/stat` and `/proc/<pid>/stat` (`USER_HZ`: 100 on Linux, on
@@ -280,13 +287,14 @@ fn parse_process_ticks(stat: &str) -> Option<u64> {
 
 /// The counters at the start of a run over the state at a path, from which the run's
 /// [`DiskEvidence`] is taken when it ends: the one way `bench` and `run` measure a run.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct RunProbe<'a> {
     path: &'a Path,
     /// The device's and the process's counters at the start.
     pub io: IoSample,
     rocks: Option<RocksReadCounters>,
     cpu: Option<CpuSample>,
+    interrupts: Option<InterruptSample>,
 }
 
 impl<'a> RunProbe<'a> {
@@ -299,6 +307,7 @@ impl<'a> RunProbe<'a> {
             io: IoSample::take(path),
             rocks,
             cpu: CpuSample::take(),
+            interrupts: InterruptSample::take(),
         }
     }
 
@@ -313,9 +322,14 @@ impl<'a> RunProbe<'a> {
             (Some(now), Some(start)) => Some(now.since(&start)),
             _ => None,
         };
+        let interrupts = match (InterruptSample::take(), &self.interrupts) {
+            (Some(now), Some(start)) => Some(now.since(start)),
+            _ => None,
+        };
         DiskEvidence {
             memory: MemoryLimit::current_usage(),
             cpu,
+            interrupts,
             ..DiskEvidence::new(io, cache_key_reads(report), rocks)
         }
     }
@@ -376,6 +390,7 @@ impl DiskEvidence {
             memory: None,
             block_cache_pinned_bytes: None,
             cpu: None,
+            interrupts: None,
         }
     }
 }

@@ -19,6 +19,7 @@
 
 pub mod busy_cores;
 pub mod device;
+pub mod interrupts;
 pub mod memory_limit;
 pub mod point_reads;
 mod tables;
@@ -543,8 +544,15 @@ pub struct BenchResult {
     pub dump: String,
     /// Blocks in it.
     pub blocks: u64,
-    /// Logical CPUs of the machine.
+    /// Logical CPUs the bench could use (its affinity mask's).
     pub cpus: usize,
+    /// Logical CPUs of the machine online, where the kernel says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<usize>,
+    /// The CPUs the bench was pinned to (`taskset`), where fewer than the machine's: a
+    /// calibration run for `bal-replay project --remote-completions`, not the machine as it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_cpus: Option<Vec<usize>>,
     /// Mean BAL sizes.
     pub bal_sizes: MeanBalSizes,
     /// The build's RocksDB reads a multi-get's data blocks from one file as one io_uring batch
@@ -915,6 +923,8 @@ pub fn run_bench(
         cpus: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
+        online_cpus: interrupts::online_cpus(),
+        pinned_cpus: interrupts::pinned_cpus(),
         bal_sizes: mean_bal_sizes(&bench.dump)?,
         rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
         independent_blocks: !bench.dump.manifest().chained,

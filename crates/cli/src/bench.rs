@@ -479,6 +479,8 @@ mod tests {
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,
+            online_cpus: Some(2),
+            pinned_cpus: None,
             bal_sizes: MeanBalSizes {
                 full: 1.0,
                 batched: 1.0,

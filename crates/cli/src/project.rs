@@ -10,8 +10,8 @@ use bal_replay_engine::{
 use bal_replay_model::{
     BusyCores, Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription,
     Measured, ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint,
-    batch_overhead_at, batch_overhead_ns, busy_cores, calibrate, predict, read_cpu_reference,
-    task_totals,
+    RemoteCompletions, batch_overhead_at, batch_overhead_ns, busy_cores, calibrate, predict,
+    read_cpu_reference, remote_completions, task_totals,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -116,6 +116,14 @@ pub struct ProjectCommand {
     /// Checks only: projections onto a target machine leave it out.
     #[arg(long, conflicts_with = "read_cpu")]
     pub busy_cores: Vec<PathBuf>,
+    /// One-worker runs of the same chain and state pinned to the cores the disk's completions do
+    /// not arrive on (`taskset -c <cores> bal-replay bench --threads 1 --task-profile --json`;
+    /// on this VM the disk interrupts CPU 1, so `taskset -c 0`): a parallel I/O worker's read
+    /// issued in a simulation from such a core while some core idles then waits and costs the
+    /// CPU it did there. The cores the completions arrive on are the machine's less the pinned
+    /// ones. Parallel I/O only; checks only, as `--busy-cores`.
+    #[arg(long, conflicts_with = "read_cpu")]
+    pub remote_completions: Vec<PathBuf>,
 }
 
 /// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
@@ -209,6 +217,7 @@ fn profiled(r: &RunResult) -> ProfiledRun {
         }),
         read_cpu_reference: None,
         busy_cores: None,
+        remote_completions: None,
         measured: measured(r),
     }
 }
@@ -222,6 +231,7 @@ fn measured(r: &RunResult) -> Measured {
         on_demand_reads: reads as f64,
         task_cpu_s: task_cpu_ns / 1e9,
         busy_core_reads: 0.0,
+        remote_completion_reads: 0.0,
     }
 }
 
@@ -281,6 +291,14 @@ impl ProjectCommand {
                     path.display()
                 );
             }
+            if let Some(pinned) = &bench.pinned_cpus {
+                eyre::bail!(
+                    "{}: its runs were pinned to CPUs {pinned:?} of {} (taskset): give it as \
+                     --remote-completions, not as a run to calibrate on or check",
+                    path.display(),
+                    bench.online_cpus.map_or("?".into(), |n| n.to_string())
+                );
+            }
             recorded_start = recorded_start.or(bench.worker_start);
             runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
         }
@@ -295,6 +313,45 @@ impl ProjectCommand {
                 );
             }
             busy_runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
+        }
+        let mut remote_runs: Vec<(RunResult, usize, usize)> = Vec::new();
+        for path in &self.remote_completions {
+            let bench = load(path)?;
+            let (Some(pinned), Some(online)) = (&bench.pinned_cpus, bench.online_cpus) else {
+                eyre::bail!(
+                    "{}: not a pinned bench (its JSON has no \"pinned_cpus\" and \
+                     \"online_cpus\"; run bench under taskset -c <the cores the disk does not \
+                     interrupt>)",
+                    path.display()
+                );
+            };
+            if bench.busy_cores {
+                eyre::bail!(
+                    "{}: its runs kept every core busy (bench --busy-cores): give it as \
+                     --busy-cores",
+                    path.display()
+                );
+            }
+            let irq_cores = online.saturating_sub(pinned.len());
+            for r in &bench.runs {
+                // The pinned CPUs should have taken none of the disk's completions.
+                if let Some(irq) = r
+                    .disk
+                    .interrupts
+                    .filter(|i| i.device > 0 && i.device_on_run_cpus as f64 > 0.1 * i.device as f64)
+                {
+                    eprintln!(
+                        "note: {}: {} at batch {}: the pinned CPUs {pinned:?} took {} of the run's \
+                         {} device interrupts: not away from the disk's completions",
+                        path.display(),
+                        r.design,
+                        r.batch,
+                        irq.device_on_run_cpus,
+                        irq.device
+                    );
+                }
+            }
+            remote_runs.extend(bench.runs.into_iter().map(|r| (r, pinned.len(), irq_cores)));
         }
         let worker_start = if self.no_worker_start {
             None
@@ -323,6 +380,7 @@ impl ProjectCommand {
             readers_first: self.readers_first,
             worker_start,
             busy_runs: &busy_runs,
+            remote_runs: &remote_runs,
         };
         let report = project(&runs, &here, target.as_ref(), &self.target_workers);
         print_report(&report);
@@ -347,6 +405,9 @@ struct Here<'a> {
     worker_start: Option<WorkerStartCost>,
     /// One-worker runs with every core kept busy (`--busy-cores`).
     busy_runs: &'a [(RunResult, usize)],
+    /// One-worker runs pinned away from the disk's completions (`--remote-completions`), with
+    /// the CPUs they were pinned to and the cores the completions arrive on.
+    remote_runs: &'a [(RunResult, usize, usize)],
 }
 
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
@@ -366,6 +427,7 @@ fn project(
         readers_first,
         worker_start,
         busy_runs,
+        remote_runs,
     } = *terms;
     let mut groups: Vec<Group> = Vec::new();
     for (r, _) in runs {
@@ -437,6 +499,32 @@ fn project(
                 group.design, group.batch
             );
         }
+        // What a read costs from a core the disk does not interrupt, from the group's pinned
+        // run, if given. Its machine is the pinned cores, whole: what else ran meanwhile ran
+        // on the others.
+        base.remote_completions = remote_runs
+            .iter()
+            .find(|(r, _, _)| {
+                Group::of(r) == Some(group) && r.threads == 1 && !r.batch_profiles.is_empty()
+            })
+            .and_then(|(r, pinned, irq_cores)| {
+                let pinned_machine = Machine {
+                    cores: *pinned as f64,
+                    ..here(*pinned, Some(r))
+                };
+                remote_completions(&base, &profiled(r), &pinned_machine, *irq_cores)
+            });
+        if !remote_runs.is_empty()
+            && base.remote_completions.is_none()
+            && base.on_demand_reads() > 0
+            && group.design == IoDesign::Parallel
+        {
+            eprintln!(
+                "note: {} at batch {}: no one-worker pinned run of the same chain with a task \
+                 profile, its reads cost what they did in the profile from any core",
+                group.design, group.batch
+            );
+        }
         // Where its reads were issued on the read-CPU curve, on the machine it ran on: once.
         base.read_cpu_reference =
             read_cpu_curve.map(|curve| read_cpu_reference(&base, &machine, calibration.k, curve));
@@ -468,6 +556,7 @@ fn project(
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
             batch_overhead_ns: overhead.map(|(ns, _)| ns),
             busy_cores: base.busy_cores,
+            remote_completions: base.remote_completions,
         });
         fitted.push(Fitted {
             group,
@@ -524,6 +613,11 @@ fn project(
                         read_cpu_saved_ns: 0.0,
                         ..b
                     });
+                    scaled.remote_completions =
+                        scaled.remote_completions.map(|r| RemoteCompletions {
+                            read_cpu_extra_ns: 0.0,
+                            ..r
+                        });
                     let plain = Machine {
                         read_cpu_curve: None,
                         ..machine.clone()
@@ -558,11 +652,14 @@ fn project(
         });
         let projected = is_default(group.prefetch_order) || !default_profiled;
         if let Some(target) = target.filter(|_| projected) {
-            // The busy cores' costs are this machine's hypervisor's, not the target's.
-            let without_busy = f.base.busy_cores.map(|_| ProfiledRun {
-                busy_cores: None,
-                ..f.base.clone()
-            });
+            // The busy cores' and remote completions' costs are this machine's hypervisor's and
+            // disk's, not the target's.
+            let without_busy = (f.base.busy_cores.is_some() || f.base.remote_completions.is_some())
+                .then(|| ProfiledRun {
+                    busy_cores: None,
+                    remote_completions: None,
+                    ..f.base.clone()
+                });
             let base = without_busy.as_ref().unwrap_or(&f.base);
             for w in workers {
                 report.projections.push(Projection {

@@ -24,7 +24,7 @@ pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
 pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
-pub use simulate::BusyCores;
+pub use simulate::{BusyCores, RemoteCompletions};
 
 use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
@@ -59,6 +59,10 @@ pub struct ProfiledRun {
     /// work ([`busy_cores`]); `None`: what it cost in the profile, always. Leave it out of a
     /// projection onto another machine: it is this one's hypervisor.
     pub busy_cores: Option<BusyCores>,
+    /// What a worker's read costs on the machine the profile ran on from a core the disk's
+    /// completions do not arrive on ([`remote_completions`]); `None`: what it cost in the
+    /// profile, always. Leave it out of a projection onto another machine, as `busy_cores`.
+    pub remote_completions: Option<RemoteCompletions>,
     /// What was measured.
     pub measured: Measured,
 }
@@ -106,16 +110,46 @@ pub fn read_cpu_ns(parallel: &ProfiledRun, full: &ProfiledRun) -> Option<f64> {
 /// configuration's.
 pub fn busy_cores(run: &ProfiledRun, busy: &ProfiledRun, machine: &Machine) -> Option<BusyCores> {
     let reads = run.on_demand_reads();
-    let workers_only = |r: &ProfiledRun| r.batches.iter().all(|b| b.prefetch.is_none());
-    let same = busy.design == run.design
-        && busy.batch == run.batch
-        && busy.workers == run.workers
-        && busy.gas == run.gas
-        && busy.on_demand_reads() == reads;
-    (reads > 0 && same && workers_only(run) && workers_only(busy)).then(|| BusyCores {
+    (reads > 0 && same_tasks_workers_only(run, busy)).then(|| BusyCores {
         k: calibrate(busy, machine).k,
         read_cpu_saved_ns: (run.task_cpu_ns() - busy.task_cpu_ns()) / reads as f64,
     })
+}
+
+/// What a worker's read costs from a core the disk's completions do not arrive on, from `run`
+/// (one worker, as measured: it sat on the interrupted core) and `remote` (the same configuration
+/// at one worker pinned to the other cores, `taskset`, on `remote_machine`: its cores are the
+/// pinned ones), with `irq_cores` the cores the completions arrive on: `remote`'s fitted `k`, and
+/// the CPU its tasks spent more than `run`'s over the reads both made. Parallel I/O only, for
+/// the reasons [`busy_cores`] gives; `None` where it does not apply.
+pub fn remote_completions(
+    run: &ProfiledRun,
+    remote: &ProfiledRun,
+    remote_machine: &Machine,
+    irq_cores: usize,
+) -> Option<RemoteCompletions> {
+    let reads = run.on_demand_reads();
+    (reads > 0 && irq_cores > 0 && same_tasks_workers_only(run, remote)).then(|| {
+        RemoteCompletions {
+            k: calibrate(remote, remote_machine).k,
+            read_cpu_extra_ns: (remote.task_cpu_ns() - run.task_cpu_ns()) / reads as f64,
+            irq_cores,
+        }
+    })
+}
+
+/// Whether `other` replayed what `run` did (the same design, batch size, workers, gas and
+/// on-demand reads), both with workers only (no prefetch): then their tasks' CPU differs by what
+/// their reads cost.
+fn same_tasks_workers_only(run: &ProfiledRun, other: &ProfiledRun) -> bool {
+    let workers_only = |r: &ProfiledRun| r.batches.iter().all(|b| b.prefetch.is_none());
+    other.design == run.design
+        && other.batch == run.batch
+        && other.workers == run.workers
+        && other.gas == run.gas
+        && other.on_demand_reads() == run.on_demand_reads()
+        && workers_only(run)
+        && workers_only(other)
 }
 
 /// Every task's CPU (ns) and on-demand reads in `batches`, summed: what a run's tasks took.
@@ -152,6 +186,14 @@ pub struct Measured {
     /// every core had another thread to run.
     #[serde(default)]
     pub busy_core_reads: f64,
+    /// Predicted only, with the remote-completions term ([`RemoteCompletions`]): on-demand reads
+    /// issued from a core the disk's completions do not arrive on, while some core idled.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub remote_completion_reads: f64,
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 impl Measured {
@@ -309,6 +351,7 @@ fn simulate_run(
         k,
         cpu,
         busy: run.busy_cores,
+        remote: run.remote_completions,
     };
     let cores = Cores {
         cores: machine.cores,
@@ -376,6 +419,7 @@ fn simulate_run(
             worker_reads,
             worker_read_cpu_relative,
             worker_reads_busy,
+            worker_reads_remote,
             worker_read_cpu_saved_ns,
         } = exec;
         reads += worker_reads;
@@ -387,6 +431,7 @@ fn simulate_run(
         out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
         out.on_demand_reads += worker_reads as f64;
         out.busy_core_reads += worker_reads_busy as f64;
+        out.remote_completion_reads += worker_reads_remote as f64;
         out.task_cpu_s +=
             (tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() - worker_read_cpu_saved_ns) / 1e9;
         out.longest_txs_s += longest_task_ns / 1e9;
@@ -677,6 +722,10 @@ pub struct CalibrationRow {
     /// ([`busy_cores`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_cores: Option<BusyCores>,
+    /// What a read costs from a core the disk's completions do not arrive on, fitted on the
+    /// pinned run, when given ([`remote_completions`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_completions: Option<RemoteCompletions>,
 }
 
 /// A projection of one configuration onto another machine.
@@ -770,6 +819,7 @@ mod tests {
             prefetch_race: None,
             read_cpu_reference: None,
             busy_cores: None,
+            remote_completions: None,
             measured: Measured::default(),
         }
     }
@@ -896,6 +946,72 @@ mod tests {
             (saved_s - with.busy_core_reads * 2e-6).abs() < 1e-9,
             "{saved_s} s saved over {} busy reads",
             with.busy_core_reads
+        );
+    }
+
+    #[test]
+    fn remote_completions_come_from_a_pinned_one_worker_run_and_change_only_remote_reads() {
+        let m = machine(2);
+        let mut local = run(IoDesign::Parallel, 5);
+        local.measured = predict(&local, 1, &m, 0.7);
+        // The pinned run, on the one core the disk does not interrupt: the same tasks, each 9 µs
+        // of CPU more (3 µs per read), made at k = 1.1.
+        let mut pinned = local.clone();
+        for t in pinned.batches.iter_mut().flat_map(|b| &mut b.tasks) {
+            t.cpu_ns += 9_000;
+        }
+        let one_core = machine(1);
+        pinned.measured = predict(&pinned, 1, &one_core, 1.1);
+        let r = remote_completions(&local, &pinned, &one_core, 1).unwrap();
+        assert!((r.k - 1.1).abs() < 1e-6, "{r:?}");
+        assert!((r.read_cpu_extra_ns - 3_000.0).abs() < 1e-9, "{r:?}");
+        assert_eq!(r.irq_cores, 1);
+        // Beside a prefetch, another configuration, no reads, or no core taking the
+        // completions: nothing to take.
+        let mut hybrid = run(IoDesign::Hybrid, 5);
+        hybrid.measured = predict(&hybrid, 1, &m, 0.7);
+        assert_eq!(
+            remote_completions(&hybrid, &hybrid.clone(), &one_core, 1),
+            None
+        );
+        let mut other = pinned.clone();
+        other.batch = 10;
+        assert_eq!(remote_completions(&local, &other, &one_core, 1), None);
+        assert_eq!(
+            remote_completions(&run(IoDesign::Full, 5), &pinned, &one_core, 1),
+            None
+        );
+        assert_eq!(remote_completions(&local, &pinned, &one_core, 0), None);
+
+        // The calibration is unchanged by the term (its one worker sits on the interrupted
+        // core); with 2 workers on 2 cores, worker 1's reads are remote: slower, more CPU.
+        local.remote_completions = Some(r);
+        assert!((calibrate(&local, &m).k - 0.7).abs() < 1e-6);
+        let with = predict(&local, 2, &m, 0.7);
+        let without = predict(
+            &ProfiledRun {
+                remote_completions: None,
+                ..local.clone()
+            },
+            2,
+            &m,
+            0.7,
+        );
+        assert!(with.remote_completion_reads > 0.0, "{with:?}");
+        assert!(
+            with.remote_completion_reads < with.on_demand_reads,
+            "{with:?}"
+        );
+        assert_eq!(without.remote_completion_reads, 0.0);
+        assert!(
+            with.exec_with_io_s > without.exec_with_io_s,
+            "{with:?} {without:?}"
+        );
+        let added_s = with.task_cpu_s - without.task_cpu_s;
+        assert!(
+            (added_s - with.remote_completion_reads * 3e-6).abs() < 1e-9,
+            "{added_s} s added over {} remote reads",
+            with.remote_completion_reads
         );
     }
 

@@ -29,6 +29,9 @@ pub struct ReadCost<'a> {
     /// What a worker's read costs where every core has other work when it is issued, if
     /// measured ([`BusyCores`]).
     pub busy: Option<BusyCores>,
+    /// What a worker's read costs from a core the disk's completions do not arrive on, if
+    /// measured ([`RemoteCompletions`]).
+    pub remote: Option<RemoteCompletions>,
 }
 
 /// A worker's on-demand read issued while every core has another thread to run costs a wait of
@@ -48,6 +51,38 @@ pub struct BusyCores {
     pub read_cpu_saved_ns: f64,
 }
 
+/// A worker's on-demand read issued from a core the disk's completions do not arrive on, while
+/// some core has nothing else to run, waits `k` (in place of the calibrated one) and costs
+/// `read_cpu_extra_ns` more CPU than the profile's.
+///
+/// Why: a disk with one completion queue interrupts one core (this VM's virtio disk: all of them
+/// on CPU 1). A read issued from another core is completed there by an inter-processor
+/// interrupt, and on a VM one that wakes a halted core pays the hypervisor's wake-up. A
+/// one-worker profile's worker sits on the interrupted core (the scheduler wakes it where its
+/// read completed); with more workers than that, some sit elsewhere. The simulation places
+/// worker `w` on core `w mod cores` and takes cores `0..irq_cores` for the interrupted ones.
+/// Both figures come from a second one-worker run pinned to the other cores (`taskset`), `k`
+/// fitted on it as on the first, the CPU from its tasks' against the profile's. A read issued
+/// with every core busy costs what [`BusyCores`] says, wherever it was issued: no core halts.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RemoteCompletions {
+    /// The read-wait factor fitted on the pinned run.
+    pub k: f64,
+    /// CPU per on-demand read added, ns (the pinned run's tasks' CPU less the profile's, over
+    /// the profile's on-demand reads; negative where the pinned run's cost less).
+    pub read_cpu_extra_ns: f64,
+    /// Cores the disk's completions arrive on, of those simulated.
+    pub irq_cores: usize,
+}
+
+impl RemoteCompletions {
+    /// Whether worker `w` sits on a core the disk's completions do not arrive on, on `cores`.
+    fn is_remote(&self, w: usize, cores: f64) -> bool {
+        let cores = (cores.round() as usize).max(1);
+        w % cores >= self.irq_cores
+    }
+}
+
 /// A worker's on-demand read costs `profiled_ns` of CPU in the profile, where its reads were
 /// issued at a mean relative CPU of `reference` (1.0: one read in flight each time), and
 /// `profiled_ns * curve.relative(depth) / reference` when issued with `depth` reads in flight:
@@ -63,12 +98,10 @@ pub struct ReadCpu<'a> {
 }
 
 impl ReadCost<'_> {
-    /// A read's wait issued at `depth`, ns: at the calibrated `k`, or, issued with every core
-    /// busy, at the busy-cores run's.
-    fn wait_ns(&self, depth: usize, busy: Option<BusyCores>) -> f64 {
-        busy.map_or(self.k, |b| b.k)
-            * self.device_reads_per_key
-            * self.disk.latency_ns(depth as f64)
+    /// A read's wait issued at `depth`, ns: at the calibrated `k`, or at `k` where a term
+    /// ([`BusyCores`], [`RemoteCompletions`]) gives the read its own.
+    fn wait_ns(&self, depth: usize, k: Option<f64>) -> f64 {
+        k.unwrap_or(self.k) * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
     }
 
     /// CPU a worker's read issued at `depth` costs less than in the profile, ns.
@@ -159,8 +192,11 @@ pub struct PhaseTimes {
     /// Of `worker_reads`, those issued while every core had another thread to run
     /// ([`BusyCores`]; counted only where the term is on).
     pub worker_reads_busy: u64,
+    /// Of `worker_reads`, those issued from a core the disk's completions do not arrive on
+    /// while some core idled ([`RemoteCompletions`]; counted only where the term is on).
+    pub worker_reads_remote: u64,
     /// CPU the workers' reads cost less than in the profile, ns (the read-CPU curve's and the
-    /// busy cores' savings).
+    /// busy cores' savings, less what remote completions add).
     pub worker_read_cpu_saved_ns: f64,
 }
 
@@ -459,6 +495,9 @@ pub fn simulate_phase(
                             // Prefetch readers' CPU per key was measured at their own depth.
                             runnable = runnable.saturating_sub(1);
                             let busy = read.busy.filter(|_| a.worker() && runnable as f64 >= cores);
+                            let remote = read.remote.filter(|r| {
+                                a.worker() && busy.is_none() && r.is_remote(index, cores)
+                            });
                             let saved = if a.worker() {
                                 out.worker_reads += 1;
                                 if let Some(c) = read.cpu {
@@ -466,15 +505,18 @@ pub fn simulate_phase(
                                         c.curve.relative(in_flight as f64);
                                 }
                                 let saved = read.cpu_saved_ns(in_flight)
-                                    + busy.map_or(0.0, |b| b.read_cpu_saved_ns);
+                                    + busy.map_or(0.0, |b| b.read_cpu_saved_ns)
+                                    - remote.map_or(0.0, |r| r.read_cpu_extra_ns);
                                 out.worker_read_cpu_saved_ns += saved;
                                 out.worker_reads_busy += u64::from(busy.is_some());
+                                out.worker_reads_remote += u64::from(remote.is_some());
                                 saved / speed
                             } else {
                                 0.0
                             };
+                            let k = busy.map(|b| b.k).or(remote.map(|r| r.k));
                             a.state = State::Io {
-                                until: now + read.wait_ns(in_flight, busy),
+                                until: now + read.wait_ns(in_flight, k),
                                 saved,
                             };
                         } else if a.worker() {
@@ -644,6 +686,7 @@ mod tests {
             k: 1.0,
             cpu: None,
             busy: None,
+            remote: None,
         }
     }
 
@@ -691,6 +734,53 @@ mod tests {
         let plain = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), unit_read(&disk));
         assert!((plain.tasks_end_ns - 140e3).abs() < 1.0, "{plain:?}");
         assert_eq!(plain.worker_reads_busy, 0);
+    }
+
+    #[test]
+    fn a_read_from_a_core_the_disk_does_not_interrupt_costs_what_the_pinned_run_measured() {
+        let disk = flat_disk(100.0);
+        let remote = RemoteCompletions {
+            k: 1.5,
+            read_cpu_extra_ns: 4e3,
+            irq_cores: 1,
+        };
+        let read = ReadCost {
+            remote: Some(remote),
+            ..unit_read(&disk)
+        };
+        // Each task: 20 µs of CPU around one read (two pieces of 10 µs).
+        let tasks = [task(20, 1), task(20, 1)];
+        // One worker sits on the interrupted core: 10 + 100 + 10 µs per task.
+        let one = simulate_phase(&tasks, 1, Readers::default(), cores(2.0), read);
+        assert!((one.tasks_end_ns - 240e3).abs() < 1.0, "{one:?}");
+        assert_eq!((one.worker_reads, one.worker_reads_remote), (2, 0));
+        // Two workers on two cores: worker 0's read waits 100 µs (done at 120), worker 1's,
+        // from core 1, 1.5 x 100 µs, and its next piece is 10 + 4 µs (done at 174).
+        let two = simulate_phase(&tasks, 2, Readers::default(), cores(2.0), read);
+        assert!((two.tasks_end_ns - 174e3).abs() < 1.0, "{two:?}");
+        assert_eq!((two.worker_reads, two.worker_reads_remote), (2, 1));
+        assert_eq!(two.worker_read_cpu_saved_ns, -4e3);
+        // On one core every worker sits on the interrupted one.
+        let one_core = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), read);
+        assert_eq!(one_core.worker_reads_remote, 0);
+        // A read issued with every core busy costs the busy cores' price, from any core. Four
+        // workers on two cores reach their reads together: workers 0 and 1 issue theirs while
+        // the others still run (busy, though worker 1 sits on core 1), worker 2's leaves a core
+        // idle (core 0: local), and worker 3's too (core 1: remote).
+        let both = ReadCost {
+            busy: Some(BusyCores {
+                k: 0.5,
+                read_cpu_saved_ns: 0.0,
+            }),
+            ..read
+        };
+        let four = [task(20, 1), task(20, 1), task(20, 1), task(20, 1)];
+        let mixed = simulate_phase(&four, 4, Readers::default(), cores(2.0), both);
+        assert_eq!(
+            (mixed.worker_reads_busy, mixed.worker_reads_remote),
+            (2, 1),
+            "{mixed:?}"
+        );
     }
 
     #[test]
@@ -763,6 +853,7 @@ mod tests {
             k: 0.5,
             cpu: None,
             busy: None,
+            remote: None,
         };
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
@@ -820,6 +911,7 @@ mod tests {
                 reference: 1.0,
             }),
             busy: None,
+            remote: None,
         };
         let machine = cores(2.0);
         // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).

@@ -19,16 +19,26 @@ fn reads(c: &bal_replay_model::Check) -> String {
             c.measured.on_demand_reads,
             c.predicted.on_demand_reads,
             percent(c.predicted.on_demand_reads / c.measured.on_demand_reads - 1.0)
-        ) + &if c.predicted.busy_core_reads > 0.0 {
-            format!(
-                "; {:.0}% with every core busy",
-                100.0 * c.predicted.busy_core_reads / c.predicted.on_demand_reads.max(1.0)
+        ) + &share_note(c.predicted.busy_core_reads, c, "with every core busy")
+            + &share_note(
+                c.predicted.remote_completion_reads,
+                c,
+                "from a core the disk does not interrupt",
             )
-        } else {
-            String::new()
-        }
     } else {
         "-".into()
+    }
+}
+
+/// "; N% `what`" for `reads` of a check's predicted on-demand reads, or nothing for none.
+fn share_note(reads: f64, c: &bal_replay_model::Check, what: &str) -> String {
+    if reads > 0.0 {
+        format!(
+            "; {:.0}% {what}",
+            100.0 * reads / c.predicted.on_demand_reads.max(1.0)
+        )
+    } else {
+        String::new()
     }
 }
 
@@ -151,6 +161,30 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              simulation while every core has another thread to run waits with that run's k and \
              costs the CPU it did there): {}.",
             busy.join("; ")
+        );
+    }
+    let remote = calibration_notes(report, |c| {
+        c.remote_completions.map(|r| {
+            format!(
+                "k {:.3}, {:.1} µs of CPU more per read",
+                r.k,
+                r.read_cpu_extra_ns / 1e3
+            )
+        })
+    });
+    if let Some(irq_cores) = report
+        .calibrations
+        .iter()
+        .find_map(|c| c.remote_completions.map(|r| r.irq_cores))
+    {
+        let _ = writeln!(
+            md,
+            "\nReads from a core the disk does not interrupt (each one-worker run again, pinned \
+             to the cores the disk's completions do not arrive on, `taskset`; the completions \
+             arrive on {irq_cores} core(s), worker w sits on core w mod cores: a worker's read \
+             issued in a simulation from such a core while some core idles waits with that run's \
+             k and costs the CPU it did there): {}.",
+            remote.join("; ")
         );
     }
     if !overheads.is_empty() {

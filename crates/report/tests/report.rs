@@ -78,6 +78,8 @@ fn bench() -> BenchResult {
         dump: "/data/chain/dump".into(),
         blocks: 200,
         cpus: 2,
+        online_cpus: Some(2),
+        pinned_cpus: None,
         bal_sizes: MeanBalSizes {
             full: 300_000.0,
             batched: 120_000.0,
