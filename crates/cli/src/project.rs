@@ -232,6 +232,12 @@ fn measured(r: &RunResult) -> Measured {
         task_cpu_s: task_cpu_ns / 1e9,
         busy_core_reads: 0.0,
         remote_completion_reads: 0.0,
+        worker_run_delay_s: r
+            .batch_profiles
+            .iter()
+            .filter_map(|b| b.worker_run_delay_ns)
+            .sum::<u64>() as f64
+            / 1e9,
     }
 }
 

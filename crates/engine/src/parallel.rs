@@ -65,6 +65,9 @@ pub struct ParallelOutcome {
     pub tx_times: Vec<Duration>,
     /// Every task's profile in the order workers took them (empty unless asked for).
     pub tasks: Vec<TaskProfile>,
+    /// The workers' time runnable but off a core, summed, ns (profiling only; `None` where the
+    /// kernel does not say): [`crate::BatchProfile::worker_run_delay_ns`].
+    pub worker_run_delay_ns: Option<u64>,
 }
 
 /// How to run a parallel batch.
@@ -123,6 +126,7 @@ where
         outputs,
         failure,
         dispatch,
+        worker_run_delay_ns,
     } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
     // The block of the failing task: every block before it ran all its tasks, so its header check
@@ -157,6 +161,7 @@ where
         busy_time,
         tx_times,
         tasks,
+        worker_run_delay_ns,
     })
 }
 
@@ -174,6 +179,8 @@ struct TaskRun {
     failure: Option<(u64, EngineError)>,
     /// The global indices in the order workers took them.
     dispatch: Vec<u64>,
+    /// The workers' run delay, summed (profiling only).
+    worker_run_delay_ns: Option<u64>,
 }
 
 /// Runs the plan's tasks on `threads` workers, in `order`.
@@ -212,15 +219,32 @@ where
     let cursor = AtomicUsize::new(0);
     let lowest_failed = AtomicU64::new(u64::MAX);
     let lowest_error: Mutex<Option<(u64, EngineError)>> = Mutex::new(None);
+    // The workers' run delay (profiling only), and whether every worker could read its own.
+    let run_delay = AtomicU64::new(0);
+    let run_delay_known = std::sync::atomic::AtomicBool::new(true);
     let started = std::thread::scope(|scope| {
         for worker in 0..threads.get() {
             let worker = worker as u32;
             let (tasks, envs, outputs, cursor) = (&tasks, &envs, &outputs, &cursor);
             let (lowest_failed, lowest_error) = (&lowest_failed, &lowest_error);
+            let (run_delay, run_delay_known) = (&run_delay, &run_delay_known);
             let spawned = worker_thread(worker).spawn_scoped(scope, move || {
+                // Two reads of a proc file per worker and batch, outside every task's clock.
+                let delay_at_start = profile.then(crate::profile::thread_run_delay_ns);
                 loop {
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
-                    let Some(task) = tasks.get(i) else { return };
+                    let Some(task) = tasks.get(i) else {
+                        if let Some(start) = delay_at_start {
+                            match start.zip(crate::profile::thread_run_delay_ns()) {
+                                Some((start, end)) => {
+                                    run_delay
+                                        .fetch_add(end.saturating_sub(start), Ordering::Relaxed);
+                                }
+                                None => run_delay_known.store(false, Ordering::Relaxed),
+                            }
+                        }
+                        return;
+                    };
                     if task.global_index > lowest_failed.load(Ordering::Relaxed) {
                         continue;
                     }
@@ -280,10 +304,13 @@ where
         .map(|m| m.into_inner().ok().flatten())
         .collect();
     let dispatch = tasks.iter().map(|t| t.global_index).collect();
+    let worker_run_delay_ns =
+        (profile && run_delay_known.into_inner()).then(|| run_delay.into_inner());
     Ok(TaskRun {
         outputs,
         failure,
         dispatch,
+        worker_run_delay_ns,
     })
 }
 

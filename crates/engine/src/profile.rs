@@ -74,6 +74,12 @@ pub struct BatchProfile {
     pub exec_ns: u64,
     /// The commit, ns.
     pub commit_ns: u64,
+    /// Time the batch's workers spent runnable but waiting for a core, summed over them, ns
+    /// (the kernel's `run_delay`, `/proc/thread-self/schedstat`, from each worker's start to its
+    /// end): what a schedule that runs a woken thread at once on a free core does not have.
+    /// `None` where the kernel does not say, and in profiles recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_run_delay_ns: Option<u64>,
 }
 
 /// [`BatchProfile::tasks`] in JSON: one array per field, all of the same length.
@@ -174,6 +180,13 @@ impl BatchProfile {
             .unwrap_or(0);
         self.exec_ns.saturating_sub(last.saturating_sub(first))
     }
+}
+
+/// Time this thread has spent runnable but waiting for a core, ns: the second field of
+/// `/proc/thread-self/schedstat` (the kernel's `run_delay`). `None` where it cannot be read.
+pub fn thread_run_delay_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`); zero where the clock cannot be read.
@@ -351,6 +364,29 @@ mod tests {
     }
 
     #[test]
+    fn threads_sharing_too_few_cores_wait_for_them() {
+        // Twice as many spinning threads as cores, 40 ms each: together they wait at least a
+        // core's worth of that, which the kernel counts as their run delay.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let waited: u64 = std::thread::scope(|scope| {
+            let spinners: Vec<_> = (0..2 * cores)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let start = thread_run_delay_ns().unwrap();
+                        let cpu = thread_cpu_time();
+                        while thread_cpu_time() - cpu < Duration::from_millis(40) {
+                            std::hint::spin_loop();
+                        }
+                        thread_run_delay_ns().unwrap() - start
+                    })
+                })
+                .collect();
+            spinners.into_iter().map(|s| s.join().unwrap()).sum()
+        });
+        assert!(waited >= 20_000_000, "{cores} cores, {waited} ns waited");
+    }
+
+    #[test]
     fn tasks_travel_as_columns_and_come_back_whole() {
         let batch = BatchProfile {
             first_block: 100,
@@ -359,6 +395,7 @@ mod tests {
             prefetch: None,
             exec_ns: 8_000,
             commit_ns: 3,
+            worker_run_delay_ns: Some(5),
         };
         let json = serde_json::to_value(&batch).unwrap();
         assert_eq!(

@@ -144,6 +144,7 @@ impl BatchReport {
                 prefetch: None,
                 exec_ns: nanos(out.exec_time),
                 commit_ns: 0,
+                worker_run_delay_ns: out.worker_run_delay_ns,
             });
         }
         out.changes

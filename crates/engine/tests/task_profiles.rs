@@ -60,6 +60,11 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
         let report = run(&dump, &pristine, &options);
         let batches = profiles(&report);
         assert_eq!(batches.len(), 2, "{design}: 6 blocks in batches of 4");
+        // Each batch says how long its workers waited for a core (this kernel says).
+        assert!(
+            batches.iter().all(|b| b.worker_run_delay_ns.is_some()),
+            "{design}: no worker run delay"
+        );
         let mut tasks = 0;
         let mut gas = 0;
         let mut reads = 0;

@@ -190,6 +190,12 @@ pub struct Measured {
     /// issued from a core the disk's completions do not arrive on, while some core idled.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub remote_completion_reads: f64,
+    /// The workers' time runnable but off a core, summed over them, s: measured, the kernel's
+    /// (`BatchProfile::worker_run_delay_ns`; 0 for profiles recorded before it was); predicted,
+    /// the simulation's sharing of the cores. Where they differ, the kernel did not run a woken
+    /// worker where the model did.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub worker_run_delay_s: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -420,6 +426,7 @@ fn simulate_run(
             worker_read_cpu_relative,
             worker_reads_busy,
             worker_reads_remote,
+            worker_run_delay_ns,
             worker_read_cpu_saved_ns,
         } = exec;
         reads += worker_reads;
@@ -432,6 +439,7 @@ fn simulate_run(
         out.on_demand_reads += worker_reads as f64;
         out.busy_core_reads += worker_reads_busy as f64;
         out.remote_completion_reads += worker_reads_remote as f64;
+        out.worker_run_delay_s += worker_run_delay_ns / 1e9;
         out.task_cpu_s +=
             (tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() - worker_read_cpu_saved_ns) / 1e9;
         out.longest_txs_s += longest_task_ns / 1e9;
@@ -805,6 +813,7 @@ mod tests {
                     },
                 ),
                 exec_ns: 0,
+                worker_run_delay_ns: None,
                 commit_ns: 1_000,
             })
             .collect();

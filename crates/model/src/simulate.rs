@@ -198,6 +198,10 @@ pub struct PhaseTimes {
     /// CPU the workers' reads cost less than in the profile, ns (the read-CPU curve's and the
     /// busy cores' savings, less what remote completions add).
     pub worker_read_cpu_saved_ns: f64,
+    /// Time the workers were runnable but off a core, summed over them, ns: with `n` runnable
+    /// on `c < n` cores, `n - c` per unit of time (the kernel's `run_delay`, as the engine's
+    /// profiles record it; zero wherever the cores are enough).
+    pub worker_run_delay_ns: f64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -630,6 +634,9 @@ pub fn simulate_phase(
             let r = rate(a);
             if let State::Cpu { remaining } = &mut a.state {
                 *remaining -= dt * r;
+                if a.kind == Kind::Worker {
+                    out.worker_run_delay_ns += dt * (1.0 - r);
+                }
             }
         }
     }
@@ -798,6 +805,13 @@ mod tests {
         let eight = on(8, 2);
         assert!((eight.tasks_end_ns - 400e3).abs() < 1.0);
         assert!((eight.longest_task_ns - 400e3).abs() < 1.0);
+        // The workers' run delay: none where the cores are enough; 8 on 2 cores, 6 waiting
+        // at every moment of the 400 µs.
+        assert_eq!(on(2, 2).worker_run_delay_ns, 0.0);
+        assert!(
+            (eight.worker_run_delay_ns - 2_400e3).abs() < 1.0,
+            "{eight:?}"
+        );
     }
 
     #[test]

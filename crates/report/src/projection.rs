@@ -30,6 +30,20 @@ fn reads(c: &bal_replay_model::Check) -> String {
     }
 }
 
+/// A check's workers' run delay, measured / predicted, s ("-" where both are zero: a profile
+/// recorded before it was, on enough cores).
+fn run_delay(c: &bal_replay_model::Check) -> String {
+    let (m, p) = (
+        c.measured.worker_run_delay_s,
+        c.predicted.worker_run_delay_s,
+    );
+    if m > 0.0 || p > 0.0 {
+        format!("{m:.2} / {p:.2}")
+    } else {
+        "-".into()
+    }
+}
+
 /// "; N% `what`" for `reads` of a check's predicted on-demand reads, or nothing for none.
 fn share_note(reads: f64, c: &bal_replay_model::Check, what: &str) -> String {
     if reads > 0.0 {
@@ -205,13 +219,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
              (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
-             predicted | error at the run's task CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | \
-             --- | --- | --- | --- | --- |"
+             predicted | workers' run delay (s), measured / predicted | error at the run's task \
+             CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | \
+             --- |"
         );
         for c in &report.checks {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
                 design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
@@ -225,6 +240,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 reads(c),
                 c.task_cpu_ratio()
                     .map_or("-".to_string(), |r| format!("{r:.2}x")),
+                run_delay(c),
                 c.error_at_run_task_cpu.map_or("-".to_string(), percent),
             );
         }
