@@ -9,22 +9,7 @@
 //! away from the interrupted core (`taskset`) is what `bal-replay project
 //! --remote-completions` calibrates on.
 
-/// The CPUs this process may run on (its affinity mask), ascending; `None` where the kernel
-/// does not say.
-pub fn allowed_cpus() -> Option<Vec<usize>> {
-    // SAFETY: `set` is a plain bit set the kernel fills; its size is passed with it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return None;
-        }
-        Some(
-            (0..libc::CPU_SETSIZE as usize)
-                .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-                .collect(),
-        )
-    }
-}
+pub use bal_replay_engine::cpus::allowed_cpus;
 
 /// Logical CPUs online; `None` where the kernel does not say.
 pub fn online_cpus() -> Option<usize> {

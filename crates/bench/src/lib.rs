@@ -158,6 +158,9 @@ pub struct BenchMatrix {
     /// Keep every core busy during each replay with spinners that take no CPU from it
     /// ([`busy_cores::CoreSpinners`]): a core then never halts while a read waits.
     pub busy_cores: bool,
+    /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]`
+    /// ([`ReplayOptions::pin_workers`]); `None`: the scheduler places them.
+    pub pin_workers: Option<Vec<usize>>,
 }
 
 impl BenchMatrix {
@@ -572,6 +575,10 @@ pub struct BenchResult {
     /// `bal-replay project --busy-cores` calibrations, not the machine as it is.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub busy_cores: bool,
+    /// The CPUs the workers were pinned to, worker `w` to the `w mod len`-th
+    /// ([`BenchMatrix::pin_workers`]); absent where the scheduler placed them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_workers: Option<Vec<usize>>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
@@ -721,6 +728,7 @@ impl Bench<'_> {
             cache: self.matrix.cache,
             pipeline: self.matrix.pipeline,
             profile: self.matrix.profile,
+            pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
         };
         let run_err = |source| BenchError::Run {
             run: run.label(),
@@ -930,6 +938,7 @@ pub fn run_bench(
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
         busy_cores: matrix.busy_cores,
+        pinned_workers: matrix.pin_workers.clone(),
         runs: results.into_iter().map(median_of).collect(),
     })
 }
@@ -1056,6 +1065,7 @@ mod tests {
             pipeline: false,
             profile: false,
             busy_cores: false,
+            pin_workers: None,
         }
     }
 

@@ -38,6 +38,7 @@ fn matrix() -> BenchMatrix {
         pipeline: false,
         profile: true,
         busy_cores: false,
+        pin_workers: None,
     }
 }
 

@@ -58,6 +58,7 @@ fn matrix() -> BenchMatrix {
         pipeline: true,
         profile: false,
         busy_cores: false,
+        pin_workers: None,
     }
 }
 

@@ -82,6 +82,12 @@ pub struct BenchCommand {
     /// project --busy-cores`; they are not the machine as it is.
     #[arg(long)]
     pub busy_cores: bool,
+    /// Pin worker w of every batch to the w-mod-n-th CPU of this list (`--pin-workers 1,0`:
+    /// worker 0 on CPU 1, worker 1 on CPU 0, worker 2 on CPU 1...), instead of letting the
+    /// scheduler place them. `bal-replay project` simulates worker w on core w mod cores with the
+    /// disk's interrupted cores first: list those first to match it.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub pin_workers: Option<Vec<usize>>,
     /// The disk's random-read curve on the state's filesystem (`scripts/fio-random-reads.sh`'s
     /// table): each run that read the state is then set against the disk's bound, its gas per
     /// device read at fio's best IOPS.
@@ -111,6 +117,7 @@ impl BenchCommand {
             pipeline: self.pipeline,
             profile: self.task_profile,
             busy_cores: self.busy_cores,
+            pin_workers: self.pin_workers.clone(),
         }
     }
 
@@ -315,6 +322,7 @@ impl DemoCommand {
             pipeline: false,
             profile: false,
             busy_cores: false,
+            pin_workers: None,
         };
         bench(&dump, &StateSpec::RocksDb(state), &matrix, None, None)
     }
@@ -490,6 +498,7 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             busy_cores: false,
+            pinned_workers: None,
             runs,
         }
     }

@@ -73,6 +73,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             cache: a.cache.into(),
             pipeline: a.pipeline,
             profile: a.task_profile,
+            pin_workers: None,
         }
     }
 }

@@ -21,6 +21,7 @@
 #![allow(clippy::result_large_err)]
 
 mod batch;
+pub mod cpus;
 mod design;
 mod error;
 mod overlay;

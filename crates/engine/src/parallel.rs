@@ -71,7 +71,7 @@ pub struct ParallelOutcome {
 }
 
 /// How to run a parallel batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParallelOptions {
     /// Whether reads the BAL does not cover may go to the database ([`IoDesign::diffs_only`]).
     pub design: IoDesign,
@@ -81,6 +81,8 @@ pub struct ParallelOptions {
     pub order: TaskOrder,
     /// Record every task's profile ([`TaskProfile`]): two reads of the thread's CPU clock per task.
     pub profile: bool,
+    /// Pin worker `w` to CPU `pin_workers[w mod len]` ([`crate::ReplayOptions::pin_workers`]).
+    pub pin_workers: Option<std::sync::Arc<[usize]>>,
 }
 
 /// Executes every task of `plan` on `threads` workers over `db` (the state before the batch), with
@@ -106,6 +108,7 @@ where
         threads,
         order,
         profile: false,
+        pin_workers: None,
     };
     execute_parallel_with(config, plan, db, options)
 }
@@ -211,7 +214,12 @@ where
         threads,
         order,
         profile,
+        pin_workers,
     } = options;
+    let pin_workers = pin_workers.as_deref().filter(|cpus| !cpus.is_empty());
+    // A worker that cannot be pinned takes no task, and the batch fails saying why (the lowest
+    // such worker's, whatever the order they fail in).
+    let pin_failure: Mutex<Option<(u32, String)>> = Mutex::new(None);
     let tasks = plan.ordered_tasks(order);
     // A task's global index is its position in `plan.tasks` (block order): its output slot.
     let outputs: Vec<Mutex<Option<TaskOutput>>> =
@@ -228,7 +236,22 @@ where
             let (tasks, envs, outputs, cursor) = (&tasks, &envs, &outputs, &cursor);
             let (lowest_failed, lowest_error) = (&lowest_failed, &lowest_error);
             let (run_delay, run_delay_known) = (&run_delay, &run_delay_known);
+            let pin_failure = &pin_failure;
             let spawned = worker_thread(worker).spawn_scoped(scope, move || {
+                if let Some(cpus) = pin_workers {
+                    let cpu = cpus[worker as usize % cpus.len()];
+                    if let Err(e) = crate::cpus::pin_current_thread(cpu) {
+                        if let Ok(mut failure) = pin_failure.lock()
+                            && failure.as_ref().is_none_or(|(w, _)| worker < *w)
+                        {
+                            *failure = Some((
+                                worker,
+                                format!("pinning bal-worker-{worker} to CPU {cpu}: {e}"),
+                            ));
+                        }
+                        return;
+                    }
+                }
                 // Two reads of a proc file per worker and batch, outside every task's clock.
                 let delay_at_start = profile.then(crate::profile::thread_run_delay_ns);
                 loop {
@@ -296,6 +319,9 @@ where
         Ok(())
     });
     started?;
+    if let Some((_, e)) = pin_failure.into_inner().ok().flatten() {
+        return Err(EngineError::ThreadStart(e));
+    }
     let failure = lowest_error
         .into_inner()
         .map_err(|e| EngineError::WorkerPanic(e.to_string()))?;

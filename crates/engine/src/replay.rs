@@ -69,6 +69,9 @@ pub struct ReplayOptions {
     /// Record every parallel batch's profile ([`BatchReport::profile`]): each task's CPU time,
     /// reads, worker and start, each prefetch's keys and CPU time, each commit.
     pub profile: bool,
+    /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]` ([`crate::cpus`]); `None`:
+    /// the scheduler places them.
+    pub pin_workers: Option<std::sync::Arc<[usize]>>,
 }
 
 impl Default for ReplayOptions {
@@ -84,6 +87,7 @@ impl Default for ReplayOptions {
             cache: CacheCapacity::default(),
             pipeline: false,
             profile: false,
+            pin_workers: None,
         }
     }
 }
@@ -663,6 +667,7 @@ fn parallel_options(options: &ReplayOptions) -> ParallelOptions {
         threads: options.threads,
         order: options.order,
         profile: options.profile,
+        pin_workers: options.pin_workers.clone(),
     }
 }
 

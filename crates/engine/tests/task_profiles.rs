@@ -327,3 +327,61 @@ fn hybrids_prefetch_serves_or_loses_exactly_the_reads_parallel_io_makes() {
             .all(|t| t.raced == 0 && t.prefetch_hits == 0)
     );
 }
+
+#[test]
+fn pinned_workers_replay_the_same_and_a_cpu_that_cannot_be_had_is_an_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump_dir, pristine) = chain(tmp.path());
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let options = ReplayOptions {
+        threads: NonZeroUsize::new(3).unwrap(),
+        batch: NonZeroUsize::new(3).unwrap(),
+        design: IoDesign::Parallel,
+        profile: true,
+        ..ReplayOptions::default()
+    };
+    let free = run(&dump, &pristine, &options);
+    // Every worker on the last CPU this process may use, in the order given.
+    let last = *bal_replay_engine::cpus::allowed_cpus()
+        .unwrap()
+        .last()
+        .unwrap();
+    let pinned = run(
+        &dump,
+        &pristine,
+        &ReplayOptions {
+            pin_workers: Some(vec![last].into()),
+            ..options.clone()
+        },
+    );
+    assert_eq!((pinned.gas, pinned.txs), (free.gas, free.txs));
+    assert_eq!(pinned.blocks, free.blocks);
+    // Three workers on one CPU wait for it: the profiles say so.
+    let waited: u64 = profiles(&pinned)
+        .iter()
+        .map(|b| b.worker_run_delay_ns.unwrap())
+        .sum();
+    assert!(
+        waited > 0,
+        "three workers pinned to CPU {last} never waited"
+    );
+
+    let scratch = ScratchState::checkpoint_of(&pristine, "pin").unwrap();
+    let store = RocksStore::open(scratch.path(), &RocksOptions::default()).unwrap();
+    let err = replay(
+        &ChainConfig::mainnet(),
+        &dump,
+        &store,
+        &ReplayOptions {
+            pin_workers: Some(vec![1 << 20].into()),
+            ..options
+        },
+        |_| {},
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("pinning bal-worker-0 to CPU 1048576"),
+        "{err}"
+    );
+}

@@ -89,6 +89,7 @@ fn bench() -> BenchResult {
         independent_blocks: false,
         worker_start: None,
         busy_cores: false,
+        pinned_workers: None,
         runs,
     }
 }
