@@ -428,6 +428,43 @@ fn first_of_design<'a>(
         .unwrap_or_else(|| panic!("no {design} in {list}"))
 }
 
+/// `project <plain> --disk <fio> <flag> <given>`, which must fail; returns its stderr.
+fn project_refused(plain: &Path, fio: &Path, flag: &str, given: &Path) -> String {
+    let out = project(plain, fio).arg(flag).arg(given).output().unwrap();
+    assert!(
+        !out.status.success(),
+        "project {flag} {} succeeded",
+        given.display()
+    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// `project <plain> --disk <fio> <flag> <term>` on two cores whatever other tests use meanwhile
+/// (the checks asserted on count on them), projected onto the research's machine at 16 workers,
+/// writing `<dir>/projection.json`; returns its tables and that JSON.
+fn project_with_term(
+    plain: &Path,
+    fio: &Path,
+    flag: &str,
+    term: &Path,
+    dir: &Path,
+) -> (String, serde_json::Value) {
+    let mut command = project(plain, fio);
+    command.arg(flag).arg(term);
+    project_json(
+        command,
+        &[
+            "--cores",
+            "2",
+            "--research-machine",
+            "--target-workers",
+            "16",
+        ],
+        &dir.join("projection.json"),
+        &format!("project {flag}"),
+    )
+}
+
 /// Summed task CPU (ns) and on-demand reads of `design`'s one-worker run in a bench JSON.
 fn one_worker_cpu_and_reads(bench: &serde_json::Value, design: &str) -> (f64, f64) {
     let run = bench["runs"]
@@ -470,30 +507,11 @@ fn busy_cores_runs_calibrate_the_reads_that_find_every_core_busy_and_are_not_che
         "{stderr}"
     );
     // And a plain bench is refused as --busy-cores.
-    let out = project(&plain_json, &fio)
-        .arg("--busy-cores")
-        .arg(&plain_json)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = project_refused(&plain_json, &fio, "--busy-cores", &plain_json);
     assert!(stderr.contains("not a busy-cores bench"), "{stderr}");
 
-    let mut command = project(&plain_json, &fio);
-    command.arg("--busy-cores").arg(&busy_json);
-    let (stdout, report) = project_json(
-        command,
-        // Two cores whatever other tests use meanwhile: the check below counts on them.
-        &[
-            "--cores",
-            "2",
-            "--research-machine",
-            "--target-workers",
-            "16",
-        ],
-        &tmp.path().join("projection.json"),
-        "project --busy-cores",
-    );
+    let (stdout, report) =
+        project_with_term(&plain_json, &fio, "--busy-cores", &busy_json, tmp.path());
     assert!(stdout.contains("Reads with every core busy"), "{stdout}");
     let calibration = |design: &str| first_of_design(&report, "calibrations", design);
     // Full BAL reads nothing on demand: no term. Parallel I/O's CPU saved per read is the two
@@ -579,28 +597,15 @@ fn pinned_runs_calibrate_the_reads_from_cores_the_disk_does_not_interrupt_and_ar
         "{stderr}"
     );
     // And a bench free to use every CPU is refused as --remote-completions.
-    let out = project(&plain_json, &fio)
-        .arg("--remote-completions")
-        .arg(&plain_json)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = project_refused(&plain_json, &fio, "--remote-completions", &plain_json);
     assert!(stderr.contains("not a pinned bench"), "{stderr}");
 
-    let mut command = project(&plain_json, &fio);
-    command.arg("--remote-completions").arg(&pinned_json);
-    let (stdout, report) = project_json(
-        command,
-        &[
-            "--cores",
-            "2",
-            "--research-machine",
-            "--target-workers",
-            "16",
-        ],
-        &tmp.path().join("projection.json"),
-        "project --remote-completions",
+    let (stdout, report) = project_with_term(
+        &plain_json,
+        &fio,
+        "--remote-completions",
+        &pinned_json,
+        tmp.path(),
     );
     assert!(
         stdout.contains("Reads from a core the disk does not interrupt"),

@@ -158,14 +158,17 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
     let overheads = calibration_notes(report, |c| {
         c.batch_overhead_ns.map(|ns| format!("{:.3} ms", ns / 1e6))
     });
+    // A term's read cost: its k, and the CPU per read it saves (negative: adds).
+    let read_cost = |k: f64, saved_ns: f64| {
+        let (amount, way) = if saved_ns < 0.0 {
+            (-saved_ns, "more")
+        } else {
+            (saved_ns, "less")
+        };
+        format!("k {k:.3}, {:.1} µs of CPU {way} per read", amount / 1e3)
+    };
     let busy = calibration_notes(report, |c| {
-        c.busy_cores.map(|b| {
-            format!(
-                "k {:.3}, {:.1} µs of CPU less per read",
-                b.k,
-                b.read_cpu_saved_ns / 1e3
-            )
-        })
+        c.busy_cores.map(|b| read_cost(b.k, b.read_cpu_saved_ns))
     });
     if !busy.is_empty() {
         let _ = writeln!(
@@ -178,13 +181,8 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         );
     }
     let remote = calibration_notes(report, |c| {
-        c.remote_completions.map(|r| {
-            format!(
-                "k {:.3}, {:.1} µs of CPU more per read",
-                r.k,
-                r.read_cpu_extra_ns / 1e3
-            )
-        })
+        c.remote_completions
+            .map(|r| read_cost(r.k, -r.read_cpu_extra_ns))
     });
     if let Some(irq_cores) = report
         .calibrations
