@@ -58,6 +58,10 @@ pub struct ReplayArgs {
     /// start; each prefetch and commit) in the JSON, for `bal-replay project`.
     #[arg(long)]
     pub task_profile: bool,
+    /// Pin worker w of every batch to the w-mod-n-th CPU of this list (`--pin-workers 1,0`),
+    /// instead of letting the scheduler place them.
+    #[arg(long, value_delimiter = ',', num_args = 1..)]
+    pub pin_workers: Option<Vec<usize>>,
 }
 
 impl From<&ReplayArgs> for ReplayOptions {
@@ -73,7 +77,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             cache: a.cache.into(),
             pipeline: a.pipeline,
             profile: a.task_profile,
-            pin_workers: None,
+            pin_workers: a.pin_workers.as_deref().map(Into::into),
         }
     }
 }
