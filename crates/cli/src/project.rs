@@ -320,7 +320,7 @@ impl ProjectCommand {
             }
             busy_runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
         }
-        let mut remote_runs: Vec<(RunResult, usize, usize)> = Vec::new();
+        let mut remote_runs: Vec<PinnedRun> = Vec::new();
         for path in &self.remote_completions {
             let bench = load(path)?;
             let (Some(pinned), Some(online)) = (&bench.pinned_cpus, bench.online_cpus) else {
@@ -357,7 +357,11 @@ impl ProjectCommand {
                     );
                 }
             }
-            remote_runs.extend(bench.runs.into_iter().map(|r| (r, pinned.len(), irq_cores)));
+            remote_runs.extend(bench.runs.into_iter().map(|run| PinnedRun {
+                run,
+                pinned_cores: pinned.len(),
+                irq_cores,
+            }));
         }
         let worker_start = if self.no_worker_start {
             None
@@ -411,9 +415,34 @@ struct Here<'a> {
     worker_start: Option<WorkerStartCost>,
     /// One-worker runs with every core kept busy (`--busy-cores`).
     busy_runs: &'a [(RunResult, usize)],
-    /// One-worker runs pinned away from the disk's completions (`--remote-completions`), with
-    /// the CPUs they were pinned to and the cores the completions arrive on.
-    remote_runs: &'a [(RunResult, usize, usize)],
+    /// One-worker runs pinned away from the disk's completions (`--remote-completions`).
+    remote_runs: &'a [PinnedRun],
+}
+
+/// A run of a bench pinned away from the cores the disk's completions arrive on.
+struct PinnedRun {
+    run: RunResult,
+    /// CPUs it was pinned to.
+    pinned_cores: usize,
+    /// Cores the completions arrive on: the machine's less the pinned ones.
+    irq_cores: usize,
+}
+
+/// Whether `r` is `group`'s one-worker run with a task profile: what each calibration takes.
+fn one_worker_profile_of(r: &RunResult, group: Group) -> bool {
+    Group::of(r) == Some(group) && r.threads == 1 && !r.batch_profiles.is_empty()
+}
+
+/// Says so where a term's `kind` runs were given but `unfitted` for a parallel I/O group that
+/// reads on demand: its reads then cost what they did in the profile `otherwise`.
+fn note_unfitted(unfitted: bool, base: &ProfiledRun, group: Group, kind: &str, otherwise: &str) {
+    if unfitted && base.on_demand_reads() > 0 && group.design == IoDesign::Parallel {
+        eprintln!(
+            "note: {} at batch {}: no one-worker {kind} run of the same chain with a task \
+             profile, its reads cost what they did in the profile {otherwise}",
+            group.design, group.batch
+        );
+    }
 }
 
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
@@ -470,9 +499,7 @@ fn project(
     let mut fitted: Vec<Fitted> = Vec::new();
     for group in groups {
         let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
-        let Some((base, cpus)) =
-            in_group().find(|(r, _)| r.threads == 1 && !r.batch_profiles.is_empty())
-        else {
+        let Some((base, cpus)) = in_group().find(|(r, _)| one_worker_profile_of(r, group)) else {
             eprintln!(
                 "note: {} at batch {}: no one-worker run with a task profile, not calibrated \
                  (bench with --threads 1 and --task-profile)",
@@ -490,47 +517,35 @@ fn project(
         // What a read costs where no core idles, from the group's busy-cores run, if given.
         base.busy_cores = busy_runs
             .iter()
-            .find(|(r, _)| {
-                Group::of(r) == Some(group) && r.threads == 1 && !r.batch_profiles.is_empty()
-            })
+            .find(|(r, _)| one_worker_profile_of(r, group))
             .and_then(|(r, cpus)| busy_cores(&base, &profiled(r), &here(*cpus, Some(r))));
-        if !busy_runs.is_empty()
-            && base.busy_cores.is_none()
-            && base.on_demand_reads() > 0
-            && group.design == IoDesign::Parallel
-        {
-            eprintln!(
-                "note: {} at batch {}: no one-worker busy-cores run of the same chain with a task \
-                 profile, its reads cost what they did in the profile at any worker count",
-                group.design, group.batch
-            );
-        }
+        note_unfitted(
+            !busy_runs.is_empty() && base.busy_cores.is_none(),
+            &base,
+            group,
+            "busy-cores",
+            "at any worker count",
+        );
         // What a read costs from a core the disk does not interrupt, from the group's pinned
         // run, if given. Its machine is the pinned cores, whole: what else ran meanwhile ran
         // on the others.
         base.remote_completions = remote_runs
             .iter()
-            .find(|(r, _, _)| {
-                Group::of(r) == Some(group) && r.threads == 1 && !r.batch_profiles.is_empty()
-            })
-            .and_then(|(r, pinned, irq_cores)| {
+            .find(|p| one_worker_profile_of(&p.run, group))
+            .and_then(|p| {
                 let pinned_machine = Machine {
-                    cores: *pinned as f64,
-                    ..here(*pinned, Some(r))
+                    cores: p.pinned_cores as f64,
+                    ..here(p.pinned_cores, Some(&p.run))
                 };
-                remote_completions(&base, &profiled(r), &pinned_machine, *irq_cores)
+                remote_completions(&base, &profiled(&p.run), &pinned_machine, p.irq_cores)
             });
-        if !remote_runs.is_empty()
-            && base.remote_completions.is_none()
-            && base.on_demand_reads() > 0
-            && group.design == IoDesign::Parallel
-        {
-            eprintln!(
-                "note: {} at batch {}: no one-worker pinned run of the same chain with a task \
-                 profile, its reads cost what they did in the profile from any core",
-                group.design, group.batch
-            );
-        }
+        note_unfitted(
+            !remote_runs.is_empty() && base.remote_completions.is_none(),
+            &base,
+            group,
+            "pinned",
+            "from any core",
+        );
         // Where its reads were issued on the read-CPU curve, on the machine it ran on: once.
         base.read_cpu_reference =
             read_cpu_curve.map(|curve| read_cpu_reference(&base, &machine, calibration.k, curve));
@@ -660,13 +675,13 @@ fn project(
         if let Some(target) = target.filter(|_| projected) {
             // The busy cores' and remote completions' costs are this machine's hypervisor's and
             // disk's, not the target's.
-            let without_busy = (f.base.busy_cores.is_some() || f.base.remote_completions.is_some())
+            let portable = (f.base.busy_cores.is_some() || f.base.remote_completions.is_some())
                 .then(|| ProfiledRun {
                     busy_cores: None,
                     remote_completions: None,
                     ..f.base.clone()
                 });
-            let base = without_busy.as_ref().unwrap_or(&f.base);
+            let base = portable.as_ref().unwrap_or(&f.base);
             for w in workers {
                 report.projections.push(Projection {
                     design: group.design,

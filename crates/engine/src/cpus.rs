@@ -41,15 +41,15 @@ pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The CPU the calling thread runs on now; `None` where the kernel does not say.
-pub fn current_cpu() -> Option<usize> {
-    // SAFETY: no arguments; returns -1 on failure.
-    usize::try_from(unsafe { libc::sched_getcpu() }).ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The CPU the calling thread runs on now; `None` where the kernel does not say.
+    fn current_cpu() -> Option<usize> {
+        // SAFETY: no arguments; returns -1 on failure.
+        usize::try_from(unsafe { libc::sched_getcpu() }).ok()
+    }
 
     #[test]
     fn a_pinned_thread_runs_on_its_cpu() {

@@ -256,18 +256,7 @@ where
                 let delay_at_start = profile.then(crate::profile::thread_run_delay_ns);
                 loop {
                     let i = cursor.fetch_add(1, Ordering::Relaxed);
-                    let Some(task) = tasks.get(i) else {
-                        if let Some(start) = delay_at_start {
-                            match start.zip(crate::profile::thread_run_delay_ns()) {
-                                Some((start, end)) => {
-                                    run_delay
-                                        .fetch_add(end.saturating_sub(start), Ordering::Relaxed);
-                                }
-                                None => run_delay_known.store(false, Ordering::Relaxed),
-                            }
-                        }
-                        return;
-                    };
+                    let Some(task) = tasks.get(i) else { break };
                     if task.global_index > lowest_failed.load(Ordering::Relaxed) {
                         continue;
                     }
@@ -305,6 +294,14 @@ where
                                 *lowest = Some((task.global_index, e));
                             }
                         }
+                    }
+                }
+                if let Some(start) = delay_at_start {
+                    match start.zip(crate::profile::thread_run_delay_ns()) {
+                        Some((start, end)) => {
+                            run_delay.fetch_add(end.saturating_sub(start), Ordering::Relaxed);
+                        }
+                        None => run_delay_known.store(false, Ordering::Relaxed),
                     }
                 }
             });
