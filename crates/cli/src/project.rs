@@ -4,8 +4,8 @@
 use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind, point_reads::BenchDbReport};
 use bal_replay_engine::{
-    ExecMode, IoDesign, PrefetchOrder, WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost,
-    measure_worker_start,
+    BatchProfile, ExecMode, IoDesign, PrefetchOrder, WORKER_START_ROUNDS, WORKER_START_WORKERS,
+    WorkerStartCost, measure_worker_start,
 };
 use bal_replay_model::{
     BusyCores, Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription,
@@ -124,6 +124,13 @@ pub struct ProjectCommand {
     /// ones. Parallel I/O only; checks only, as `--busy-cores`.
     #[arg(long, conflicts_with = "read_cpu")]
     pub remote_completions: Vec<PathBuf>,
+    /// Give the CPU other threads took beside each batch's tasks in the profile (RocksDB's
+    /// flushes and compactions after a commit, measured as the process's CPU over the batch's
+    /// execution less its tasks') a share of the cores, as one more runnable thread from the
+    /// batch's start: a one-worker run leaves it a core of its own, more workers than cores do
+    /// not. Checks and projections alike (a target machine's store has the same work to do).
+    #[arg(long)]
+    pub beside_cpu: bool,
 }
 
 /// The CPU per read by reads in flight, from the RocksDB point-read rows of a `bench-db --json`
@@ -238,6 +245,12 @@ fn measured(r: &RunResult) -> Measured {
             .filter_map(|b| b.worker_run_delay_ns)
             .sum::<u64>() as f64
             / 1e9,
+        beside_cpu_s: r
+            .batch_profiles
+            .iter()
+            .filter_map(BatchProfile::beside_cpu_ns)
+            .sum::<u64>() as f64
+            / 1e9,
     }
 }
 
@@ -274,6 +287,7 @@ impl ProjectCommand {
                 read_cpu_curve: None,
                 readers_first: self.readers_first,
                 worker_start,
+                beside_cpu: self.beside_cpu,
             })),
             _ => eyre::bail!(
                 "a target machine needs both its cores (--target-cores) and its disk \
@@ -389,6 +403,7 @@ impl ProjectCommand {
             prefetch_race: !self.no_prefetch_race,
             readers_first: self.readers_first,
             worker_start,
+            beside_cpu: self.beside_cpu,
             busy_runs: &busy_runs,
             remote_runs: &remote_runs,
         };
@@ -413,6 +428,7 @@ struct Here<'a> {
     prefetch_race: bool,
     readers_first: bool,
     worker_start: Option<WorkerStartCost>,
+    beside_cpu: bool,
     /// One-worker runs with every core kept busy (`--busy-cores`).
     busy_runs: &'a [(RunResult, usize)],
     /// One-worker runs pinned away from the disk's completions (`--remote-completions`).
@@ -461,6 +477,7 @@ fn project(
         prefetch_race,
         readers_first,
         worker_start,
+        beside_cpu,
         busy_runs,
         remote_runs,
     } = *terms;
@@ -486,6 +503,7 @@ fn project(
         read_cpu_curve: read_cpu_curve.cloned(),
         readers_first,
         worker_start,
+        beside_cpu,
     };
     let mut report = ProjectionReport {
         measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),

@@ -68,6 +68,9 @@ pub struct ParallelOutcome {
     /// The workers' time runnable but off a core, summed, ns (profiling only; `None` where the
     /// kernel does not say): [`crate::BatchProfile::worker_run_delay_ns`].
     pub worker_run_delay_ns: Option<u64>,
+    /// The process's CPU while the workers ran, ns (profiling only):
+    /// [`crate::BatchProfile::process_cpu_ns`].
+    pub process_cpu_ns: Option<u64>,
 }
 
 /// How to run a parallel batch.
@@ -125,6 +128,8 @@ where
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
     let start = Instant::now();
+    // Two reads of the process's CPU clock per batch, outside every task's clock.
+    let process_cpu_at_start = options.profile.then(crate::profile::process_cpu_time);
     let TaskRun {
         outputs,
         failure,
@@ -132,6 +137,9 @@ where
         worker_run_delay_ns,
     } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
+    let process_cpu_ns = process_cpu_at_start.map(|at_start| {
+        crate::profile::nanos(crate::profile::process_cpu_time().saturating_sub(at_start))
+    });
     // The block of the failing task: every block before it ran all its tasks, so its header check
     // (gas used, receipts root) comes first, as sequential execution would report it.
     let failed_block = failure
@@ -165,6 +173,7 @@ where
         tx_times,
         tasks,
         worker_run_delay_ns,
+        process_cpu_ns,
     })
 }
 

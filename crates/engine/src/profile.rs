@@ -80,6 +80,12 @@ pub struct BatchProfile {
     /// `None` where the kernel does not say, and in profiles recorded before it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_run_delay_ns: Option<u64>,
+    /// CPU the whole process used while the batch executed (from the workers' start to their
+    /// end), ns (`CLOCK_PROCESS_CPUTIME_ID`): the tasks' CPU plus what other threads took beside
+    /// them (RocksDB's background flushes and compactions, a concurrent prefetch's readers, the
+    /// thread starting the workers). `None` in profiles recorded before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process_cpu_ns: Option<u64>,
 }
 
 /// [`BatchProfile::tasks`] in JSON: one array per field, all of the same length.
@@ -179,6 +185,20 @@ impl BatchProfile {
             .max()
             .unwrap_or(0);
         self.exec_ns.saturating_sub(last.saturating_sub(first))
+    }
+
+    /// CPU taken beside the tasks while the batch executed, ns: the process's
+    /// ([`Self::process_cpu_ns`]) less the tasks' own and a concurrent prefetch's readers'.
+    /// What competes with the workers for cores without being a task: a one-worker run leaves it
+    /// a free core, more workers than cores do not. `None` where the process CPU was not recorded.
+    pub fn beside_cpu_ns(&self) -> Option<u64> {
+        let process = self.process_cpu_ns?;
+        let tasks: u64 = self.tasks.iter().map(|t| t.cpu_ns).sum();
+        let readers = self
+            .prefetch
+            .filter(|p| p.concurrent)
+            .map_or(0, |p| p.cpu_ns);
+        Some(process.saturating_sub(tasks + readers))
     }
 }
 
@@ -396,6 +416,7 @@ mod tests {
             exec_ns: 8_000,
             commit_ns: 3,
             worker_run_delay_ns: Some(5),
+            process_cpu_ns: Some(9),
         };
         let json = serde_json::to_value(&batch).unwrap();
         assert_eq!(
@@ -406,6 +427,36 @@ mod tests {
         assert_eq!(back, batch);
         // Tasks ran from 0 to 5,900 ns of an 8,000 ns batch: 2,100 ns outside them.
         assert_eq!(batch.serial_ns(), 2_100);
+        // The process's 9 ns is less than the tasks' 4,215 ns of CPU: nothing beside them.
+        assert_eq!(batch.beside_cpu_ns(), Some(0));
+        let beside = |process: u64, prefetch: Option<PrefetchProfile>| {
+            BatchProfile {
+                process_cpu_ns: Some(process),
+                prefetch,
+                ..batch.clone()
+            }
+            .beside_cpu_ns()
+        };
+        assert_eq!(beside(5_000, None), Some(785));
+        // A concurrent prefetch's readers ran beside the tasks and are not "other" CPU; one
+        // before execution did not run in its window.
+        let readers = |concurrent| PrefetchProfile {
+            keys: 10,
+            readers: 2,
+            wall_ns: 900,
+            cpu_ns: 500,
+            concurrent,
+        };
+        assert_eq!(beside(5_000, Some(readers(true))), Some(285));
+        assert_eq!(beside(5_000, Some(readers(false))), Some(785));
+        assert_eq!(
+            BatchProfile {
+                process_cpu_ns: None,
+                ..batch.clone()
+            }
+            .beside_cpu_ns(),
+            None
+        );
         let mut short = json;
         short["tasks"]["gas"] = serde_json::json!([1]);
         let err = serde_json::from_value::<BatchProfile>(short).unwrap_err();

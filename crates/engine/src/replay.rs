@@ -149,6 +149,7 @@ impl BatchReport {
                 exec_ns: nanos(out.exec_time),
                 commit_ns: 0,
                 worker_run_delay_ns: out.worker_run_delay_ns,
+                process_cpu_ns: out.process_cpu_ns,
             });
         }
         out.changes

@@ -89,6 +89,15 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
             assert_eq!(profile.exec_ns, batch.exec.as_nanos() as u64);
             assert_eq!(profile.commit_ns, batch.commit.as_nanos() as u64);
             assert!(profile.commit_ns > 0);
+            // The process's CPU over the batch's execution holds its tasks' (the tasks ran
+            // inside it), and what was taken beside them is that difference.
+            let task_cpu: u64 = profile.tasks.iter().map(|t| t.cpu_ns).sum();
+            let process_cpu = profile.process_cpu_ns.expect("the process's CPU");
+            assert!(
+                process_cpu >= task_cpu,
+                "{design}: {process_cpu} < {task_cpu}"
+            );
+            assert_eq!(profile.beside_cpu_ns(), Some(process_cpu - task_cpu));
             tasks += profile.tasks.len();
             gas += profile.tasks.iter().map(|t| t.gas).sum::<u64>();
             reads += profile.tasks.iter().map(|t| t.reads).sum::<u64>();

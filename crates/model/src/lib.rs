@@ -196,6 +196,12 @@ pub struct Measured {
     /// worker where the model did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_run_delay_s: f64,
+    /// CPU other threads took while the batches executed, beside the tasks, s: measured, the
+    /// run's (`BatchProfile::beside_cpu_ns`; 0 for profiles recorded before it was); predicted,
+    /// the profile's, where the simulation gave it a share of the cores
+    /// ([`Machine::beside_cpu`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub beside_cpu_s: f64,
 }
 
 fn is_zero(x: &f64) -> bool {
@@ -248,6 +254,9 @@ pub struct Machine {
     /// What starting a batch's worker costs there ([`simulate::Cores::worker_start`]), where
     /// the simulation is to start them as the engine does.
     pub worker_start: Option<WorkerStartCost>,
+    /// Give the CPU each batch's profile measured beside its tasks a share of the cores
+    /// ([`simulate::Cores::beside_cpu_ns`]).
+    pub beside_cpu: bool,
 }
 
 /// What one calibration found.
@@ -364,6 +373,7 @@ fn simulate_run(
         cpu_speed: machine.cpu_speed,
         readers_first: machine.readers_first,
         worker_start: machine.worker_start,
+        beside_cpu_ns: 0.0,
     };
     // CPU a read costs less here than in the profile (more, where negative).
     let saved = match (run.read_cpu_ns, machine.read_cpu_ns) {
@@ -405,17 +415,28 @@ fn simulate_run(
         } else {
             &b.tasks[..]
         };
+        let beside_cpu_ns = if machine.beside_cpu {
+            b.beside_cpu_ns().unwrap_or(0) as f64
+        } else {
+            0.0
+        };
+        out.beside_cpu_s += beside_cpu_ns / 1e9;
+        // It was measured over execution: a prefetch before it does not share its cores.
+        let exec_cores = Cores {
+            beside_cpu_ns,
+            ..cores
+        };
         let (before, exec) = match readers {
             // Batched I/O: the prefetch, then execution.
             Some(r) if !b.prefetch.is_some_and(|p| p.concurrent) => {
                 let prefetch = simulate_phase(&[], 0, r, cores, read);
-                let exec = simulate_phase(tasks, workers, Readers::default(), cores, read);
+                let exec = simulate_phase(tasks, workers, Readers::default(), exec_cores, read);
                 (prefetch.readers_end_ns, exec)
             }
-            Some(r) => (0.0, simulate_phase(tasks, workers, r, cores, read)),
+            Some(r) => (0.0, simulate_phase(tasks, workers, r, exec_cores, read)),
             None => (
                 0.0,
-                simulate_phase(tasks, workers, Readers::default(), cores, read),
+                simulate_phase(tasks, workers, Readers::default(), exec_cores, read),
             ),
         };
         let PhaseTimes {
@@ -814,6 +835,7 @@ mod tests {
                 ),
                 exec_ns: 0,
                 worker_run_delay_ns: None,
+                process_cpu_ns: None,
                 commit_ns: 1_000,
             })
             .collect();
@@ -843,6 +865,7 @@ mod tests {
             read_cpu_curve: None,
             readers_first: false,
             worker_start: None,
+            beside_cpu: false,
         }
     }
 
@@ -899,6 +922,39 @@ mod tests {
             ..there.clone()
         };
         assert_eq!(predict(&r, 4, &there, 0.5), predict(&r, 4, &replaced, 0.5));
+    }
+
+    #[test]
+    fn cpu_beside_the_tasks_slows_only_workers_that_leave_no_core_free() {
+        let mut r = run(IoDesign::Parallel, 5);
+        // Each batch: 40 tasks of 50 µs, 2 ms of task CPU, and the process took 3 ms: 1 ms
+        // beside them.
+        for b in &mut r.batches {
+            b.process_cpu_ns = Some(3_000_000);
+        }
+        let with = Machine {
+            beside_cpu: true,
+            ..machine(2)
+        };
+        let plain = machine(2);
+        // One worker on two cores: the other thread has its own core.
+        let one = predict(&r, 1, &with, 0.5);
+        assert_eq!(
+            one.exec_with_io_s,
+            predict(&r, 1, &plain, 0.5).exec_with_io_s
+        );
+        assert!((one.beside_cpu_s - 5e-3).abs() < 1e-12, "{one:?}");
+        assert_eq!(predict(&r, 1, &plain, 0.5).beside_cpu_s, 0.0);
+        // Four workers on two cores share them with it: slower, and waiting longer for a core.
+        let (four, four_plain) = (predict(&r, 4, &with, 0.5), predict(&r, 4, &plain, 0.5));
+        assert!(
+            four.exec_with_io_s > four_plain.exec_with_io_s * 1.01,
+            "{four:?} against {four_plain:?}"
+        );
+        assert!(four.worker_run_delay_s > four_plain.worker_run_delay_s);
+        // Profiles recorded before the process's CPU was: nothing beside.
+        let old = run(IoDesign::Parallel, 5);
+        assert_eq!(predict(&old, 4, &with, 0.5), predict(&old, 4, &plain, 0.5));
     }
 
     #[test]

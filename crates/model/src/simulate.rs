@@ -128,6 +128,12 @@ pub struct Cores {
     /// `thread_ns` when it ends, and the starting thread joins them. Worker 0's start is in the
     /// profile's serial part. `None`: every worker starts at once, for nothing.
     pub worker_start: Option<WorkerStartCost>,
+    /// CPU, ns, that another thread takes beside the workers from the phase's start until it is
+    /// done, sharing the cores with them as one more runnable thread: the CPU a batch's profile
+    /// measured beside its tasks (RocksDB's flushes and compactions after the previous commit;
+    /// [`bal_replay_engine::BatchProfile::beside_cpu_ns`]). A one-worker profile leaves it a free
+    /// core; more workers than cores share theirs with it. 0: none.
+    pub beside_cpu_ns: f64,
 }
 
 /// Prefetch readers of one batch: `readers` threads splitting `keys` evenly, each key costing
@@ -262,6 +268,8 @@ enum Kind {
     Reader,
     /// The thread starting the workers ([`Cores::worker_start`]).
     Starter,
+    /// Other work beside the workers ([`Cores::beside_cpu_ns`]).
+    Beside,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -402,6 +410,15 @@ pub fn simulate_phase(
             job: Job::default(),
         });
     }
+    if machine.beside_cpu_ns > 0.0 {
+        actors.push(Actor {
+            kind: Kind::Beside,
+            state: State::Cpu {
+                remaining: machine.beside_cpu_ns / speed,
+            },
+            job: Job::default(),
+        });
+    }
     // Workers started so far (worker 0 at once), and when the last thread (started worker
     // ending, or the starter) was done.
     let mut started = 1usize;
@@ -449,6 +466,12 @@ pub fn simulate_phase(
                                 State::Idle
                             }
                         };
+                    }
+                    State::Cpu { remaining }
+                        if a.kind == Kind::Beside && remaining <= EPS * now.max(1.0) =>
+                    {
+                        changed = true;
+                        a.state = State::Idle;
                     }
                     State::Cpu { remaining } if a.job.exit && remaining <= EPS * now.max(1.0) => {
                         changed = true;
@@ -609,7 +632,7 @@ pub fn simulate_phase(
             let rate = share(readers_running + workers_running, cores);
             (rate, rate)
         };
-        // The starting thread shares the workers' part of the cores.
+        // The starting thread and the work beside share the workers' part of the cores.
         let rate = |a: &Actor| {
             if a.kind == Kind::Reader {
                 reader_rate
@@ -704,6 +727,7 @@ mod tests {
             cpu_speed: 1.0,
             readers_first: false,
             worker_start: None,
+            beside_cpu_ns: 0.0,
         }
     }
 
@@ -815,6 +839,28 @@ mod tests {
     }
 
     #[test]
+    fn cpu_beside_the_workers_takes_a_share_of_the_cores_only_where_they_are_too_few() {
+        let disk = flat_disk(100.0);
+        let read = unit_read(&disk);
+        let tasks = [task(100, 0), task(100, 0)];
+        let with_beside = |n| Cores {
+            beside_cpu_ns: 100e3,
+            ..cores(n)
+        };
+        // One worker on two cores: the other thread has a core of its own, 200 µs as without it.
+        let one = simulate_phase(&tasks, 1, Readers::default(), with_beside(2.0), read);
+        assert!((one.tasks_end_ns - 200e3).abs() < 1.0, "{one:?}");
+        assert_eq!(one.worker_run_delay_ns, 0.0);
+        // Two workers and the other thread on two cores: 300 µs of CPU at 2/3 of a core each,
+        // all done at 150 µs (100 without it); each worker off a core a third of that time.
+        let two = simulate_phase(&tasks, 2, Readers::default(), with_beside(2.0), read);
+        assert!((two.tasks_end_ns - 150e3).abs() < 1.0, "{two:?}");
+        assert!((two.worker_run_delay_ns - 100e3).abs() < 1.0, "{two:?}");
+        let without = simulate_phase(&tasks, 2, Readers::default(), cores(2.0), read);
+        assert!((without.tasks_end_ns - 100e3).abs() < 1.0, "{without:?}");
+    }
+
+    #[test]
     fn workers_start_one_after_another_on_the_shared_cores() {
         let disk = flat_disk(100.0);
         let read = unit_read(&disk);
@@ -824,6 +870,7 @@ mod tests {
             cpu_speed: 1.0,
             readers_first: false,
             worker_start: start,
+            beside_cpu_ns: 0.0,
         };
         let cost = WorkerStartCost {
             spawn_ns: 10e3,
@@ -886,10 +933,8 @@ mod tests {
             1,
             Readers::default(),
             Cores {
-                cores: 2.0,
                 cpu_speed: 2.0,
-                readers_first: false,
-                worker_start: None,
+                ..cores(2.0)
             },
             read,
         );

@@ -44,6 +44,17 @@ fn run_delay(c: &bal_replay_model::Check) -> String {
     }
 }
 
+/// A check's CPU beside the tasks, measured / predicted, s ("-" where both are zero: profiles
+/// recorded before it was).
+fn beside_cpu(c: &bal_replay_model::Check) -> String {
+    let (m, p) = (c.measured.beside_cpu_s, c.predicted.beside_cpu_s);
+    if m > 0.0 || p > 0.0 {
+        format!("{m:.2} / {p:.2}")
+    } else {
+        "-".into()
+    }
+}
+
 /// "; N% `what`" for `reads` of a check's predicted on-demand reads, or nothing for none.
 fn share_note(reads: f64, c: &bal_replay_model::Check, what: &str) -> String {
     if reads > 0.0 {
@@ -217,14 +228,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
              (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
-             predicted | workers' run delay (s), measured / predicted | error at the run's task \
-             CPU |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | \
-             --- |"
+             predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
+             measured / predicted | error at the run's task CPU |\n| --- | --- | --- | --- | --- \
+             | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
         );
         for c in &report.checks {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} |",
                 design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
@@ -239,6 +250,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 c.task_cpu_ratio()
                     .map_or("-".to_string(), |r| format!("{r:.2}x")),
                 run_delay(c),
+                beside_cpu(c),
                 c.error_at_run_task_cpu.map_or("-".to_string(), percent),
             );
         }
