@@ -98,7 +98,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
         &dump,
         &state,
         &bench_json,
-        &["--io", "full,parallel", "--task-profile"],
+        &["--io", "full,parallel", "--task-profile", "--repeat", "2"],
     );
     let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
@@ -120,6 +120,26 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
             .iter()
             .all(|c| c["workers"] == 1 && c["batch"] == 10)
     );
+    // Each calibration is the median of the bench's two runs, and shows their spread.
+    let bench_runs = read_json(&bench_json);
+    for c in calibrations {
+        let run = bench_runs["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["design"] == c["design"] && r["threads"] == 1 && r["batch"] == 10)
+            .unwrap();
+        assert_eq!(run["repeats"], 2);
+        assert_eq!(c["runs"], 2, "{c}");
+        let spread =
+            run["mgas_per_s_max"].as_f64().unwrap() / run["mgas_per_s_min"].as_f64().unwrap() - 1.0;
+        assert!(
+            (c["spread"].as_f64().unwrap() - spread).abs() < 1e-9,
+            "{c}: {spread}"
+        );
+    }
+    assert!(stdout.contains("runs (spread)"), "{stdout}");
+    assert!(!stdout.contains("A calibration of one run"), "{stdout}");
     let checks = report["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 2);
     assert!(checks.iter().all(|c| c["workers"] == 2));
@@ -341,6 +361,16 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     assert!(
         stdout.contains("| hybrid (key order) | 10 | 2 |"),
         "{stdout}"
+    );
+    // One run of each: no spread to show, and the note says what that leaves unseen.
+    assert!(stdout.contains(" | 1 |\n"), "{stdout}");
+    assert!(stdout.contains("A calibration of one run"), "{stdout}");
+    assert!(
+        report["calibrations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["runs"] == 1 && c["spread"].is_null())
     );
     // Each order calibrated on its own one-worker run, and its two-worker run checked, with the
     // on-demand reads measured and predicted.

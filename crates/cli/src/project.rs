@@ -239,19 +239,20 @@ fn measured(r: &RunResult) -> Measured {
         task_cpu_s: task_cpu_ns / 1e9,
         busy_core_reads: 0.0,
         remote_completion_reads: 0.0,
-        worker_run_delay_s: r
-            .batch_profiles
-            .iter()
-            .filter_map(|b| b.worker_run_delay_ns)
-            .sum::<u64>() as f64
-            / 1e9,
-        beside_cpu_s: r
-            .batch_profiles
-            .iter()
-            .filter_map(BatchProfile::beside_cpu_ns)
-            .sum::<u64>() as f64
-            / 1e9,
+        worker_run_delay_s: batches_sum_s(r, |b| b.worker_run_delay_ns),
+        beside_cpu_s: batches_sum_s(r, BatchProfile::beside_cpu_ns),
     }
+}
+
+/// A per-batch figure in ns, where the profile has it, summed over the run, in seconds.
+fn batches_sum_s(r: &RunResult, figure: impl Fn(&BatchProfile) -> Option<u64>) -> f64 {
+    r.batch_profiles.iter().filter_map(figure).sum::<u64>() as f64 / 1e9
+}
+
+/// A bench's repeats of one configuration, spread: highest throughput over lowest less 1.
+/// `None` for a single run (or a lowest of 0, as results written before repeats were).
+fn repeat_spread(r: &RunResult) -> Option<f64> {
+    (r.repeats > 1 && r.mgas_per_s_min > 0.0).then(|| r.mgas_per_s_max / r.mgas_per_s_min - 1.0)
 }
 
 fn load(path: &Path) -> eyre::Result<BenchResult> {
@@ -526,6 +527,7 @@ fn project(
             continue;
         };
         let machine = here(*cpus, Some(base));
+        let (runs_made, spread) = (base.repeats, repeat_spread(base));
         let mut base = profiled(base);
         base.read_cpu_ns = read_cpu(runs, group);
         if !prefetch_race {
@@ -593,6 +595,8 @@ fn project(
             calibration,
             read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
+            runs: runs_made,
+            spread,
             batch_overhead_ns: overhead.map(|(ns, _)| ns),
             busy_cores: base.busy_cores,
             remote_completions: base.remote_completions,

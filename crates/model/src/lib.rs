@@ -722,6 +722,10 @@ impl From<&Machine> for MachineDescription {
     }
 }
 
+fn one_run() -> usize {
+    1
+}
+
 /// One fitted calibration: which run, and the factor.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CalibrationRow {
@@ -743,6 +747,14 @@ pub struct CalibrationRow {
     pub read_cpu_ns: Option<f64>,
     /// Its measured throughput, Mgas/s.
     pub measured_mgas_per_s: f64,
+    /// Runs of that configuration the bench made (`bench --repeat`); the calibration is their
+    /// median by throughput.
+    #[serde(default = "one_run")]
+    pub runs: usize,
+    /// Their spread, highest throughput over lowest less 1, where more than one run was made:
+    /// run-to-run noise every check of the group inherits through its calibration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spread: Option<f64>,
     /// The second calibration point, when asked for: the time per batch its two-worker run took
     /// beyond the simulation ([`batch_overhead_ns`]), ns.
     #[serde(default)]

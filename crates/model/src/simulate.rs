@@ -866,11 +866,8 @@ mod tests {
         let read = unit_read(&disk);
         let tasks = [task(100, 0), task(100, 0)];
         let one_core = |start| Cores {
-            cores: 1.0,
-            cpu_speed: 1.0,
-            readers_first: false,
             worker_start: start,
-            beside_cpu_ns: 0.0,
+            ..cores(1.0)
         };
         let cost = WorkerStartCost {
             spawn_ns: 10e3,

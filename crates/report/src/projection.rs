@@ -150,12 +150,12 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
     }
     let _ = writeln!(
         md,
-        "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s |\n| --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s | runs (spread) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for c in &report.calibrations {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} |",
+            "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} | {} |",
             design_label(c.design, c.prefetch_order),
             c.batch,
             c.workers,
@@ -163,7 +163,15 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             c.calibration.k,
             c.calibration.fit.name(),
             percent(c.calibration.residual),
-            c.measured_mgas_per_s
+            c.measured_mgas_per_s,
+            runs_and_spread(c)
+        );
+    }
+    if report.calibrations.iter().any(|c| c.runs < 2) {
+        let _ = writeln!(
+            md,
+            "\nA calibration of one run carries that run's noise into every check of its group, \
+             unseen: `bench --repeat 3` calibrates on the median run and shows the spread here."
         );
     }
     let overheads = calibration_notes(report, |c| {
@@ -347,4 +355,12 @@ pub fn parallel_over_full(report: &ProjectionReport) -> Vec<(usize, usize, f64)>
             Some((p.batch, p.workers, p.predicted.mgas_per_s(p.gas) / full))
         })
         .collect()
+}
+
+/// "3 (10.6%)": the runs made of a calibration's configuration, and their spread.
+fn runs_and_spread(c: &bal_replay_model::CalibrationRow) -> String {
+    match c.spread {
+        Some(spread) => format!("{} ({:.1}%)", c.runs, spread * 100.0),
+        None => c.runs.to_string(),
+    }
 }
