@@ -30,24 +30,14 @@ fn reads(c: &bal_replay_model::Check) -> String {
     }
 }
 
-/// A check's workers' run delay, measured / predicted, s ("-" where both are zero: a profile
-/// recorded before it was, on enough cores).
-fn run_delay(c: &bal_replay_model::Check) -> String {
-    let (m, p) = (
-        c.measured.worker_run_delay_s,
-        c.predicted.worker_run_delay_s,
-    );
-    if m > 0.0 || p > 0.0 {
-        format!("{m:.2} / {p:.2}")
-    } else {
-        "-".into()
-    }
-}
-
-/// A check's CPU beside the tasks, measured / predicted, s ("-" where both are zero: profiles
-/// recorded before it was).
-fn beside_cpu(c: &bal_replay_model::Check) -> String {
-    let (m, p) = (c.measured.beside_cpu_s, c.predicted.beside_cpu_s);
+/// One of a check's figures in seconds, measured / predicted; "-" where both are zero (the
+/// workers' run delay of a profile recorded before it was, on enough cores; the CPU beside the
+/// tasks of one recorded before it was).
+fn measured_over_predicted(
+    c: &bal_replay_model::Check,
+    figure: fn(&bal_replay_model::Measured) -> f64,
+) -> String {
+    let (m, p) = (figure(&c.measured), figure(&c.predicted));
     if m > 0.0 || p > 0.0 {
         format!("{m:.2} / {p:.2}")
     } else {
@@ -257,8 +247,8 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 reads(c),
                 c.task_cpu_ratio()
                     .map_or("-".to_string(), |r| format!("{r:.2}x")),
-                run_delay(c),
-                beside_cpu(c),
+                measured_over_predicted(c, |m| m.worker_run_delay_s),
+                measured_over_predicted(c, |m| m.beside_cpu_s),
                 c.error_at_run_task_cpu.map_or("-".to_string(), percent),
             );
         }
