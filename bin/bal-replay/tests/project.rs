@@ -143,6 +143,52 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     let checks = report["checks"].as_array().unwrap();
     assert_eq!(checks.len(), 2);
     assert!(checks.iter().all(|c| c["workers"] == 2));
+    // Each check carries both configurations' repeats, as the bench recorded them, and the
+    // table shows the error between their extremes and where the check stands.
+    assert!(
+        stdout.contains("error between the runs' extremes"),
+        "{stdout}"
+    );
+    for c in checks {
+        let run_of = |threads: u64| {
+            bench_runs["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["design"] == c["design"] && r["threads"] == threads)
+                .unwrap()
+        };
+        for (side, threads) in [("measured_repeats", 2), ("calibration_repeats", 1)] {
+            let run = run_of(threads);
+            let repeats = &c[side];
+            assert_eq!(repeats["runs"], 2, "{c}");
+            for (key, bench_key) in [
+                ("median_mgas_per_s", "mgas_per_s"),
+                ("min_mgas_per_s", "mgas_per_s_min"),
+                ("max_mgas_per_s", "mgas_per_s_max"),
+            ] {
+                assert_eq!(repeats[key], run[bench_key], "{c}: {side}.{key}");
+            }
+        }
+        let check: bal_replay_model::Check = serde_json::from_value(c.clone()).unwrap();
+        let (low, high) = check.error_range().unwrap();
+        let predicted = check.predicted.mgas_per_s(check.gas);
+        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+        let (cal, run) = (run_of(1), run_of(2));
+        // The prediction from the calibration's slowest repeat against the check's fastest, and
+        // the other way round; each side relative to its own median.
+        let expected_low = predicted * (f(cal, "mgas_per_s_min") / f(cal, "mgas_per_s"))
+            / (check.measured.mgas_per_s(check.gas) * f(run, "mgas_per_s_max")
+                / f(run, "mgas_per_s"))
+            - 1.0;
+        assert!((low - expected_low).abs() < 1e-9, "{low} {expected_low}");
+        assert!(low <= check.throughput_error() && check.throughput_error() <= high);
+        let verdict = check.verdict().name();
+        assert!(
+            stdout.contains(&format!("to {:+.1}% | {verdict} |", high * 100.0)),
+            "{verdict}: {stdout}"
+        );
+    }
     assert_eq!(report["target"]["cores"], 16.0);
     let projected = |design: &str, workers: u64| {
         let p = report["projections"]

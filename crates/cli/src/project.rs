@@ -10,8 +10,8 @@ use bal_replay_engine::{
 use bal_replay_model::{
     BusyCores, Calibration, CalibrationRow, Check, DiskModel, Fit, Machine, MachineDescription,
     Measured, ProfiledRun, Projection, ProjectionReport, ReadCpuCurve, ReadCpuPoint,
-    RemoteCompletions, batch_overhead_at, batch_overhead_ns, busy_cores, calibrate, predict,
-    read_cpu_reference, remote_completions, task_totals,
+    RemoteCompletions, Repeats, batch_overhead_at, batch_overhead_ns, busy_cores, calibrate,
+    predict, read_cpu_reference, remote_completions, task_totals,
 };
 use clap::Args;
 use eyre::WrapErr;
@@ -249,10 +249,9 @@ fn batches_sum_s(r: &RunResult, figure: impl Fn(&BatchProfile) -> Option<u64>) -
     r.batch_profiles.iter().filter_map(figure).sum::<u64>() as f64 / 1e9
 }
 
-/// A bench's repeats of one configuration, spread: highest throughput over lowest less 1.
-/// `None` for a single run (or a lowest of 0, as results written before repeats were).
-fn repeat_spread(r: &RunResult) -> Option<f64> {
-    (r.repeats > 1 && r.mgas_per_s_min > 0.0).then(|| r.mgas_per_s_max / r.mgas_per_s_min - 1.0)
+/// A bench's repeats of one configuration, where it made more than one run.
+fn repeats(r: &RunResult) -> Option<Repeats> {
+    Repeats::new(r.repeats, r.mgas_per_s, r.mgas_per_s_min, r.mgas_per_s_max)
 }
 
 fn load(path: &Path) -> eyre::Result<BenchResult> {
@@ -527,7 +526,7 @@ fn project(
             continue;
         };
         let machine = here(*cpus, Some(base));
-        let (runs_made, spread) = (base.repeats, repeat_spread(base));
+        let (runs_made, base_repeats) = (base.repeats, repeats(base));
         let mut base = profiled(base);
         base.read_cpu_ns = read_cpu(runs, group);
         if !prefetch_race {
@@ -596,7 +595,8 @@ fn project(
             read_cpu_ns: base.read_cpu_ns,
             measured_mgas_per_s: base.measured.mgas_per_s(base.gas),
             runs: runs_made,
-            spread,
+            spread: base_repeats.map(|r| r.spread()),
+            repeats: base_repeats,
             batch_overhead_ns: overhead.map(|(ns, _)| ns),
             busy_cores: base.busy_cores,
             remote_completions: base.remote_completions,
@@ -607,6 +607,7 @@ fn project(
             calibration,
             two: two.map(|(r, _)| r),
             overhead,
+            repeats: base_repeats,
         });
     }
     for f in &fitted {
@@ -681,6 +682,8 @@ fn project(
                 predicted,
                 batch_overhead_ns: overhead_ns,
                 error_at_run_task_cpu,
+                measured_repeats: repeats(r),
+                calibration_repeats: f.repeats,
             });
         }
         // One projection per design and batch size: where hybrid was profiled in more than one
@@ -728,6 +731,8 @@ struct Fitted<'a> {
     calibration: Calibration,
     two: Option<&'a RunResult>,
     overhead: Option<(f64, usize)>,
+    /// The one-worker run's repeats, where the bench made more than one.
+    repeats: Option<Repeats>,
 }
 
 fn print_report(report: &ProjectionReport) {

@@ -626,7 +626,76 @@ pub struct Check {
     /// how much the schedule's other terms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_at_run_task_cpu: Option<f64>,
+    /// The repeats of the checked run's configuration (`bench --repeat`), where there were more
+    /// than one: `measured` is their median run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_repeats: Option<Repeats>,
+    /// The repeats of the calibration's configuration, where there were more than one: the
+    /// prediction comes from their median run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration_repeats: Option<Repeats>,
 }
+
+/// A bench's repeats of one configuration: how many, and their throughput.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Repeats {
+    /// Runs made.
+    pub runs: usize,
+    /// The median run's throughput, MGas/s (the run the figures come from).
+    pub median_mgas_per_s: f64,
+    /// The lowest run's.
+    pub min_mgas_per_s: f64,
+    /// The highest run's.
+    pub max_mgas_per_s: f64,
+}
+
+impl Repeats {
+    /// The repeats of a configuration run `runs` times, or `None` for one run (or for figures
+    /// that cannot be a run's: a lowest above the median, a median above the highest, or any of
+    /// them not above zero), whose noise is unseen.
+    pub fn new(runs: usize, median: f64, min: f64, max: f64) -> Option<Self> {
+        (runs > 1 && min > 0.0 && min <= median && median <= max).then_some(Self {
+            runs,
+            median_mgas_per_s: median,
+            min_mgas_per_s: min,
+            max_mgas_per_s: max,
+        })
+    }
+
+    /// Highest throughput over lowest, less 1.
+    pub fn spread(&self) -> f64 {
+        self.max_mgas_per_s / self.min_mgas_per_s - 1.0
+    }
+}
+
+/// How a check's throughput error stands against the 15% target and against the noise its two
+/// runs carry ([`Check::error_range`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Within 15% of the measured run.
+    Within,
+    /// Off by more than 15%, but somewhere between the repeats' extremes the error is within
+    /// 15%: the repeats cannot tell this error from their own noise.
+    InsideNoise,
+    /// Off by more than 15% between every pair of the repeats' extremes (or with no repeats to
+    /// say otherwise): a term of the model is off.
+    Miss,
+}
+
+impl Verdict {
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Within => "within 15%",
+            Self::InsideNoise => "inside the runs' noise",
+            Self::Miss => "miss",
+        }
+    }
+}
+
+/// The error a check is held to: 15% (issue 16's target).
+pub const TARGET_ERROR: f64 = 0.15;
 
 impl Check {
     /// Predicted over measured throughput, minus one (0.1: the model predicts 10% more
@@ -645,6 +714,58 @@ impl Check {
     pub fn task_cpu_ratio(&self) -> Option<f64> {
         (self.measured.task_cpu_s > 0.0 && self.predicted.task_cpu_s > 0.0)
             .then(|| self.measured.task_cpu_s / self.predicted.task_cpu_s)
+    }
+
+    /// The throughput error between the extremes of the two runs' repeats, lowest and highest:
+    /// the prediction from the calibration's slowest repeat against the checked configuration's
+    /// fastest, and from the calibration's fastest against the checked one's slowest. `None`
+    /// where neither was repeated.
+    ///
+    /// The prediction is taken to scale with its calibration's throughput (first order: a
+    /// calibration run the host slowed by some factor has its tasks' CPU, and its fitted read
+    /// wait, slowed by about that factor, and so has every prediction made from it). The
+    /// median of each is what [`Check::throughput_error`] compares.
+    pub fn error_range(&self) -> Option<(f64, f64)> {
+        if self.measured_repeats.is_none() && self.calibration_repeats.is_none() {
+            return None;
+        }
+        let predicted = self.predicted.mgas_per_s(self.gas);
+        let measured = self.measured.mgas_per_s(self.gas);
+        if predicted <= 0.0 || measured <= 0.0 {
+            return None;
+        }
+        let (cal_low, cal_high) = self.calibration_repeats.map_or((1.0, 1.0), |c| {
+            (
+                c.min_mgas_per_s / c.median_mgas_per_s,
+                c.max_mgas_per_s / c.median_mgas_per_s,
+            )
+        });
+        // The checked run's extremes relative to its median, applied to the median measured
+        // here (the same run's figure).
+        let (m_low, m_high) = self.measured_repeats.map_or((1.0, 1.0), |m| {
+            (
+                m.min_mgas_per_s / m.median_mgas_per_s,
+                m.max_mgas_per_s / m.median_mgas_per_s,
+            )
+        });
+        Some((
+            predicted * cal_low / (measured * m_high) - 1.0,
+            predicted * cal_high / (measured * m_low) - 1.0,
+        ))
+    }
+
+    /// The check against the 15% target and its runs' noise.
+    pub fn verdict(&self) -> Verdict {
+        if self.throughput_error().abs() <= TARGET_ERROR {
+            Verdict::Within
+        } else if self
+            .error_range()
+            .is_some_and(|(low, high)| low <= TARGET_ERROR && high >= -TARGET_ERROR)
+        {
+            Verdict::InsideNoise
+        } else {
+            Verdict::Miss
+        }
     }
 
     /// Predicted over measured sum of longest transactions, minus one.
@@ -674,6 +795,8 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
         predicted: predict(calibration, held_out.workers, machine, k),
         batch_overhead_ns: None,
         error_at_run_task_cpu: None,
+        measured_repeats: None,
+        calibration_repeats: None,
     }
 }
 
@@ -755,6 +878,10 @@ pub struct CalibrationRow {
     /// run-to-run noise every check of the group inherits through its calibration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<f64>,
+    /// Those runs' throughput, where more than one was made (results written before it was
+    /// recorded have only `runs` and `spread`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeats: Option<Repeats>,
     /// The second calibration point, when asked for: the time per batch its two-worker run took
     /// beyond the simulation ([`batch_overhead_ns`]), ns.
     #[serde(default)]
@@ -1303,5 +1430,74 @@ mod tests {
         assert!(deeper.exec_with_io_s < with.exec_with_io_s);
         assert!(deeper.exec_with_io_s > without.exec_with_io_s);
         assert!((with.total_s - with.exec_with_io_s - 1e-6).abs() < 1e-9);
+    }
+    /// A check of 1000 Mgas: measured at `measured_s`, predicted at `predicted_s`.
+    fn check_of(measured_s: f64, predicted_s: f64) -> Check {
+        let at = |s: f64| Measured {
+            exec_with_io_s: s,
+            total_s: s,
+            ..Measured::default()
+        };
+        Check {
+            design: IoDesign::Parallel,
+            prefetch_order: None,
+            batch: 10,
+            workers: 4,
+            calibrated_on_workers: 1,
+            cores: 2.0,
+            k: 1.0,
+            gas: 1_000_000_000,
+            measured: at(measured_s),
+            predicted: at(predicted_s),
+            batch_overhead_ns: None,
+            error_at_run_task_cpu: None,
+            measured_repeats: None,
+            calibration_repeats: None,
+        }
+    }
+
+    #[test]
+    fn a_checks_error_range_spans_its_runs_extremes() {
+        // Measured 400 Mgas/s, predicted 500: +25%, a miss with no repeats to say otherwise.
+        let mut c = check_of(2.5, 2.0);
+        assert!((c.throughput_error() - 0.25).abs() < 1e-12);
+        assert_eq!(c.error_range(), None);
+        assert_eq!(c.verdict(), Verdict::Miss);
+
+        // The checked run's three repeats: 360, 400 (its median) and 440 Mgas/s.
+        c.measured_repeats = Repeats::new(3, 400.0, 360.0, 440.0);
+        let (low, high) = c.error_range().unwrap();
+        assert!((low - (500.0 / 440.0 - 1.0)).abs() < 1e-12, "{low}");
+        assert!((high - (500.0 / 360.0 - 1.0)).abs() < 1e-12, "{high}");
+        // +13.6% at its fastest run: inside the runs' noise.
+        assert_eq!(c.verdict(), Verdict::InsideNoise);
+
+        // A calibration whose median was 300 Mgas/s, its slowest 240: the prediction from the
+        // slowest is 500 x 0.8 = 400 against 440 (-9.1%); from its fastest (330), 550 / 360.
+        c.calibration_repeats = Repeats::new(3, 300.0, 240.0, 330.0);
+        let (low, high) = c.error_range().unwrap();
+        assert!((low - (400.0 / 440.0 - 1.0)).abs() < 1e-12, "{low}");
+        assert!((high - (550.0 / 360.0 - 1.0)).abs() < 1e-12, "{high}");
+        assert_eq!(c.verdict(), Verdict::InsideNoise);
+
+        // Tight repeats leave a +25% error a miss: 390-410 measured, 295-305 calibration.
+        c.measured_repeats = Repeats::new(3, 400.0, 390.0, 410.0);
+        c.calibration_repeats = Repeats::new(3, 300.0, 295.0, 305.0);
+        let (low, _) = c.error_range().unwrap();
+        assert!((low - (500.0 * 295.0 / 300.0 / 410.0 - 1.0)).abs() < 1e-12);
+        assert!(low > TARGET_ERROR);
+        assert_eq!(c.verdict(), Verdict::Miss);
+
+        // Within 15% at the medians is within, whatever the repeats.
+        assert_eq!(check_of(2.5, 2.3).verdict(), Verdict::Within);
+    }
+
+    #[test]
+    fn repeats_are_only_what_a_run_can_be() {
+        assert_eq!(Repeats::new(1, 400.0, 400.0, 400.0), None);
+        assert_eq!(Repeats::new(3, 400.0, 410.0, 440.0), None);
+        assert_eq!(Repeats::new(3, 450.0, 360.0, 440.0), None);
+        assert_eq!(Repeats::new(3, 400.0, 0.0, 440.0), None);
+        assert!(Repeats::new(2, 400.0, 360.0, 400.0).is_some());
     }
 }

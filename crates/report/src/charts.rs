@@ -839,6 +839,18 @@ fn push_measured_and_predicted(
     }
 }
 
+/// An error bar at `workers` around `value`: `repeats`' lowest and highest relative to their
+/// median, applied to it.
+fn bar(workers: usize, value: f64, repeats: bal_replay_model::Repeats) -> (f64, f64, f64, f64) {
+    let median = repeats.median_mgas_per_s;
+    (
+        workers as f64,
+        value * repeats.min_mgas_per_s / median,
+        value,
+        value * repeats.max_mgas_per_s / median,
+    )
+}
+
 /// Sorted distinct values.
 fn distinct(mut v: Vec<usize>) -> Vec<usize> {
     v.sort_unstable();
@@ -867,11 +879,28 @@ pub(crate) fn draw_projection(
                 c.workers as f64,
                 c.measured_mgas_per_s / (1.0 + c.calibration.residual),
             )];
+            // Bars where a configuration was repeated: each measured point's lowest and highest
+            // run; each prediction's from the calibration's lowest and highest.
+            let (mut measured_bars, mut predicted_bars) = (Vec::new(), Vec::new());
+            measured_bars.extend(c.repeats.map(|r| bar(c.workers, c.measured_mgas_per_s, r)));
             for k in checks_of(report, c) {
-                measured.push((k.workers as f64, k.measured.mgas_per_s(k.gas)));
-                predicted.push((k.workers as f64, k.predicted.mgas_per_s(k.gas)));
+                let (m, p) = (k.measured.mgas_per_s(k.gas), k.predicted.mgas_per_s(k.gas));
+                measured.push((k.workers as f64, m));
+                predicted.push((k.workers as f64, p));
+                measured_bars.extend(k.measured_repeats.map(|r| bar(k.workers, m, r)));
+                // Just right of the measured bar on the log axis, so the two stay apart.
+                predicted_bars.extend(
+                    k.calibration_repeats
+                        .map(|r| bar(k.workers, p, r))
+                        .map(|(x, lo, mid, hi)| (x * 1.06, lo, mid, hi)),
+                );
             }
             push_measured_and_predicted(c, n, measured, predicted, &mut series, &mut keys);
+            let [.., measured_series, predicted_series] = &mut series[..] else {
+                unreachable!("two series were just pushed");
+            };
+            measured_series.spread = measured_bars;
+            predicted_series.spread = predicted_bars;
         }
         let chart = LineChart {
             title: format!(

@@ -3,7 +3,7 @@
 
 use crate::research;
 use bal_replay_engine::{IoDesign, PrefetchOrder};
-use bal_replay_model::ProjectionReport;
+use bal_replay_model::{ProjectionReport, TARGET_ERROR, Verdict};
 use std::fmt::Write;
 
 fn percent(x: f64) -> String {
@@ -227,13 +227,14 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
              (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
              predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
-             measured / predicted | error at the run's task CPU |\n| --- | --- | --- | --- | --- \
-             | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+             measured / predicted | error at the run's task CPU | error between the runs' \
+             extremes | verdict |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
+             | --- | --- | --- | --- | --- | --- | --- |"
         );
         for c in &report.checks {
             let _ = writeln!(
                 md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} |",
+                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
@@ -250,6 +251,13 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 measured_over_predicted(c, |m| m.worker_run_delay_s),
                 measured_over_predicted(c, |m| m.beside_cpu_s),
                 c.error_at_run_task_cpu.map_or("-".to_string(), percent),
+                c.error_range()
+                    .map_or("-".to_string(), |(low, high)| format!(
+                        "{} to {}",
+                        percent(low),
+                        percent(high)
+                    )),
+                c.verdict().name(),
             );
         }
         let errors: Vec<f64> = report
@@ -257,7 +265,7 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             .iter()
             .map(|c| c.throughput_error().abs())
             .collect();
-        let within = errors.iter().filter(|e| **e <= 0.15).count();
+        let within = errors.iter().filter(|e| **e <= TARGET_ERROR).count();
         let worst = errors.iter().copied().fold(0.0, f64::max);
         let _ = writeln!(
             md,
@@ -266,6 +274,58 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             errors.len(),
             worst * 100.0
         );
+        let misses = |verdict| {
+            report
+                .checks
+                .iter()
+                .filter(|c| c.verdict() == verdict)
+                .map(|c| {
+                    format!(
+                        "{} at batch {}, {} workers ({})",
+                        design_label(c.design, c.prefetch_order),
+                        c.batch,
+                        c.workers,
+                        percent(c.throughput_error())
+                    )
+                })
+                .collect::<Vec<_>>()
+        };
+        let (noise, missed) = (misses(Verdict::InsideNoise), misses(Verdict::Miss));
+        if !noise.is_empty() {
+            let _ = writeln!(
+                md,
+                "\nInside the runs' noise ({}): off by more than 15% at the medians, within 15% \
+                 between some pair of the repeats' extremes (the prediction from the \
+                 calibration's slowest or fastest repeat against the checked configuration's \
+                 fastest or slowest), so these repeats cannot tell the error from the host: {}.",
+                noise.len(),
+                noise.join("; ")
+            );
+        }
+        if !missed.is_empty() {
+            let unrepeated = report
+                .checks
+                .iter()
+                .filter(|c| c.verdict() == Verdict::Miss && c.error_range().is_none())
+                .count();
+            let _ = writeln!(
+                md,
+                "\nMisses ({}): off by more than 15% {}: {}.",
+                missed.len(),
+                if unrepeated == missed.len() {
+                    "(single runs: `bench --repeat 3` shows whether an error is the host's noise)"
+                        .to_string()
+                } else if unrepeated > 0 {
+                    format!(
+                        "between every pair of the repeats' extremes ({unrepeated} of them single \
+                         runs, whose noise is unseen)"
+                    )
+                } else {
+                    "between every pair of the repeats' extremes".to_string()
+                },
+                missed.join("; ")
+            );
+        }
         let at_run_cpu: Vec<f64> = report
             .checks
             .iter()
@@ -277,7 +337,10 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 "\nAt each run's own task CPU (not a prediction: it takes the held-out run's CPU; \
                  it separates the tasks' CPU changing with the workers from the schedule's other \
                  terms): {} of {} within 15%.",
-                at_run_cpu.iter().filter(|e| e.abs() <= 0.15).count(),
+                at_run_cpu
+                    .iter()
+                    .filter(|e| e.abs() <= TARGET_ERROR)
+                    .count(),
                 at_run_cpu.len()
             );
         }
