@@ -203,6 +203,48 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(projected("full", 16) > 3.0 * projected("full", 1));
     assert!(projected("parallel", 1) > 0.0);
 
+    // Two inputs: each configuration is checked in both against the first's calibration, each
+    // check names its input, and a table sets the two errors side by side (here one bench given
+    // twice: the same error twice, 0 points apart).
+    let (twice_out, twice) = project_json(
+        {
+            let mut command = project(&bench_json, &fio);
+            command.arg(&bench_json);
+            command
+        },
+        &[],
+        &tmp.path().join("twice.json"),
+        "project with two inputs",
+    );
+    let inputs = twice["inputs"].as_array().unwrap();
+    assert_eq!(inputs.len(), 2);
+    let twice_checks = twice["checks"].as_array().unwrap();
+    assert_eq!(twice_checks.len(), 4);
+    for input in [0, 1] {
+        assert_eq!(
+            twice_checks.iter().filter(|c| c["input"] == input).count(),
+            2,
+            "{twice}"
+        );
+    }
+    assert!(twice_out.contains("| input | design |"), "{twice_out}");
+    assert!(
+        twice_out.contains("The same configuration in each input"),
+        "{twice_out}"
+    );
+    for c in checks {
+        let check: bal_replay_model::Check = serde_json::from_value(c.clone()).unwrap();
+        let error = format!("{:+.1}%", check.throughput_error() * 100.0);
+        let row = format!(
+            "| {} | 10 | 2 | {error} | {error} | 0.0 points |",
+            c["design"].as_str().unwrap()
+        );
+        assert!(twice_out.contains(&row), "{row}: {twice_out}");
+    }
+    // A single input's report names none.
+    assert!(report["inputs"].is_null() || report["inputs"].as_array().unwrap().len() == 1);
+    assert!(!stdout.contains("| input |"), "{stdout}");
+
     // The profiling bench measured what starting a worker costs, and the model started the
     // workers at that cost: the same checks with every worker started at once, for nothing,
     // predict a faster run.

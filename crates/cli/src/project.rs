@@ -186,10 +186,10 @@ impl Group {
 
 /// The CPU a key read cost in the profiles at `group`'s batch size, from the one-worker parallel
 /// I/O and full BAL runs ([`bal_replay_model::read_cpu_ns`]).
-fn read_cpu(runs: &[(RunResult, usize)], group: Group) -> Option<f64> {
+fn read_cpu(runs: &[InputRun], group: Group) -> Option<f64> {
     let one = |design| {
         runs.iter()
-            .map(|(r, _)| r)
+            .map(|i| &i.run)
             .find(|r| {
                 Group::of(r)
                     == Some(Group {
@@ -300,9 +300,9 @@ impl ProjectCommand {
     pub fn run(&self) -> eyre::Result<()> {
         let disk = DiskModel::from_fio_file(&self.disk)?;
         let read_cpu = self.read_cpu.as_deref().map(read_cpu_curve).transpose()?;
-        let mut runs: Vec<(RunResult, usize)> = Vec::new();
+        let mut runs: Vec<InputRun> = Vec::new();
         let mut recorded_start = None;
-        for path in &self.inputs {
+        for (input, path) in self.inputs.iter().enumerate() {
             let bench = load(path)?;
             if bench.busy_cores {
                 eyre::bail!(
@@ -320,7 +320,11 @@ impl ProjectCommand {
                 );
             }
             recorded_start = recorded_start.or(bench.worker_start);
-            runs.extend(bench.runs.into_iter().map(|r| (r, bench.cpus)));
+            runs.extend(bench.runs.into_iter().map(|run| InputRun {
+                run,
+                cpus: bench.cpus,
+                input,
+            }));
         }
         let mut busy_runs: Vec<(RunResult, usize)> = Vec::new();
         for path in &self.busy_cores {
@@ -407,7 +411,12 @@ impl ProjectCommand {
             busy_runs: &busy_runs,
             remote_runs: &remote_runs,
         };
-        let report = project(&runs, &here, target.as_ref(), &self.target_workers);
+        let mut report = project(&runs, &here, target.as_ref(), &self.target_workers);
+        report.inputs = self
+            .inputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
         print_report(&report);
         if let Some(json) = &self.json {
             std::fs::write(json, serde_json::to_vec_pretty(&report)?)
@@ -416,6 +425,14 @@ impl ProjectCommand {
         }
         Ok(())
     }
+}
+
+/// A run of one of the inputs, with the CPUs its bench had.
+struct InputRun {
+    run: RunResult,
+    cpus: usize,
+    /// Which input it came from (its index among them).
+    input: usize,
 }
 
 /// The machine the inputs ran on, and the model's optional terms there.
@@ -464,7 +481,7 @@ fn note_unfitted(unfitted: bool, base: &ProfiledRun, group: Group, kind: &str, o
 /// Calibrates on each group's one-worker run with a profile, checks its other runs, and projects
 /// onto `target` at `workers`.
 fn project(
-    runs: &[(RunResult, usize)],
+    runs: &[InputRun],
     terms: &Here<'_>,
     target: Option<&Machine>,
     workers: &[NonZeroUsize],
@@ -482,7 +499,7 @@ fn project(
         remote_runs,
     } = *terms;
     let mut groups: Vec<Group> = Vec::new();
-    for (r, _) in runs {
+    for InputRun { run: r, .. } in runs {
         if let Some(g) = Group::of(r)
             && !groups.contains(&g)
         {
@@ -506,7 +523,8 @@ fn project(
         beside_cpu,
     };
     let mut report = ProjectionReport {
-        measured_on: MachineDescription::from(&here(runs.first().map_or(1, |(_, c)| *c), None)),
+        inputs: Vec::new(),
+        measured_on: MachineDescription::from(&here(runs.first().map_or(1, |i| i.cpus), None)),
         calibrations: Vec::new(),
         checks: Vec::new(),
         target: target.map(MachineDescription::from),
@@ -516,8 +534,11 @@ fn project(
     // what full BAL (which reads nothing) fitted at the same batch size.
     let mut fitted: Vec<Fitted> = Vec::new();
     for group in groups {
-        let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
-        let Some((base, cpus)) = in_group().find(|(r, _)| one_worker_profile_of(r, group)) else {
+        let in_group = || runs.iter().filter(|i| Group::of(&i.run) == Some(group));
+        let Some(InputRun {
+            run: base, cpus, ..
+        }) = in_group().find(|i| one_worker_profile_of(&i.run, group))
+        else {
             eprintln!(
                 "note: {} at batch {}: no one-worker run with a task profile, not calibrated \
                  (bench with --threads 1 and --task-profile)",
@@ -570,7 +591,7 @@ fn project(
             read_cpu_curve.map(|curve| read_cpu_reference(&base, &machine, calibration.k, curve));
         // The second calibration point, when asked for.
         let two = batch_overhead
-            .then(|| in_group().find(|(r, _)| r.threads == 2 && !r.batch_profiles.is_empty()))
+            .then(|| in_group().find(|i| i.run.threads == 2 && !i.run.batch_profiles.is_empty()))
             .flatten();
         if batch_overhead && two.is_none() {
             eprintln!(
@@ -579,7 +600,7 @@ fn project(
                 group.design, group.batch
             );
         }
-        let overhead = two.map(|(r, cpus)| {
+        let overhead = two.map(|InputRun { run: r, cpus, .. }| {
             (
                 batch_overhead_ns(&base, &profiled(r), &here(*cpus, Some(r)), calibration.k),
                 r.threads,
@@ -605,14 +626,14 @@ fn project(
             group,
             base,
             calibration,
-            two: two.map(|(r, _)| r),
+            two: two.map(|i| &i.run),
             overhead,
             repeats: base_repeats,
         });
     }
     for f in &fitted {
         let group = f.group;
-        let in_group = || runs.iter().filter(|(r, _)| Group::of(r) == Some(group));
+        let in_group = || runs.iter().filter(|i| Group::of(&i.run) == Some(group));
         // Where the design waited on device reads and full BAL fitted a thread cost at this
         // batch size, the rest of the fitted time is read waits (`batch_overhead_at`); elsewhere
         // all of it is per batch.
@@ -630,7 +651,12 @@ fn project(
             .filter(|_| f.calibration.fit != Fit::NoDeviceReads && group.design != IoDesign::Full);
         let calibrated_on =
             |r: &RunResult| r.threads == 1 || f.two.is_some_and(|t| std::ptr::eq(t, r));
-        for (r, cpus) in in_group().filter(|(r, _)| !calibrated_on(r)) {
+        for InputRun {
+            run: r,
+            cpus,
+            input,
+        } in in_group().filter(|i| !calibrated_on(&i.run))
+        {
             let machine = here(*cpus, Some(r));
             let predicted = predict(&f.base, r.threads, &machine, f.calibration.k);
             let overhead_ns = f.overhead.map(|(ns, at)| match thread_ns {
@@ -684,6 +710,7 @@ fn project(
                 error_at_run_task_cpu,
                 measured_repeats: repeats(r),
                 calibration_repeats: f.repeats,
+                input: Some(*input),
             });
         }
         // One projection per design and batch size: where hybrid was profiled in more than one

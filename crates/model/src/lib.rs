@@ -634,6 +634,12 @@ pub struct Check {
     /// prediction comes from their median run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calibration_repeats: Option<Repeats>,
+    /// Which of the report's inputs the checked run came from ([`ProjectionReport::inputs`]):
+    /// given two benches of the same chain, each configuration is checked in both against the
+    /// first's calibration, and whether an error repeats from one bench to the next tells the
+    /// model's from the host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<usize>,
 }
 
 /// A bench's repeats of one configuration: how many, and their throughput.
@@ -797,6 +803,7 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
         error_at_run_task_cpu: None,
         measured_repeats: None,
         calibration_repeats: None,
+        input: None,
     }
 }
 
@@ -921,6 +928,9 @@ pub struct Projection {
 /// `projections` is a model's output, not a measurement.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProjectionReport {
+    /// The bench results the runs came from, in the order given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inputs: Vec<String>,
     /// Where the profiles and the checked runs were measured.
     pub measured_on: MachineDescription,
     /// One per calibration run.
@@ -1453,6 +1463,7 @@ mod tests {
             error_at_run_task_cpu: None,
             measured_repeats: None,
             calibration_repeats: None,
+            input: None,
         }
     }
 

@@ -902,9 +902,14 @@ pub(crate) fn draw_projection(
             measured_series.spread = measured_bars;
             predicted_series.spread = predicted_bars;
         }
+        let bars = if series.iter().any(|s| !s.spread.is_empty()) {
+            "; bars: the repeats' lowest to highest"
+        } else {
+            ""
+        };
         let chart = LineChart {
             title: format!(
-                "Measured and predicted, batch of {batch}, {} cores (calibrated at 1 worker)",
+                "Measured and predicted, batch of {batch}, {} cores (calibrated at 1 worker{bars})",
                 report.measured_on.cores
             ),
             x_desc: "Workers".into(),

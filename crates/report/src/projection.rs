@@ -219,19 +219,39 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         );
     }
     if !report.checks.is_empty() {
-        let _ = writeln!(
+        // With more than one input, each check names the one its run came from.
+        let inputs = report.inputs.len() > 1;
+        if inputs {
+            let _ = writeln!(
+                md,
+                "\nInputs (each check's run came from one; each calibration from the first that has it):\n"
+            );
+            for (n, input) in report.inputs.iter().enumerate() {
+                let _ = writeln!(md, "{}. {input}", n + 1);
+            }
+        }
+        let _ = write!(
             md,
             "\nPredicted against measured (runs the calibration did not see; error = predicted / \
              measured - 1; \"cores\" is what the run had: the machine's, less what other \
-             processes and interrupts used meanwhile):\n\n| design | batch | workers | cores | \
+             processes and interrupts used meanwhile):\n\n{}",
+            if inputs { "| input " } else { "" }
+        );
+        let _ = writeln!(
+            md,
+            "| design | batch | workers | cores | \
              measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
              (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
              predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
              measured / predicted | error at the run's task CPU | error between the runs' \
-             extremes | verdict |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
-             | --- | --- | --- | --- | --- | --- | --- |"
+             extremes | verdict |\n{}| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
+             | --- | --- | --- | --- | --- | --- | --- |",
+            if inputs { "| --- " } else { "" }
         );
         for c in &report.checks {
+            if inputs {
+                let _ = write!(md, "| {} ", input_number(c));
+            }
             let _ = writeln!(
                 md,
                 "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
@@ -281,10 +301,15 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                 .filter(|c| c.verdict() == verdict)
                 .map(|c| {
                     format!(
-                        "{} at batch {}, {} workers ({})",
+                        "{} at batch {}, {} workers{} ({})",
                         design_label(c.design, c.prefetch_order),
                         c.batch,
                         c.workers,
+                        if inputs {
+                            format!(", input {}", input_number(c))
+                        } else {
+                            String::new()
+                        },
                         percent(c.throughput_error())
                     )
                 })
@@ -343,6 +368,9 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
                     .count(),
                 at_run_cpu.len()
             );
+        }
+        if inputs {
+            across_inputs(&mut md, report);
         }
     }
     if let Some(t) = &report.target {
@@ -408,6 +436,73 @@ pub fn parallel_over_full(report: &ProjectionReport) -> Vec<(usize, usize, f64)>
             Some((p.batch, p.workers, p.predicted.mgas_per_s(p.gas) / full))
         })
         .collect()
+}
+
+/// Each configuration checked in more than one input, its error in each: an error that repeats
+/// from one bench to the next is the model's, one that moves is the host's.
+fn across_inputs(md: &mut String, report: &ProjectionReport) {
+    let n = report.inputs.len();
+    let mut rows: Vec<(&bal_replay_model::Check, Vec<Option<f64>>)> = Vec::new();
+    for c in &report.checks {
+        let same = |r: &&bal_replay_model::Check| {
+            (r.design, r.prefetch_order, r.batch, r.workers)
+                == (c.design, c.prefetch_order, c.batch, c.workers)
+        };
+        let i = match rows.iter().position(|(r, _)| same(r)) {
+            Some(i) => i,
+            None => {
+                rows.push((c, vec![None; n]));
+                rows.len() - 1
+            }
+        };
+        if let Some(slot) = c.input.and_then(|input| rows[i].1.get_mut(input)) {
+            *slot = Some(c.throughput_error());
+        }
+    }
+    rows.retain(|(_, errors)| errors.iter().flatten().count() > 1);
+    if rows.is_empty() {
+        return;
+    }
+    let numbers: Vec<String> = (1..=n).map(|i| format!("input {i}")).collect();
+    let _ = writeln!(
+        md,
+        "\nThe same configuration in each input (throughput error; an error that repeats from \
+         one bench to the next is the model's, one that moves is the host's):\n\n| design | \
+         batch | workers | {} | largest less smallest |\n|{}",
+        numbers.join(" | "),
+        " --- |".repeat(n + 4)
+    );
+    let mut held = 0;
+    for (c, errors) in &rows {
+        let known: Vec<f64> = errors.iter().flatten().copied().collect();
+        let moved = known.iter().copied().fold(f64::MIN, f64::max)
+            - known.iter().copied().fold(f64::MAX, f64::min);
+        held += usize::from(known.iter().all(|e| e.abs() <= TARGET_ERROR));
+        let cells: Vec<String> = errors
+            .iter()
+            .map(|e| e.map_or("-".into(), percent))
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {:.1} points |",
+            design_label(c.design, c.prefetch_order),
+            c.batch,
+            c.workers,
+            cells.join(" | "),
+            moved * 100.0
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n{held} of {} configurations within 15% in every input.",
+        rows.len()
+    );
+}
+
+/// The 1-based number of the input a check's run came from, as the inputs are listed ("?" for a
+/// check that does not say).
+fn input_number(c: &bal_replay_model::Check) -> String {
+    c.input.map_or("?".into(), |i| (i + 1).to_string())
 }
 
 /// "3 (10.6%)": the runs made of a calibration's configuration, and their spread.
