@@ -312,6 +312,13 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(projected.contains("parallel I/O, projected (model)"));
     // The research published parallel I/O at batch 10 and 16 threads.
     assert!(projected.contains("parallel I/O, research (published)"));
+    // With the bench given twice, the chart draws the first input's runs only: the same chart.
+    let twice_charts = tmp.path().join("twice-charts");
+    draw_report(&tmp.path().join("twice.json"), &twice_charts);
+    assert_eq!(
+        std::fs::read_to_string(twice_charts.join("model-checked-batch10.svg")).unwrap(),
+        checked
+    );
     let md = std::fs::read_to_string(charts.join("projection.md")).unwrap();
     assert!(
         md.contains("| parallel | 10 | 16 |") && md.contains("| 6842 |"),

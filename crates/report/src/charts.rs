@@ -800,14 +800,26 @@ fn calibrations_at(
 }
 
 /// The checks of the configuration `c` was calibrated on (its design, batch size and prefetch
-/// order).
+/// order). Where the report has several inputs, those of the first that has any: a chart draws
+/// one bench's runs, and the Markdown report sets the inputs side by side.
 fn checks_of<'a>(
     report: &'a ProjectionReport,
     c: &'a bal_replay_model::CalibrationRow,
 ) -> impl Iterator<Item = &'a bal_replay_model::Check> {
-    report.checks.iter().filter(move |k| {
+    let of_c = move |k: &&bal_replay_model::Check| {
         k.batch == c.batch && k.design == c.design && k.prefetch_order == c.prefetch_order
-    })
+    };
+    let first_input = report
+        .checks
+        .iter()
+        .filter(of_c)
+        .filter_map(|k| k.input)
+        .min();
+    report
+        .checks
+        .iter()
+        .filter(of_c)
+        .filter(move |k| first_input.is_none() || k.input == first_input)
 }
 
 /// A calibrated configuration's measured points (solid) and the model's (dashed), by workers, in
