@@ -915,7 +915,7 @@ pub(crate) fn draw_projection(
             predicted_series.spread = predicted_bars;
         }
         let bars = if series.iter().any(|s| !s.spread.is_empty()) {
-            "; bars: the repeats' lowest to highest"
+            "; bars: repeats' range"
         } else {
             ""
         };
