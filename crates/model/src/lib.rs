@@ -672,12 +672,20 @@ impl Repeats {
     pub fn spread(&self) -> f64 {
         self.max_mgas_per_s / self.min_mgas_per_s - 1.0
     }
+
+    /// The lowest and the highest run's throughput over the median's: what a figure of the
+    /// median run becomes at either extreme, to first order.
+    pub fn relative(&self) -> (f64, f64) {
+        (
+            self.min_mgas_per_s / self.median_mgas_per_s,
+            self.max_mgas_per_s / self.median_mgas_per_s,
+        )
+    }
 }
 
 /// How a check's throughput error stands against the 15% target and against the noise its two
 /// runs carry ([`Check::error_range`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
     /// Within 15% of the measured run.
     Within,
@@ -740,20 +748,12 @@ impl Check {
         if predicted <= 0.0 || measured <= 0.0 {
             return None;
         }
-        let (cal_low, cal_high) = self.calibration_repeats.map_or((1.0, 1.0), |c| {
-            (
-                c.min_mgas_per_s / c.median_mgas_per_s,
-                c.max_mgas_per_s / c.median_mgas_per_s,
-            )
-        });
+        let (cal_low, cal_high) = self
+            .calibration_repeats
+            .map_or((1.0, 1.0), |c| c.relative());
         // The checked run's extremes relative to its median, applied to the median measured
         // here (the same run's figure).
-        let (m_low, m_high) = self.measured_repeats.map_or((1.0, 1.0), |m| {
-            (
-                m.min_mgas_per_s / m.median_mgas_per_s,
-                m.max_mgas_per_s / m.median_mgas_per_s,
-            )
-        });
+        let (m_low, m_high) = self.measured_repeats.map_or((1.0, 1.0), |m| m.relative());
         Some((
             predicted * cal_low / (measured * m_high) - 1.0,
             predicted * cal_high / (measured * m_low) - 1.0,
@@ -1441,6 +1441,7 @@ mod tests {
         assert!(deeper.exec_with_io_s > without.exec_with_io_s);
         assert!((with.total_s - with.exec_with_io_s - 1e-6).abs() < 1e-9);
     }
+
     /// A check of 1000 Mgas: measured at `measured_s`, predicted at `predicted_s`.
     fn check_of(measured_s: f64, predicted_s: f64) -> Check {
         let at = |s: f64| Measured {

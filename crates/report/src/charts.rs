@@ -854,13 +854,8 @@ fn push_measured_and_predicted(
 /// An error bar at `workers` around `value`: `repeats`' lowest and highest relative to their
 /// median, applied to it.
 fn bar(workers: usize, value: f64, repeats: bal_replay_model::Repeats) -> (f64, f64, f64, f64) {
-    let median = repeats.median_mgas_per_s;
-    (
-        workers as f64,
-        value * repeats.min_mgas_per_s / median,
-        value,
-        value * repeats.max_mgas_per_s / median,
-    )
+    let (low, high) = repeats.relative();
+    (workers as f64, value * low, value, value * high)
 }
 
 /// Sorted distinct values.

@@ -285,7 +285,11 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             .iter()
             .map(|c| c.throughput_error().abs())
             .collect();
-        let within = errors.iter().filter(|e| **e <= TARGET_ERROR).count();
+        let within = report
+            .checks
+            .iter()
+            .filter(|c| c.verdict() == Verdict::Within)
+            .count();
         let worst = errors.iter().copied().fold(0.0, f64::max);
         let _ = writeln!(
             md,
