@@ -5,7 +5,7 @@
 //! the hypervisor's wake-up, in CPU (the reading thread's) and in wait. A one-worker run idles a
 //! core during every on-demand read; many workers on few cores never do. A one-worker run with the
 //! cores kept busy measures the second regime with the first's schedule, which is what
-//! `bal-replay project --busy-cores` calibrates on (docs/results.md, "Idle cores").
+//! `bal-replay project --busy-cores` calibrates on (docs/notes/2026-11-25-idle-cores.md).
 
 use std::{
     sync::{

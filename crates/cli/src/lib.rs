@@ -237,7 +237,7 @@ impl DiskArgs {
     /// only, the index and filters being pinned beside it (or, with `--unpinned-metadata`, room
     /// for their pinned top levels and little else). With 64 MiB, a
     /// generated chain's hot contracts and senders stay cached and fewer than 80% of the key reads
-    /// reach the disk (docs/results.md, "Disk-resident runs").
+    /// reach the disk (docs/notes/2026-11-23-disk-resident-mode.md).
     pub const DISK_RESIDENT_BLOCK_CACHE: usize = 8 << 20;
 
     /// The memory cgroup's limit under `--disk-resident` over MDBX unless `--memory-limit` says
@@ -301,7 +301,7 @@ impl DiskArgs {
         Err(eyre::eyre!(
             "{flag} applies to RocksDB states only: MDBX is memory-mapped, so its pages are served \
              from the page cache; bound it with --memory-limit SIZE or --disk-resident (a memory \
-             cgroup around the process, see docs/results.md, \"Disk-resident runs\")"
+             cgroup around the process, see docs/notes/2026-11-23-disk-resident-mode.md)"
         ))
     }
 

@@ -82,7 +82,7 @@ pub enum PrefetchOrder {
     /// prefetch the tasks that start first find none of their keys. Sorted multi-gets this
     /// large read the data blocks that keys share once: on the 250 M-entry state, one worker
     /// made 0.87 (batch 10) and 0.67 (batch 50) of first-use order's device reads
-    /// (docs/results.md).
+    /// (docs/notes/2026-11-24-hybrid-prefetch-race.md).
     #[default]
     Key,
     /// The order in which the tasks first need the accounts, each with its slots

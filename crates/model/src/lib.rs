@@ -580,7 +580,7 @@ pub fn batch_overhead_ns(base: &ProfiledRun, more: &ProfiledRun, machine: &Machi
 ///   shrinks as `fitted_workers / workers`.
 ///
 /// A constant per batch over-corrected parallel I/O on a disk-resident state by 20% at 8 workers
-/// (docs/results.md, "Prefetch readers kept for the replay").
+/// (docs/notes/2026-11-24-prefetch-reader-pool-and-batch-overhead.md).
 pub fn batch_overhead_at(
     fitted_ns: f64,
     fitted_workers: usize,

@@ -4,7 +4,7 @@
 //! 54 µs with one in flight to 30-35 µs with 16-256: with one in flight the vCPU idles during
 //! every read and pays the hypervisor's wake-up, and each request submitted alone traps once. A
 //! one-worker profile carries the first figure into every task, so a simulation of many workers
-//! over-charges their reads (docs/results.md, "Parallel I/O's miss is the CPU per read").
+//! over-charges their reads (docs/notes/2026-11-24-batch-term-split-and-read-cpu.md).
 
 /// One measured point: reads in flight and the CPU one read cost there.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
