@@ -99,25 +99,21 @@ fn two_threads_creating_one_dump_get_one_writer() {
     }
 }
 
-/// Environment variable that turns [`child_writer`] into the body of a child process.
+/// Environment variable that makes [`a_writer_in_another_process_holds_the_dump_until_it_dies`]
+/// the child process it starts (this test binary, run again on that test alone).
 const CHILD_DIR: &str = "BAL_REPLAY_DUMP_TEST_CHILD_WRITER_DIR";
 /// What the child prints once it holds the lock.
 const CHILD_READY: &str = "child writer holds the dump";
+/// The test that is also the child, so the child is no test of its own.
+const CHILD_TEST: &str = "a_writer_in_another_process_holds_the_dump_until_it_dies";
 
-/// Not a test of its own: with [`CHILD_DIR`] set, it is the child process that
-/// `a_writer_in_another_process_holds_the_dump_until_it_dies` starts (this test binary, run again
-/// on this test alone). It resumes the dump, appends block 2, flushes and holds the writer until
-/// killed. Without the variable it does nothing.
-#[test]
-fn child_writer() {
-    let Ok(dir) = std::env::var(CHILD_DIR) else {
-        return;
-    };
-    let mut writer = DumpWriter::resume(&dir).expect("the child resumes the dump");
+/// The child's side: resumes the dump, appends block 2, flushes and holds the writer until killed
+/// (or until its stdin closes).
+fn hold_the_dump_as_the_child(dir: &str) {
+    let mut writer = DumpWriter::resume(dir).expect("the child resumes the dump");
     writer.append(&record(2)).expect("append");
     writer.flush().expect("flush");
     println!("{CHILD_READY}");
-    // Hold the writer until the parent kills this process (or closes stdin).
     let mut line = String::new();
     let _ = std::io::stdin().read_line(&mut line);
     drop(writer);
@@ -125,13 +121,17 @@ fn child_writer() {
 
 #[test]
 fn a_writer_in_another_process_holds_the_dump_until_it_dies() {
+    if let Ok(dir) = std::env::var(CHILD_DIR) {
+        hold_the_dump_as_the_child(&dir);
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let mut writer = DumpWriter::create(dir.path(), meta(true), WriterOptions::default()).unwrap();
     writer.append(&record(1)).unwrap();
     writer.finish().unwrap();
 
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["child_writer", "--exact", "--nocapture", "--test-threads=1"])
+        .args([CHILD_TEST, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD_DIR, dir.path())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -141,7 +141,7 @@ fn a_writer_in_another_process_holds_the_dump_until_it_dies() {
     let ready = BufReader::new(stdout)
         .lines()
         .map_while(Result::ok)
-        // libtest may print `test child_writer ... ` on the same line first.
+        // libtest may print `test a_writer_in_another_process_... ` on the same line first.
         .any(|line| line.ends_with(CHILD_READY));
     assert!(
         ready,

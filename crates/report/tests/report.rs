@@ -101,12 +101,18 @@ fn png_size(path: &Path) -> (u32, u32, usize) {
     (img.width(), img.height(), green)
 }
 
+/// The charts need Debian's fonts-dejavu-core; a machine without it fails here, saying so, rather
+/// than passing without drawing anything (`.ci/run` installs it).
+fn require_default_font() {
+    assert!(
+        Path::new(DEFAULT_FONT).exists(),
+        "{DEFAULT_FONT} is missing: install Debian's fonts-dejavu-core (apt-get install fonts-dejavu-core)"
+    );
+}
+
 #[test]
 fn renders_charts_and_markdown() {
-    if !Path::new(DEFAULT_FONT).exists() {
-        eprintln!("skipping: {DEFAULT_FONT} missing (Debian's fonts-dejavu-core)");
-        return;
-    }
+    require_default_font();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report");
     let inputs = [Input::new("cold run", bench())];
@@ -197,9 +203,7 @@ fn renders_charts_and_markdown() {
 
 #[test]
 fn old_json_without_samples_skips_time_charts() {
-    if !Path::new(DEFAULT_FONT).exists() {
-        return;
-    }
+    require_default_font();
     let mut result = bench();
     for r in &mut result.runs {
         r.batches.clear();
@@ -239,9 +243,7 @@ fn missing_font_is_named() {
 
 #[test]
 fn an_mdbx_bench_renders_with_its_backend_named() {
-    if !Path::new(DEFAULT_FONT).exists() {
-        return;
-    }
+    require_default_font();
     let mut over_mdbx = bench();
     for r in &mut over_mdbx.runs {
         r.store = StoreKind::Mdbx;
