@@ -1,14 +1,12 @@
 //! `bal-migrate`: copies a reth v2.5.1 node's state (MDBX, v1 or v2 layout) into the RocksDB flat
 //! state that `bal-replay` replays over. Everything but argument parsing and progress display lives
 //! in `bal-replay-migrate` (the migration) and `bal-replay-reth-db` (reth's database; `gen-source`
-//! and `churn-source` write test data with it).
+//! writes test data with it, into a new directory only).
 
 use std::{path::PathBuf, sync::Mutex, time::Duration};
 
 use bal_replay_migrate::{CopyArgs, MigrateOptions, Progress, migrate};
-use bal_replay_reth_db::{
-    GenerateOptions, TableKind, churn_source, generate_source, write_source_from_store,
-};
+use bal_replay_reth_db::{GenerateOptions, TableKind, generate_source, write_source_from_store};
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -58,20 +56,6 @@ enum Command {
         /// genesis, to replay it over reth's layout with `bal-replay run --state mdbx:<out>`.
         #[arg(long, conflicts_with_all = ["entries", "layout", "height"])]
         from_state: Option<PathBuf>,
-    },
-    /// Play a node writing to a source: commit a round of state changes (one height each) in a
-    /// loop, for tests of migrating from a live node.
-    #[command(hide = true)]
-    ChurnSource {
-        /// The datadir (or `db`) to write to.
-        #[arg(long)]
-        src: PathBuf,
-        /// Stop after this many rounds (default: run until killed).
-        #[arg(long)]
-        rounds: Option<u64>,
-        /// Pause after each round, in milliseconds.
-        #[arg(long, default_value_t = 1)]
-        pause_ms: u64,
     },
 }
 
@@ -155,16 +139,6 @@ fn main() -> eyre::Result<()> {
             let summary = generate_source(&out, &generate)
                 .wrap_err_with(|| format!("generating {}", out.display()))?;
             println!("{summary}");
-            Ok(())
-        }
-        Some(Command::ChurnSource {
-            src,
-            rounds,
-            pause_ms,
-        }) => {
-            let height = churn_source(&src, rounds, Duration::from_millis(pause_ms), &|| false)
-                .wrap_err_with(|| format!("writing to {}", src.display()))?;
-            println!("wrote {} up to block {height}", src.display());
             Ok(())
         }
         None => run_migrate(cli.migrate),

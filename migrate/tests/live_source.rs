@@ -1,17 +1,22 @@
-//! Migrating from a node that is writing: a second process commits a new height every
-//! millisecond or so for the whole run. The migration reads one MDBX snapshot, so the result is
-//! exactly the state at one height (rebuilt independently and compared by digest), its `--verify`
-//! compares within that snapshot, and what cannot be consistent is refused: a resume over the
-//! moved source, and a later `verify` against it.
+//! Migrating from a node that is writing: a writer (a thread of the test, the migration being
+//! another process) commits a new height every millisecond or so for the whole run. The migration
+//! reads one MDBX snapshot, so the result is exactly the state at one height (rebuilt
+//! independently and compared by digest), its `--verify` compares within that snapshot, and what
+//! cannot be consistent is refused: a resume over the moved source, and a later `verify` against
+//! it.
 
 use std::{
-    path::Path,
-    process::{Child, Stdio},
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, AtomicU64, Ordering},
+    },
+    thread::JoinHandle,
     time::{Duration, Instant},
 };
 
 use bal_replay_migrate::{MigrateError, meta, verify};
-use bal_replay_reth_db::{GenerateOptions, Layout, RethDb, churn_source, generate_source};
+use bal_replay_reth_db::{GenerateOptions, Layout, RethDbError, churn_source, generate_source};
 use bal_replay_state::{RocksStore, StateReader};
 use common::{bal_migrate, migrate_uninterrupted};
 
@@ -27,16 +32,63 @@ fn options() -> GenerateOptions {
     }
 }
 
-fn height(src: &Path) -> u64 {
-    RethDb::open(src).unwrap().execution_height().unwrap()
+/// A node writing to a generated source, one height per millisecond or so, until stopped; stopped
+/// however the test ends. Its progress is counted here rather than read from the source, which
+/// this process would otherwise open beside the writer's own environment.
+struct Writer {
+    stop: Arc<AtomicBool>,
+    /// How often the writer asked whether to stop: it asks before each round, so one more than
+    /// the rounds committed.
+    stop_checks: Arc<AtomicU64>,
+    thread: Option<JoinHandle<Result<u64, RethDbError>>>,
 }
 
-/// Kills the writer however the test ends.
-struct Writer(Child);
+impl Writer {
+    fn start(src: &Path) -> Self {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_checks = Arc::new(AtomicU64::new(0));
+        let (src, thread_stop, thread_checks) = (
+            PathBuf::from(src),
+            Arc::clone(&stop),
+            Arc::clone(&stop_checks),
+        );
+        let thread = std::thread::spawn(move || {
+            churn_source(&src, None, Duration::from_millis(1), &|| {
+                thread_checks.fetch_add(1, Ordering::SeqCst);
+                thread_stop.load(Ordering::SeqCst)
+            })
+        });
+        Self {
+            stop,
+            stop_checks,
+            thread: Some(thread),
+        }
+    }
+
+    /// A height the source has reached (the latest, or one below it while a round commits).
+    fn height_reached(&self) -> u64 {
+        BASE + self.stop_checks.load(Ordering::SeqCst).saturating_sub(1)
+    }
+
+    /// Whether the writer ended by itself (an error; [`Writer::finish`] shows it).
+    fn ended(&self) -> bool {
+        self.thread.as_ref().is_none_or(|t| t.is_finished())
+    }
+
+    /// Stops the writer; the last height it committed.
+    fn finish(mut self) -> u64 {
+        self.stop.store(true, Ordering::SeqCst);
+        let thread = self.thread.take().expect("finished once");
+        thread.join().expect("the writer panicked").unwrap()
+    }
+}
+
 impl Drop for Writer {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
@@ -46,18 +98,12 @@ fn a_migration_during_writes_is_one_snapshot_or_refused() {
     let src = tmp.path().join("reth");
     generate_source(&src, &options()).unwrap();
 
-    let writer = Writer(
-        bal_migrate()
-            .arg("churn-source")
-            .arg("--src")
-            .arg(&src)
-            .args(["--pause-ms", "1"])
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let writer = Writer::start(&src);
     let started = Instant::now();
-    while height(&src) < BASE + 3 {
+    while writer.height_reached() < BASE + 3 {
+        if writer.ended() {
+            panic!("the writer ended at height {}", writer.finish());
+        }
         assert!(
             started.elapsed() < Duration::from_secs(60),
             "the writer never committed"
@@ -66,7 +112,7 @@ fn a_migration_during_writes_is_one_snapshot_or_refused() {
     }
 
     let dst = tmp.path().join("flat");
-    let before = height(&src);
+    let before = writer.height_reached();
     let out = bal_migrate()
         .arg("--src")
         .arg(&src)
@@ -75,7 +121,7 @@ fn a_migration_during_writes_is_one_snapshot_or_refused() {
         .args(["--threads", "4", "--checkpoint-entries", "1000", "--verify"])
         .output()
         .unwrap();
-    let after = height(&src);
+    let after = writer.finish();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -138,5 +184,4 @@ fn a_migration_during_writes_is_one_snapshot_or_refused() {
         stderr.contains("start over into a fresh destination"),
         "{stderr}"
     );
-    drop(writer);
 }

@@ -1,9 +1,15 @@
 //! Generated reth-layout sources (both layouts) round-trip through the migration, whatever the
-//! thread count, and a resumed run ends at the same digest.
+//! thread count, and a resumed run ends at the same digest; the test writer `churn_source` writes
+//! to them and to nothing else.
+
+use std::time::Duration;
 
 use alloy_primitives::U256;
 use bal_replay_migrate::{MigrateError, MigrateOptions, NoProgress, migrate, verify};
-use bal_replay_reth_db::{GenerateOptions, Layout, generate_source, generated_address};
+use bal_replay_reth_db::{
+    GenerateOptions, Layout, RethDbError, churn_source, generate::GENERATED_MARKER,
+    generate_source, generated_address,
+};
 use bal_replay_state::{RocksStore, StateReader};
 
 fn open(dst: &std::path::Path) -> RocksStore {
@@ -122,8 +128,7 @@ fn resume_refuses_a_source_that_moved_since_the_first_run() {
 
     // The node commits one more block.
     assert_eq!(
-        bal_replay_reth_db::churn_source(&src, Some(1), std::time::Duration::ZERO, &|| false)
-            .unwrap(),
+        churn_source(&src, Some(1), Duration::ZERO, &|| false).unwrap(),
         51
     );
     let resume = MigrateOptions {
@@ -241,4 +246,74 @@ fn the_applied_blocks_hash_comes_from_canonical_headers() {
         assert_eq!(store.applied_block().unwrap(), Some(7), "{name}");
         assert_eq!(store.applied_block_hash().unwrap(), expected, "{name}");
     }
+}
+
+/// Every file of `dir` and its bytes.
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                std::fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `churn_source` is a test writer with no durability: it writes only to a database
+/// `generate_source` wrote. One reth wrote (a node's) is refused before it is opened and left
+/// byte for byte as it was, and so is a generated one whose marker is gone.
+#[test]
+fn churn_source_refuses_a_database_generate_source_did_not_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let reth = tmp.path().join("reth");
+    let db = bal_replay_fixtures::copy_reth_db("v1", &reth).unwrap_or_else(|e| panic!("{e}"));
+    let copied = files(&db);
+    let expected_marker = db.join(GENERATED_MARKER);
+    // The datadir or its db directory: either way the marker is looked for beside mdbx.dat.
+    for given in [&reth, &db] {
+        let err = churn_source(given, Some(1), Duration::ZERO, &|| false).unwrap_err();
+        match &err {
+            RethDbError::NotGenerated { marker } => assert_eq!(marker, &expected_marker),
+            other => panic!("expected NotGenerated, got {other}"),
+        }
+        assert!(
+            err.to_string()
+                .contains(&expected_marker.display().to_string()),
+            "{err}"
+        );
+    }
+    assert_eq!(files(&db), copied, "a refused database was changed");
+
+    let generated = tmp.path().join("generated");
+    let summary = generate_source(
+        &generated,
+        &GenerateOptions {
+            layout: Layout::V2,
+            entries: 1_000,
+            height: 7,
+        },
+    )
+    .unwrap();
+    let marker = summary.db.join(GENERATED_MARKER);
+    assert!(marker.is_file(), "generate_source wrote no marker");
+    std::fs::remove_file(&marker).unwrap();
+    let unmarked = files(&summary.db);
+    assert!(matches!(
+        churn_source(&generated, Some(1), Duration::ZERO, &|| false),
+        Err(RethDbError::NotGenerated { .. })
+    ));
+    assert_eq!(
+        files(&summary.db),
+        unmarked,
+        "a refused database was changed"
+    );
+    // The marker alone decided: put back, the same database is written to.
+    std::fs::write(&marker, b"").unwrap();
+    assert_eq!(
+        churn_source(&generated, Some(2), Duration::ZERO, &|| false).unwrap(),
+        9
+    );
 }

@@ -81,10 +81,21 @@ pub enum RethDbError {
         /// The `db` directory.
         path: PathBuf,
     },
-    /// Creating the directory of a generated database failed.
+    /// A test writer was pointed at a database [`crate::generate_source`] did not write (its marker
+    /// file is missing), so it may be a node's: refused before opening it.
+    #[error(
+        "{} does not exist: test writes go only to a database generate_source wrote, never to a \
+         node's",
+        marker.display()
+    )]
+    NotGenerated {
+        /// The marker file looked for.
+        marker: PathBuf,
+    },
+    /// Creating the directory of a generated database (or its marker file) failed.
     #[error("cannot create {}", path.display())]
     Create {
-        /// The directory.
+        /// The directory or file.
         path: PathBuf,
         /// The I/O error.
         #[source]

@@ -6,8 +6,8 @@
 //!   options are identical.
 //! - [`write_source_from_flat`] / [`write_source_from_store`]: a flat state's contents in reth's
 //!   layout (the inverse of a migration), to replay over reth's layout in place.
-//! - [`churn_source`]: a node writing to a database, one height per round, for tests of reading
-//!   a live source.
+//! - [`churn_source`]: a node writing to a generated database (never another), one height per
+//!   round, for tests of reading a live source.
 
 use std::{
     path::{Path, PathBuf},
@@ -177,10 +177,17 @@ const CHURN_ACCOUNTS: u64 = 512;
 /// Index of the generated address a churn round at height `h` creates: `CHURN_NEW + h`.
 const CHURN_NEW: u64 = 1 << 40;
 
-/// Plays a node writing to a generated source (or any reth-layout database at `datadir`): each
-/// round is one write transaction that advances the Execution checkpoint by one, to `h`, sets the
-/// nonce and balance of the generated accounts below [`CHURN_ACCOUNTS`] (contracts excepted) to
-/// `h`, creates one account, and adds one storage slot to the first contract, all functions of `h`.
+/// The file [`generate_source`] writes into the `db` directory it generated, once every entry is
+/// committed. [`churn_source`] writes only where it finds one: a database it writes to is one of
+/// this crate's test databases, never a node's.
+pub const GENERATED_MARKER: &str = "bal-replay-generated";
+
+/// Plays a node writing to a source [`generate_source`] wrote (`datadir` or its `db` directory
+/// holding [`GENERATED_MARKER`]; anything else, a node's database above all, is refused with
+/// [`RethDbError::NotGenerated`] before it is opened): each round is one write transaction that
+/// advances the Execution checkpoint by one, to `h`, sets the nonce and balance of the generated
+/// accounts below [`CHURN_ACCOUNTS`] (contracts excepted) to `h`, creates one account, and adds
+/// one storage slot to the first contract, all functions of `h`.
 /// So the state at any height is a pure function of the generated source and that height: a test
 /// can rebuild the one a live migration read by churning a copy of the source up to it.
 ///
@@ -192,13 +199,19 @@ pub fn churn_source(
     pause: Duration,
     stop: &dyn Fn() -> bool,
 ) -> Result<u64, RethDbError> {
-    let (db_dir, layout, mut height) = {
-        let src = RethDb::open(datadir)?;
-        (
-            src.path().to_path_buf(),
-            src.layout(),
-            src.execution_height()?,
-        )
+    // Checked before any open: even a read-only open writes MDBX's lock file.
+    let db_dir = if datadir.join("mdbx.dat").is_file() {
+        datadir.to_path_buf()
+    } else {
+        datadir.join("db")
+    };
+    let marker = db_dir.join(GENERATED_MARKER);
+    if !marker.is_file() {
+        return Err(RethDbError::NotGenerated { marker });
+    }
+    let (layout, mut height) = {
+        let src = RethDb::open(&db_dir)?;
+        (src.layout(), src.execution_height()?)
     };
     let db = open_rw(&db_dir)?;
     let key = |a: Address| -> Vec<u8> {
@@ -527,7 +540,8 @@ impl std::fmt::Display for WrittenSource {
     }
 }
 
-/// Writes a reth-layout database into `datadir/db`, which must not exist yet.
+/// Writes a reth-layout database into `datadir/db`, which must not exist yet, and marks it as
+/// generated ([`GENERATED_MARKER`]) so that [`churn_source`] may write to it.
 pub fn generate_source(
     datadir: &Path,
     opts: &GenerateOptions,
@@ -595,6 +609,17 @@ pub fn generate_source(
         }
     }
     w.commit()?;
+    drop(w);
+    drop(db);
+    let marker = db_dir.join(GENERATED_MARKER);
+    std::fs::write(
+        &marker,
+        b"written by bal-replay-reth-db's generate_source\n",
+    )
+    .map_err(|source| RethDbError::Create {
+        path: marker,
+        source,
+    })?;
     Ok(GenerateSummary {
         db: db_dir,
         layout: opts.layout,
