@@ -84,6 +84,17 @@ pub enum DumpError {
         path: PathBuf,
     },
 
+    /// A new dump was asked for in a directory that holds segment files but no manifest: an
+    /// earlier dump whose manifest is gone. Its records are still in the segments, so nothing is
+    /// created over them.
+    #[error("{}: holds the segment file {file} but no manifest.json (a dump whose manifest is missing); not creating a dump over it: restore the manifest, or move the segments away", path.display())]
+    OrphanedSegments {
+        /// The directory.
+        path: PathBuf,
+        /// The first segment file found.
+        file: String,
+    },
+
     /// A segment file does not start with `BALDUMP\0`: it is not a segment file at all.
     #[error("{}: bad magic (expected {:?}, found {:?})", path.display(), crate::frame::MAGIC, found)]
     BadMagic {
@@ -252,6 +263,34 @@ pub enum DumpError {
         senders: u64,
     },
 
+    /// A record's block access list does not have the shape EIP-7928 requires (see
+    /// [`check_bal`](crate::check_bal)).
+    #[error("{}: frame at byte {offset}: block {block}: malformed BAL: {defect}", path.display())]
+    MalformedBal {
+        /// The segment file.
+        path: PathBuf,
+        /// Start of the frame.
+        offset: u64,
+        /// The record's block number.
+        block: u64,
+        /// What is wrong, naming the account and slot.
+        #[source]
+        defect: Box<crate::BalDefect>,
+    },
+
+    /// A record of a chained dump does not name the record before it as its parent: the dump was
+    /// spliced from two chains (or a record replaced).
+    #[error("{}: frame at byte {offset}: block {}: {link}", path.display(), link.block)]
+    BrokenLink {
+        /// The segment file.
+        path: PathBuf,
+        /// Start of the frame.
+        offset: u64,
+        /// Both blocks and their hashes.
+        #[source]
+        link: Box<crate::BrokenLink>,
+    },
+
     /// A segment (or the whole dump) holds a different number of records than the manifest says.
     #[error("{}: record count mismatch (manifest says {expected}, found {found})", path.display())]
     CountMismatch {
@@ -317,6 +356,7 @@ impl DumpError {
             Self::Io { path, .. }
             | Self::Manifest { path, .. }
             | Self::AlreadyExists { path }
+            | Self::OrphanedSegments { path, .. }
             | Self::BadMagic { path, .. }
             | Self::UnsupportedVersion { path, .. }
             | Self::Truncated { path, .. }
@@ -330,6 +370,8 @@ impl DumpError {
             | Self::OutOfOrder { path, .. }
             | Self::WrongChain { path, .. }
             | Self::SenderCountMismatch { path, .. }
+            | Self::MalformedBal { path, .. }
+            | Self::BrokenLink { path, .. }
             | Self::CountMismatch { path, .. }
             | Self::BlockRangeMismatch { path, .. }
             | Self::SizeMismatch { path, .. }
@@ -349,7 +391,9 @@ impl DumpError {
             | Self::Decode { offset, .. }
             | Self::Gap { offset, .. }
             | Self::OutOfOrder { offset, .. }
-            | Self::SenderCountMismatch { offset, .. } => Some(*offset),
+            | Self::SenderCountMismatch { offset, .. }
+            | Self::MalformedBal { offset, .. }
+            | Self::BrokenLink { offset, .. } => Some(*offset),
             _ => None,
         }
     }

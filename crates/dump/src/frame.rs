@@ -179,6 +179,20 @@ pub(crate) fn check_block_order(
     Ok(())
 }
 
+/// Checks that a record's BAL has the shape EIP-7928 requires ([`crate::check_bal`]).
+pub(crate) fn check_record_bal(
+    record: &BlockRecord,
+    path: &Path,
+    offset: u64,
+) -> Result<(), DumpError> {
+    crate::check_bal(record.tx_count(), &record.bal).map_err(|defect| DumpError::MalformedBal {
+        path: path.to_path_buf(),
+        offset,
+        block: record.number(),
+        defect: Box::new(defect),
+    })
+}
+
 /// Checks the record invariant `senders.len() == transactions.len()`.
 pub(crate) fn check_sender_count(
     record: &BlockRecord,
@@ -320,6 +334,7 @@ impl<R: Read> FrameCursor<R> {
             source,
         })?;
         check_sender_count(&record, &self.path, offset)?;
+        check_record_bal(&record, &self.path, offset)?;
         Ok((record, offset))
     }
 

@@ -60,7 +60,11 @@
 //!   (`None` for an empty dump, which has no segment files).
 //! - **Every frame is within limits and intact**: both lengths at most [`MAX_FRAME_BYTES`], the
 //!   payload's CRC-32 matches, it decompresses to exactly `raw_len` bytes, and those bytes are one
-//!   RLP [`BlockRecord`] with nothing after it, with one sender per transaction.
+//!   RLP [`BlockRecord`] with nothing after it, with one sender per transaction and a BAL of the
+//!   shape EIP-7928 requires ([`check_bal`]: accounts, slots and indices strictly ascending, each
+//!   index within its block).
+//! - **A chained dump links**: each record's parent hash is the hash of the record before it
+//!   ([`ChainLinks`]).
 //! - **One chain and one format version per dump**, both recorded in the manifest (and the version
 //!   in each segment header too).
 
@@ -70,6 +74,7 @@
 // access-list types inside `BlockRecord`; nothing here names it.
 use alloy_eips as _;
 
+mod bal;
 mod chain;
 mod error;
 mod frame;
@@ -81,6 +86,7 @@ mod schedule;
 mod summary;
 mod writer;
 
+pub use bal::{BalDefect, BalList, check_bal};
 pub use chain::{BrokenLink, ChainLinks, FirstPreValues, PreChainState, pre_chain_state};
 pub use error::{DumpError, FramePart, LengthField};
 pub use frame::{

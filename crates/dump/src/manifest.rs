@@ -129,8 +129,16 @@ impl Manifest {
     pub fn load(dir: &Path) -> Result<Self, DumpError> {
         let path = Self::path_in(dir);
         let text = fs::read_to_string(&path).map_err(|source| DumpError::io(&path, source))?;
+        Self::parse(&text, &path)
+    }
+
+    /// Parses a manifest's JSON and checks it with [`Manifest::validate`]; `path` only labels
+    /// errors. The format version is read first, so a manifest of another version is reported as
+    /// that, not as whatever field it lacks.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, DumpError> {
+        let path = path.to_path_buf();
         let probe: VersionProbe =
-            serde_json::from_str(&text).map_err(|error| DumpError::Manifest {
+            serde_json::from_str(text).map_err(|error| DumpError::Manifest {
                 path: path.clone(),
                 reason: error.to_string(),
             })?;
@@ -141,7 +149,7 @@ impl Manifest {
                 supported: FORMAT_VERSION,
             });
         }
-        let manifest: Self = serde_json::from_str(&text).map_err(|error| DumpError::Manifest {
+        let manifest: Self = serde_json::from_str(text).map_err(|error| DumpError::Manifest {
             path: path.clone(),
             reason: error.to_string(),
         })?;

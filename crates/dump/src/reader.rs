@@ -7,7 +7,7 @@ use std::{
 };
 
 use crate::{
-    BlockRecord, DumpError,
+    BlockRecord, ChainLinks, DumpError,
     frame::{CrcReader, FrameCursor, check_block_order},
     manifest::{Manifest, SegmentInfo},
 };
@@ -91,7 +91,8 @@ impl DumpReader {
     ///
     /// Each item is a record or the first error found; after an error the iterator ends. Beyond
     /// the per-frame checks (see [`decode_segment_bytes`](crate::decode_segment_bytes)), it checks
-    /// block order (no gaps in a chained dump), each segment's record count, first and last block
+    /// block order (no gaps in a chained dump), the parent links of a chained dump
+    /// ([`DumpError::BrokenLink`]), each segment's record count, first and last block
     /// and whole-file CRC-32 against the manifest (reported once the segment's last frame is
     /// read), and the dump's totals at the end. Only what one frame needs is held in memory.
     pub fn records(&self) -> Records {
@@ -101,6 +102,7 @@ impl DumpReader {
             next_segment: 0,
             current: None,
             previous_block: None,
+            links: ChainLinks::new(self.manifest.chained),
             records_read: 0,
             first_block: None,
             done: false,
@@ -209,6 +211,10 @@ pub struct Records {
     current: Option<OpenSegment>,
     /// Number of the last record yielded, across segments.
     previous_block: Option<u64>,
+    /// In a chained dump, each record's parent must be the record before it: a replay commits
+    /// records in turn, and a dump spliced from two chains would otherwise commit without an error
+    /// in a design that reads only the dump's values.
+    links: ChainLinks,
     records_read: u64,
     first_block: Option<u64>,
     done: bool,
@@ -245,6 +251,13 @@ impl Records {
                 segment.cursor.path(),
                 offset,
             )?;
+            self.links
+                .check(&record)
+                .map_err(|link| DumpError::BrokenLink {
+                    path: segment.cursor.path().to_path_buf(),
+                    offset,
+                    link: Box::new(link),
+                })?;
             segment.records += 1;
             segment.first_block.get_or_insert(number);
             segment.last_block = Some(number);

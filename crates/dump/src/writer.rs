@@ -9,8 +9,8 @@ use std::{
 use crate::{
     BlockRecord, DumpError,
     frame::{
-        DEFAULT_ZSTD_LEVEL, FrameCursor, SEGMENT_HEADER_LEN, check_block_order, check_sender_count,
-        encode_frame, segment_file_name, segment_header,
+        DEFAULT_ZSTD_LEVEL, FrameCursor, SEGMENT_HEADER_LEN, check_block_order, check_record_bal,
+        check_sender_count, encode_frame, segment_file_name, segment_header,
     },
     lock::WriterLock,
     manifest::{DumpMeta, Manifest, SegmentInfo},
@@ -95,8 +95,10 @@ impl DumpWriter {
     /// Creates a new, empty dump in `dir` (creating the directory if needed) and writes its
     /// manifest.
     ///
-    /// Fails with [`DumpError::Locked`] if another writer holds the directory, and with
-    /// [`DumpError::AlreadyExists`] if `dir` already holds a manifest.
+    /// Fails with [`DumpError::Locked`] if another writer holds the directory, with
+    /// [`DumpError::AlreadyExists`] if `dir` already holds a manifest, and with
+    /// [`DumpError::OrphanedSegments`] if it holds segment files without one (a dump whose
+    /// manifest was lost: a new dump would start writing `segment-000000.bin` over its records).
     pub fn create(
         dir: impl AsRef<Path>,
         meta: DumpMeta,
@@ -112,6 +114,9 @@ impl DumpWriter {
             return Err(DumpError::AlreadyExists {
                 path: manifest_path,
             });
+        }
+        if let Some(file) = first_segment_file(&dir)? {
+            return Err(DumpError::OrphanedSegments { path: dir, file });
         }
         let manifest = Manifest::empty(&meta);
         manifest.write_atomic(&dir)?;
@@ -204,7 +209,8 @@ impl DumpWriter {
     ///
     /// Checks first, writing nothing if any fails: the block number follows the last one
     /// ([`DumpError::Gap`] or [`DumpError::OutOfOrder`]), there is one sender per transaction
-    /// ([`DumpError::SenderCountMismatch`]), and the record fits in a frame
+    /// ([`DumpError::SenderCountMismatch`]), its BAL has EIP-7928's shape
+    /// ([`DumpError::MalformedBal`]), and the record fits in a frame
     /// ([`DumpError::FrameTooLarge`]). Then starts a new segment if this frame would take the
     /// current one past `segment_max_bytes`, and writes the frame. The record is durable after the
     /// next [`flush`](Self::flush).
@@ -219,6 +225,7 @@ impl DumpWriter {
             offset,
         )?;
         check_sender_count(record, &path, offset)?;
+        check_record_bal(record, &path, offset)?;
         let frame = encode_frame(record, self.options.zstd_level, &path, offset)?;
 
         let result = self.write_frame(record.number(), &frame);
@@ -383,8 +390,13 @@ impl DumpWriter {
     fn start_segment(&mut self, first_block: u64) -> Result<(), DumpError> {
         let file_name = segment_file_name(self.manifest.segments.len());
         let path = self.dir.join(&file_name);
-        // Truncates a file left by a crash after a rotation that was never flushed.
-        let file = File::create(&path).map_err(|source| DumpError::io(&path, source))?;
+        // Never over an existing file: `create` refuses a directory holding segments and `resume`
+        // removes those past the manifest, so one found here is not this dump's to overwrite.
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| DumpError::io(&path, source))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let header = segment_header();
         out.write_all(&header)
@@ -462,6 +474,29 @@ impl Drop for DumpWriter {
 
 /// Deletes segment files numbered `recorded` and up: started after the last manifest write, so
 /// not part of the dump.
+/// The name of the first file in `dir` named as a segment is (`segment-NNNNNN.bin`), if any.
+fn first_segment_file(dir: &Path) -> Result<Option<String>, DumpError> {
+    let entries = fs::read_dir(dir).map_err(|source| DumpError::io(dir, source))?;
+    let mut found: Vec<String> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| DumpError::io(dir, source))?;
+        if let Some(name) = entry.file_name().to_str()
+            && is_segment_file_name(name)
+        {
+            found.push(name.to_owned());
+        }
+    }
+    found.sort();
+    Ok(found.into_iter().next())
+}
+
+/// Whether `name` is one [`segment_file_name`] gives.
+fn is_segment_file_name(name: &str) -> bool {
+    name.strip_prefix("segment-")
+        .and_then(|rest| rest.strip_suffix(".bin"))
+        .is_some_and(|digits| digits.len() >= 6 && digits.bytes().all(|b| b.is_ascii_digit()))
+}
+
 fn remove_unrecorded_segments(dir: &Path, recorded: usize) -> Result<(), DumpError> {
     let mut index = recorded;
     loop {

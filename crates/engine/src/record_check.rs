@@ -4,7 +4,7 @@ use crate::{EngineError, PreValueDb, check_output};
 use alloy_eip7928::BlockAccessList;
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_executor::{BlockCheck, ChainConfig, ExecOptions, check_bal_indices, execute_block};
+use bal_replay_executor::{BlockCheck, ChainConfig, ExecOptions, check_bal, execute_block};
 use std::collections::BTreeSet;
 
 /// Checks one record on its own. Its block is executed over the record's pre-block values alone, so
@@ -19,7 +19,7 @@ pub fn check_record(config: &ChainConfig, record: &BlockRecord) -> Result<BlockC
     // `execute_block` checks the sender count (`ExecError::SenderCount`) before it reads anything.
     // The BAL's indices are checked first: the dump is untrusted, and the comparison with the
     // executed BAL below must not be the first to meet an index outside the block.
-    check_bal_indices(record.number(), record.tx_count(), &record.bal)?;
+    check_bal(record.number(), record.tx_count(), &record.bal)?;
     let db = PreValueDb::from_records(std::slice::from_ref(record));
     let output = execute_block(
         config,

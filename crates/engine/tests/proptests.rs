@@ -1,18 +1,18 @@
 //! Property tests of the engine's BAL handling over untrusted indices: whatever a dump's BALs say,
 //! preparing a batch (checking, shifting and merging them, splitting the merged BAL by index)
-//! never panics. It fails with a typed error naming the first bad block exactly when a change list
-//! leaves its block's indices or is out of order, and otherwise gives each task exactly its block's
-//! writes at its index.
+//! never panics. It fails with a typed error naming the first bad block exactly when its BAL is not
+//! of EIP-7928's shape (a change list leaves its block's indices or is out of order, an account or
+//! a slot is listed twice), and otherwise gives each task exactly its block's writes at its index.
 //!
 //! `PROPTEST_CASES` overrides the number of cases (CI runs the default; see fuzz/README.md for the
 //! long run).
 
 use alloy_consensus::{Block, BlockBody, Header, SignableTransaction, TxEnvelope, TxLegacy};
 use alloy_eip7928::{
-    AccountChanges, BalanceChange, BlockAccessIndex, BlockAccessList, NonceChange, SlotChanges,
-    StorageChange,
+    AccountChanges, BalanceChange, BlockAccessIndex, BlockAccessList, CodeChange, NonceChange,
+    SlotChanges, StorageChange,
 };
-use alloy_primitives::{Address, Signature, U256};
+use alloy_primitives::{Address, Bytes, Signature, U256};
 use bal_replay_dump::BlockRecord;
 use bal_replay_engine::{BatchPlan, EngineError, IoDesign, merge_bals};
 use bal_replay_executor::{ExecError, tx_writes_from_bal};
@@ -33,38 +33,60 @@ fn changes() -> impl Strategy<Value = Vec<(u64, u64)>> {
     proptest::collection::vec((index(), any::<u64>()), 0..4)
 }
 
-/// One account's changes; `sorted` makes every list strictly increasing (as EIP-7928 requires), so
-/// valid BALs are common, not a rare accident.
-fn account(address: Address, sorted: bool) -> impl Strategy<Value = AccountChanges> {
+/// How tidy a generated BAL is: `indices` makes every change list strictly increasing, `keys`
+/// every account and slot list (as EIP-7928 requires both), so valid BALs are common, not a rare
+/// accident. Untidy keys name an account or a slot twice, or a slot both read and changed.
+#[derive(Debug, Clone, Copy)]
+struct Tidy {
+    indices: bool,
+    keys: bool,
+}
+
+/// One account's changes.
+fn account(address: Address, tidy: Tidy) -> impl Strategy<Value = AccountChanges> {
     (
         changes(),
         changes(),
-        proptest::collection::btree_map(0u8..4, changes(), 0..3),
-        proptest::collection::btree_set(0u8..6, 0..3),
+        changes(),
+        proptest::collection::vec((0u8..4, changes()), 0..3),
+        proptest::collection::vec(0u8..6, 0..3),
     )
-        .prop_map(move |(balance, nonce, slots, reads)| {
-            let tidy = |mut list: Vec<(u64, u64)>| {
-                if sorted {
+        .prop_map(move |(balance, nonce, code, mut slots, mut reads)| {
+            let tidy_indices = |mut list: Vec<(u64, u64)>| {
+                if tidy.indices {
                     list.sort_unstable_by_key(|(i, _)| *i);
                     list.dedup_by_key(|(i, _)| *i);
                 }
                 list
             };
+            if tidy.keys {
+                slots.sort_by_key(|(slot, _)| *slot);
+                slots.dedup_by_key(|(slot, _)| *slot);
+                reads.sort_unstable();
+                reads.dedup();
+                reads.retain(|r| !slots.iter().any(|(slot, _)| slot == r));
+            }
             let mut out = AccountChanges::new(address);
-            out.balance_changes = tidy(balance)
+            out.balance_changes = tidy_indices(balance)
                 .into_iter()
                 .map(|(i, v)| BalanceChange::new(BlockAccessIndex::new(i), U256::from(v)))
                 .collect();
-            out.nonce_changes = tidy(nonce)
+            out.nonce_changes = tidy_indices(nonce)
                 .into_iter()
                 .map(|(i, v)| NonceChange::new(BlockAccessIndex::new(i), v))
+                .collect();
+            out.code_changes = tidy_indices(code)
+                .into_iter()
+                .map(|(i, v)| {
+                    CodeChange::new(BlockAccessIndex::new(i), Bytes::from(v.to_be_bytes().to_vec()))
+                })
                 .collect();
             out.storage_changes = slots
                 .into_iter()
                 .map(|(slot, list)| {
                     SlotChanges::new(
                         U256::from(slot),
-                        tidy(list)
+                        tidy_indices(list)
                             .into_iter()
                             .map(|(i, v)| {
                                 StorageChange::new(BlockAccessIndex::new(i), U256::from(v))
@@ -73,25 +95,30 @@ fn account(address: Address, sorted: bool) -> impl Strategy<Value = AccountChang
                     )
                 })
                 .collect();
-            out.storage_reads = reads
-                .into_iter()
-                .map(U256::from)
-                .filter(|r| !out.storage_changes.iter().any(|s| s.slot == *r))
-                .collect();
+            out.storage_reads = reads.into_iter().map(U256::from).collect();
             out
         })
 }
 
-/// A block's BAL: accounts from a small set (so blocks of a batch share accounts), in address order.
+/// A block's BAL: accounts from a small set (so blocks of a batch share accounts), in address order
+/// when its keys are tidy.
 fn bal() -> impl Strategy<Value = BlockAccessList> {
-    (proptest::collection::btree_set(1u8..6, 0..4), any::<bool>()).prop_flat_map(
-        |(bytes, sorted)| {
+    (
+        proptest::collection::vec(1u8..6, 0..4),
+        any::<bool>(),
+        prop_oneof![4 => Just(true), 1 => Just(false)],
+    )
+        .prop_flat_map(|(mut bytes, indices, keys)| {
+            if keys {
+                bytes.sort_unstable();
+                bytes.dedup();
+            }
+            let tidy = Tidy { indices, keys };
             bytes
                 .into_iter()
-                .map(|b| account(Address::repeat_byte(b), sorted))
+                .map(|b| account(Address::repeat_byte(b), tidy))
                 .collect::<Vec<_>>()
-        },
-    )
+        })
 }
 
 fn tx(nonce: u64) -> TxEnvelope {
@@ -133,27 +160,43 @@ fn records() -> impl Strategy<Value = Vec<BlockRecord>> {
     })
 }
 
-/// The oracle: whether every change list of `record` lies in `0..=n + 1`, strictly increasing.
-fn indices_valid(record: &BlockRecord) -> bool {
+/// The oracle: whether `record`'s BAL has EIP-7928's shape. Accounts strictly ascending; in each,
+/// changed slots and read slots strictly ascending and disjoint; every change list in
+/// `0..=n + 1`, strictly increasing.
+fn well_formed(record: &BlockRecord) -> bool {
     let last = record.tx_count() as u64 + 1;
+    let ascending = |keys: Vec<U256>| keys.windows(2).all(|w| w[0] < w[1]);
     let ok = |indices: Vec<u64>| {
         indices.iter().all(|i| *i <= last) && indices.windows(2).all(|w| w[0] < w[1])
     };
-    record.bal.iter().all(|a| {
-        a.storage_changes
-            .iter()
-            .all(|s| ok(s.changes.iter().map(|c| c.block_access_index.0).collect()))
-            && ok(a
-                .balance_changes
-                .iter()
-                .map(|c| c.block_access_index.0)
-                .collect())
-            && ok(a
-                .nonce_changes
-                .iter()
-                .map(|c| c.block_access_index.0)
-                .collect())
-    })
+    record.bal.windows(2).all(|w| w[0].address < w[1].address)
+        && record.bal.iter().all(|a| {
+            ascending(a.storage_changes.iter().map(|s| s.slot).collect())
+                && ascending(a.storage_reads.clone())
+                && !a
+                    .storage_reads
+                    .iter()
+                    .any(|r| a.storage_changes.iter().any(|s| s.slot == *r))
+                && a
+                    .storage_changes
+                    .iter()
+                    .all(|s| ok(s.changes.iter().map(|c| c.block_access_index.0).collect()))
+                && ok(a
+                    .balance_changes
+                    .iter()
+                    .map(|c| c.block_access_index.0)
+                    .collect())
+                && ok(a
+                    .nonce_changes
+                    .iter()
+                    .map(|c| c.block_access_index.0)
+                    .collect())
+                && ok(a
+                    .code_changes
+                    .iter()
+                    .map(|c| c.block_access_index.0)
+                    .collect())
+        })
 }
 
 /// `writes` with every index shifted by `offset`.
@@ -187,7 +230,7 @@ proptest! {
         diffs_only in any::<bool>(),
     ) {
         let design = if diffs_only { IoDesign::Parallel } else { IoDesign::Full };
-        let first_bad = records.iter().find(|r| !indices_valid(r)).map(|r| r.number());
+        let first_bad = records.iter().find(|r| !well_formed(r)).map(|r| r.number());
         match (BatchPlan::new(records.clone(), design), first_bad) {
             (Ok(plan), None) => {
                 prop_assert_eq!(plan.expected_writes.len(), plan.tasks.len());
@@ -209,7 +252,7 @@ proptest! {
             }
             (
                 Err(EngineError::Exec(
-                    ExecError::BalIndexOutOfRange { block, .. } | ExecError::BalIndexOrder { block, .. },
+                    ExecError::MalformedBal { block, .. },
                 )),
                 Some(bad),
             ) => prop_assert_eq!(block, bad),
@@ -225,19 +268,20 @@ proptest! {
             bal.iter().any(|a| {
                 a.balance_changes.iter().map(|c| c.block_access_index.0)
                     .chain(a.nonce_changes.iter().map(|c| c.block_access_index.0))
+                    .chain(a.code_changes.iter().map(|c| c.block_access_index.0))
                     .chain(a.storage_changes.iter().flat_map(|s| s.changes.iter().map(|c| c.block_access_index.0)))
                     .any(|i| i.checked_add(*offset).is_none())
             })
         });
         let total: usize = bals.iter().map(|(bal, _)| {
-            bal.iter().map(|a| a.balance_changes.len() + a.nonce_changes.len()
+            bal.iter().map(|a| a.balance_changes.len() + a.nonce_changes.len() + a.code_changes.len()
                 + a.storage_changes.iter().map(|s| s.changes.len()).sum::<usize>()).sum::<usize>()
         }).sum();
         match merge_bals(bals) {
             Ok(merged) => {
                 prop_assert!(!overflows);
                 // No change is lost or invented by the merge.
-                let merged_total: usize = merged.iter().map(|a| a.balance_changes.len() + a.nonce_changes.len()
+                let merged_total: usize = merged.iter().map(|a| a.balance_changes.len() + a.nonce_changes.len() + a.code_changes.len()
                     + a.storage_changes.iter().map(|s| s.changes.len()).sum::<usize>()).sum();
                 prop_assert_eq!(merged_total, total);
                 let accounts: BTreeMap<Address, ()> = merged.iter().map(|a| (a.address, ())).collect();

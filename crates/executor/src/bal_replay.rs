@@ -68,70 +68,16 @@ pub fn tx_writes_from_bal(bal: &BlockAccessList, index: u64) -> TxWrites {
         .collect()
 }
 
-/// Checks that every change list of a block's BAL names indices of the block, `0..=tx_count + 1`,
-/// in strictly increasing order, as EIP-7928 requires. A dump is untrusted input: an index past the
-/// block would otherwise be dropped silently (so the change is never checked) or, shifted into a
-/// batch's index space, land in another block; an out-of-order list would make its last entry,
-/// which a batch commits as the final value, not the last write.
-pub fn check_bal_indices(
-    block: u64,
-    tx_count: usize,
-    bal: &BlockAccessList,
-) -> Result<(), ExecError> {
-    let last = tx_count as u64 + 1;
-    let check = |address, slot, indices: &mut dyn Iterator<Item = u64>| {
-        let mut previous: Option<u64> = None;
-        for index in indices {
-            if index > last {
-                return Err(ExecError::BalIndexOutOfRange {
-                    block,
-                    address,
-                    index,
-                    tx_count,
-                });
-            }
-            if let Some(previous) = previous.filter(|p| *p >= index) {
-                return Err(ExecError::BalIndexOrder {
-                    block,
-                    address,
-                    slot,
-                    index,
-                    previous,
-                });
-            }
-            previous = Some(index);
-        }
-        Ok(())
-    };
-    for account in bal {
-        let address = account.address;
-        for slot in &account.storage_changes {
-            check(
-                address,
-                Some(slot.slot),
-                &mut slot.changes.iter().map(|c| c.block_access_index.0),
-            )?;
-        }
-        check(
-            address,
-            None,
-            &mut account
-                .balance_changes
-                .iter()
-                .map(|c| c.block_access_index.0),
-        )?;
-        check(
-            address,
-            None,
-            &mut account.nonce_changes.iter().map(|c| c.block_access_index.0),
-        )?;
-        check(
-            address,
-            None,
-            &mut account.code_changes.iter().map(|c| c.block_access_index.0),
-        )?;
-    }
-    Ok(())
+/// Checks that a block's BAL has the shape EIP-7928 requires ([`bal_replay_dump::check_bal`]:
+/// accounts, slots and indices strictly ascending, each index within `0..=tx_count + 1`). The dump's
+/// reader and writer check every record already; this is the same check for a BAL that reaches
+/// execution another way (a record built in memory). An index past the block would otherwise be
+/// dropped silently or, shifted into a batch's index space, land in another block; a list out of
+/// order or naming a key twice would make its last entry, which a batch commits as the final value,
+/// not the last write.
+pub fn check_bal(block: u64, tx_count: usize, bal: &BlockAccessList) -> Result<(), ExecError> {
+    bal_replay_dump::check_bal(tx_count, bal)
+        .map_err(|defect| ExecError::MalformedBal { block, defect })
 }
 
 /// The writes of every index `0..indices` in one pass over the BAL: `result[i]` equals
@@ -217,7 +163,7 @@ where
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
     let number = block.header.number;
-    check_bal_indices(number, block.body.transactions.len(), bal)?;
+    check_bal(number, block.body.transactions.len(), bal)?;
     let revm_bal = Arc::new(Bal::try_from(bal.clone()).map_err(|e| ExecError::BalCode {
         block: number,
         code_hash: Default::default(),
@@ -413,8 +359,17 @@ mod tests {
                 Address::repeat_byte(2)
             )
         );
-        let err = check_bal_indices(17, 2, &bal).unwrap_err();
-        assert_eq!(err.to_string(), expected.to_string());
+        let err = check_bal(17, 2, &bal).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                ExecError::MalformedBal {
+                    block: 17,
+                    defect: bal_replay_dump::BalDefect::IndexOutOfRange { index: 4, last: 3, .. }
+                }
+            ),
+            "{err:?}"
+        );
         // The largest index a u64 holds does not wrap into range on 32 or 64 bits.
         let huge = vec![account(1).with_storage_change(SlotChanges::new(
             U256::from(5),
@@ -431,9 +386,12 @@ mod tests {
             })
         ));
         assert!(matches!(
-            check_bal_indices(1, 2, &huge),
-            Err(ExecError::BalIndexOutOfRange {
-                index: u64::MAX,
+            check_bal(1, 2, &huge),
+            Err(ExecError::MalformedBal {
+                defect: bal_replay_dump::BalDefect::IndexOutOfRange {
+                    index: u64::MAX,
+                    ..
+                },
                 ..
             })
         ));
@@ -449,13 +407,17 @@ mod tests {
                 StorageChange::new(BlockAccessIndex::new(2), U256::from(2)),
             ],
         ))];
-        match check_bal_indices(5, 3, &bal).unwrap_err() {
-            ExecError::BalIndexOrder {
+        match check_bal(5, 3, &bal).unwrap_err() {
+            ExecError::MalformedBal {
                 block: 5,
-                address,
-                slot: Some(s),
-                index: 2,
-                previous: 2,
+                defect:
+                    bal_replay_dump::BalDefect::IndexOrder {
+                        address,
+                        slot: Some(s),
+                        index: 2,
+                        previous: 2,
+                        ..
+                    },
             } => assert_eq!((address, s), (Address::repeat_byte(1), slot)),
             other => panic!("unexpected {other}"),
         }
@@ -465,11 +427,14 @@ mod tests {
                 .with_balance_change(balance(1)),
         ];
         assert!(matches!(
-            check_bal_indices(5, 3, &bal),
-            Err(ExecError::BalIndexOrder {
-                index: 1,
-                previous: 2,
-                slot: None,
+            check_bal(5, 3, &bal),
+            Err(ExecError::MalformedBal {
+                defect: bal_replay_dump::BalDefect::IndexOrder {
+                    index: 1,
+                    previous: 2,
+                    slot: None,
+                    ..
+                },
                 ..
             })
         ));
@@ -486,7 +451,7 @@ mod tests {
                 vec![StorageChange::new(BlockAccessIndex::new(1), U256::ONE)],
             )),
         ];
-        check_bal_indices(1, 2, &bal).unwrap();
+        check_bal(1, 2, &bal).unwrap();
         let split = writes_by_index(1, &bal, 4).unwrap();
         assert_eq!(split.len(), 4);
         for (i, writes) in split.iter().enumerate() {

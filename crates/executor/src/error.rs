@@ -98,23 +98,16 @@ pub enum ExecError {
         /// Transactions in the block (its last index is `tx_count + 1`).
         tx_count: usize,
     },
-    /// A change list of a BAL is not in strictly increasing index order (EIP-7928 requires it; a
-    /// batch commits each list's last entry as the final value).
-    #[error(
-        "block {block}: account {address}{slot}: BAL change at index {index} follows index {previous}; a change list must be in strictly increasing index order",
-        slot = slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default()
-    )]
-    BalIndexOrder {
+    /// A BAL does not have the shape EIP-7928 requires: accounts, slots or a change list's
+    /// indices out of order or listed twice, or an index past the block
+    /// ([`bal_replay_dump::check_bal`]).
+    #[error("block {block}: malformed BAL: {defect}")]
+    MalformedBal {
         /// Block number.
         block: u64,
-        /// The account.
-        address: Address,
-        /// The slot, for a storage change list.
-        slot: Option<U256>,
-        /// The index out of order.
-        index: u64,
-        /// The index before it.
-        previous: u64,
+        /// What is wrong, naming the account and slot.
+        #[source]
+        defect: bal_replay_dump::BalDefect,
     },
     /// The state store failed while a block executed or a batch was read for its commit: an I/O
     /// or store error, not a verification failure. The store's error is the `source()`.
@@ -176,7 +169,7 @@ impl ExecError {
                 | Self::BalReplay { .. }
                 | Self::BalMismatch { .. }
                 | Self::BalIndexOutOfRange { .. }
-                | Self::BalIndexOrder { .. }
+                | Self::MalformedBal { .. }
                 | Self::PreValueMissing { .. }
                 | Self::BalCode { .. }
                 | Self::BalHash(_)

@@ -188,11 +188,10 @@ pub fn block_hashes(number: u64) -> Vec<BlockHashEntry> {
         .collect()
 }
 
-/// A record for block `number` with a legacy and an EIP-1559 transaction, withdrawals, a Prague-style
-/// header, a non-empty BAL, pre-state and block hashes.
-pub fn record(number: u64) -> BlockRecord {
-    let header = Header {
-        parent_hash: keccak256(number.saturating_sub(1).to_be_bytes()),
+/// The header of block `number`, whose parent is `parent_hash`.
+fn header(number: u64, parent_hash: B256) -> Header {
+    Header {
+        parent_hash,
         beneficiary: address(0xfe),
         state_root: B256::repeat_byte(0x11),
         transactions_root: B256::repeat_byte(0x22),
@@ -210,7 +209,32 @@ pub fn record(number: u64) -> BlockRecord {
         requests_hash: Some(B256::repeat_byte(0x66)),
         block_access_list_hash: Some(B256::repeat_byte(0x77)),
         ..Header::default()
+    }
+}
+
+/// The hash of [`record`]`(number - 1)`'s header, so that consecutive records link as a chained
+/// dump's must (block 0's parent is a fixed hash).
+fn parent_hash(number: u64) -> B256 {
+    use std::sync::Mutex;
+    // hashes[k] is the hash of block k's header; each is built on the one before.
+    static HASHES: Mutex<Vec<B256>> = Mutex::new(Vec::new());
+    let genesis_parent = keccak256(0u64.to_be_bytes());
+    let Some(previous) = number.checked_sub(1) else {
+        return genesis_parent;
     };
+    let mut hashes = HASHES.lock().unwrap_or_else(|e| e.into_inner());
+    while hashes.len() as u64 <= previous {
+        let k = hashes.len() as u64;
+        let parent = hashes.last().copied().unwrap_or(genesis_parent);
+        hashes.push(header(k, parent).hash_slow());
+    }
+    hashes[previous as usize]
+}
+
+/// A record for block `number` with a legacy and an EIP-1559 transaction, withdrawals, a Prague-style
+/// header, a non-empty BAL, pre-state and block hashes.
+pub fn record(number: u64) -> BlockRecord {
+    let header = header(number, parent_hash(number));
     let body = BlockBody {
         transactions: vec![legacy_tx(number * 2), eip1559_tx(number * 2 + 1)],
         ommers: vec![],

@@ -1,0 +1,375 @@
+//! The shape EIP-7928 requires of a block access list, checked where a BAL enters the project.
+//!
+//! A BAL's lists are keyed: accounts by address, slots by key, changes by block access index. The
+//! EIP requires each list strictly ascending, so each key appears once. Everything downstream leans
+//! on that: merging a batch's BALs appends each block's changes to the account's lists, a batch
+//! commits a list's last entry as the final value, and revm's BAL reads search sorted lists. A BAL
+//! that names an account or a slot twice, each list sorted on its own, would still pass a check of
+//! the indices alone, and a write that does not depend on the previous value (an ERC-20 `approve`)
+//! would then pass every per-transaction check while the parallel engine commits another state
+//! than sequential execution. So a dump is refused where it is read or written (the reader and the
+//! writer both call [`check_bal`]), and every design and mode sees only well-formed BALs.
+
+use alloy_eip7928::{AccountChanges, BlockAccessList};
+use alloy_primitives::{Address, U256};
+
+/// Which of an account's lists a defect is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BalList {
+    /// `storage_changes` (a slot's changes, or the list of slots).
+    StorageChanges,
+    /// `storage_reads`.
+    StorageReads,
+    /// `balance_changes`.
+    BalanceChanges,
+    /// `nonce_changes`.
+    NonceChanges,
+    /// `code_changes`.
+    CodeChanges,
+}
+
+impl std::fmt::Display for BalList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::StorageChanges => "storage_changes",
+            Self::StorageReads => "storage_reads",
+            Self::BalanceChanges => "balance_changes",
+            Self::NonceChanges => "nonce_changes",
+            Self::CodeChanges => "code_changes",
+        })
+    }
+}
+
+/// How a block access list departs from EIP-7928's shape.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BalDefect {
+    /// The accounts are not in strictly ascending address order (equal: the account is listed
+    /// twice).
+    #[error(
+        "account {address} follows account {previous}; accounts must be strictly ascending by address, each listed once"
+    )]
+    AccountOrder {
+        /// The account out of order.
+        address: Address,
+        /// The account before it.
+        previous: Address,
+    },
+    /// An account's slots are not in strictly ascending order (equal: the slot is listed twice).
+    #[error(
+        "account {address}: {list} slot {slot:#x} follows slot {previous:#x}; slots must be strictly ascending, each listed once"
+    )]
+    SlotOrder {
+        /// The account.
+        address: Address,
+        /// The list the slots are in.
+        list: BalList,
+        /// The slot out of order.
+        slot: U256,
+        /// The slot before it.
+        previous: U256,
+    },
+    /// A slot is listed both as read and as changed (a slot the block writes is a change only).
+    #[error(
+        "account {address}: slot {slot:#x} is in both storage_changes and storage_reads; a written slot is listed as a change only"
+    )]
+    ReadAndChanged {
+        /// The account.
+        address: Address,
+        /// The slot.
+        slot: U256,
+    },
+    /// A change list's indices are not strictly ascending (equal: two changes at one index).
+    #[error("account {address}{}: {list} index {index} follows index {previous}; indices must be strictly ascending", fmt_slot(*slot))]
+    IndexOrder {
+        /// The account.
+        address: Address,
+        /// The list.
+        list: BalList,
+        /// The slot, for a slot's changes.
+        slot: Option<U256>,
+        /// The index out of order.
+        index: u64,
+        /// The index before it.
+        previous: u64,
+    },
+    /// A change names an index past the block's last (a block with `n` transactions has the
+    /// indices `0..=n + 1`).
+    #[error("account {address}{}: {list} index {index} is outside the block's indices 0..={last}", fmt_slot(*slot))]
+    IndexOutOfRange {
+        /// The account.
+        address: Address,
+        /// The list.
+        list: BalList,
+        /// The slot, for a slot's changes.
+        slot: Option<U256>,
+        /// The index.
+        index: u64,
+        /// The block's last index (`tx_count + 1`).
+        last: u64,
+    },
+}
+
+impl BalDefect {
+    /// The account the defect is in.
+    pub fn address(&self) -> Address {
+        match self {
+            Self::AccountOrder { address, .. }
+            | Self::SlotOrder { address, .. }
+            | Self::ReadAndChanged { address, .. }
+            | Self::IndexOrder { address, .. }
+            | Self::IndexOutOfRange { address, .. } => *address,
+        }
+    }
+}
+
+fn fmt_slot(slot: Option<U256>) -> String {
+    slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default()
+}
+
+/// Checks that `bal`, the access list of a block of `tx_count` transactions, has the shape
+/// EIP-7928 requires: accounts strictly ascending by address; in each account, changed slots and
+/// read slots each strictly ascending and disjoint; every change list strictly ascending by index,
+/// each index within `0..=tx_count + 1`. Returns the first defect found, in list order.
+pub fn check_bal(tx_count: usize, bal: &BlockAccessList) -> Result<(), BalDefect> {
+    let last = tx_count as u64 + 1;
+    let mut previous: Option<Address> = None;
+    for account in bal {
+        if let Some(previous) = previous.filter(|p| *p >= account.address) {
+            return Err(BalDefect::AccountOrder {
+                address: account.address,
+                previous,
+            });
+        }
+        previous = Some(account.address);
+        check_account(last, account)?;
+    }
+    Ok(())
+}
+
+fn check_account(last: u64, account: &AccountChanges) -> Result<(), BalDefect> {
+    let address = account.address;
+    let indices = |list: BalList, slot: Option<U256>, indices: &mut dyn Iterator<Item = u64>| {
+        let mut previous: Option<u64> = None;
+        for index in indices {
+            if index > last {
+                return Err(BalDefect::IndexOutOfRange {
+                    address,
+                    list,
+                    slot,
+                    index,
+                    last,
+                });
+            }
+            if let Some(previous) = previous.filter(|p| *p >= index) {
+                return Err(BalDefect::IndexOrder {
+                    address,
+                    list,
+                    slot,
+                    index,
+                    previous,
+                });
+            }
+            previous = Some(index);
+        }
+        Ok(())
+    };
+    let slots = |list: BalList, slots: &mut dyn Iterator<Item = U256>| {
+        let mut previous: Option<U256> = None;
+        for slot in slots {
+            if let Some(previous) = previous.filter(|p| *p >= slot) {
+                return Err(BalDefect::SlotOrder {
+                    address,
+                    list,
+                    slot,
+                    previous,
+                });
+            }
+            previous = Some(slot);
+        }
+        Ok(())
+    };
+    slots(
+        BalList::StorageChanges,
+        &mut account.storage_changes.iter().map(|s| s.slot),
+    )?;
+    slots(
+        BalList::StorageReads,
+        &mut account.storage_reads.iter().copied(),
+    )?;
+    // Both lists are sorted now, so one merge-like walk finds a slot in both.
+    let mut changed = account.storage_changes.iter().map(|s| s.slot).peekable();
+    for &read in &account.storage_reads {
+        while changed.next_if(|slot| *slot < read).is_some() {}
+        if changed.peek() == Some(&read) {
+            return Err(BalDefect::ReadAndChanged {
+                address,
+                slot: read,
+            });
+        }
+    }
+    for slot in &account.storage_changes {
+        indices(
+            BalList::StorageChanges,
+            Some(slot.slot),
+            &mut slot.changes.iter().map(|c| c.block_access_index.0),
+        )?;
+    }
+    indices(
+        BalList::BalanceChanges,
+        None,
+        &mut account
+            .balance_changes
+            .iter()
+            .map(|c| c.block_access_index.0),
+    )?;
+    indices(
+        BalList::NonceChanges,
+        None,
+        &mut account.nonce_changes.iter().map(|c| c.block_access_index.0),
+    )?;
+    indices(
+        BalList::CodeChanges,
+        None,
+        &mut account.code_changes.iter().map(|c| c.block_access_index.0),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+
+    fn change(index: u64, value: u64) -> StorageChange {
+        StorageChange::new(BlockAccessIndex::new(index), U256::from(value))
+    }
+
+    fn account(last_byte: u8) -> AccountChanges {
+        AccountChanges::new(Address::with_last_byte(last_byte))
+    }
+
+    #[test]
+    fn a_well_formed_bal_passes() {
+        let bal = vec![
+            account(1)
+                .with_storage_change(SlotChanges::new(U256::from(1), vec![change(1, 5)]))
+                .with_storage_change(SlotChanges::new(
+                    U256::from(3),
+                    vec![change(1, 5), change(3, 6)],
+                ))
+                .with_storage_read(U256::from(2))
+                .with_storage_read(U256::from(4)),
+            account(2)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(3), U256::ZERO)),
+        ];
+        check_bal(2, &bal).unwrap();
+    }
+
+    #[test]
+    fn an_account_listed_twice_is_refused() {
+        // Each copy well formed on its own; together they name account 1 twice.
+        let bal = vec![
+            account(1)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(2), U256::ZERO)),
+            account(1)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(1), U256::ZERO)),
+        ];
+        assert_eq!(
+            check_bal(2, &bal).unwrap_err(),
+            BalDefect::AccountOrder {
+                address: Address::with_last_byte(1),
+                previous: Address::with_last_byte(1),
+            }
+        );
+        let descending = vec![account(2), account(1)];
+        assert!(matches!(
+            check_bal(2, &descending).unwrap_err(),
+            BalDefect::AccountOrder { .. }
+        ));
+    }
+
+    #[test]
+    fn a_slot_listed_twice_is_refused() {
+        let bal = vec![
+            account(1)
+                .with_storage_change(SlotChanges::new(U256::from(7), vec![change(2, 1)]))
+                .with_storage_change(SlotChanges::new(U256::from(7), vec![change(1, 2)])),
+        ];
+        let err = check_bal(2, &bal).unwrap_err();
+        assert_eq!(
+            err,
+            BalDefect::SlotOrder {
+                address: Address::with_last_byte(1),
+                list: BalList::StorageChanges,
+                slot: U256::from(7),
+                previous: U256::from(7),
+            }
+        );
+        assert!(
+            err.to_string().contains("slot 0x7 follows slot 0x7"),
+            "{err}"
+        );
+        let reads = vec![
+            account(1)
+                .with_storage_read(U256::from(9))
+                .with_storage_read(U256::from(9)),
+        ];
+        assert!(matches!(
+            check_bal(2, &reads).unwrap_err(),
+            BalDefect::SlotOrder {
+                list: BalList::StorageReads,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn a_slot_both_read_and_changed_is_refused() {
+        let bal = vec![
+            account(1)
+                .with_storage_change(SlotChanges::new(U256::from(4), vec![change(1, 1)]))
+                .with_storage_read(U256::from(2))
+                .with_storage_read(U256::from(4)),
+        ];
+        assert_eq!(
+            check_bal(1, &bal).unwrap_err(),
+            BalDefect::ReadAndChanged {
+                address: Address::with_last_byte(1),
+                slot: U256::from(4),
+            }
+        );
+    }
+
+    #[test]
+    fn indices_out_of_order_or_range_are_refused() {
+        let order = vec![account(1).with_storage_change(SlotChanges::new(
+            U256::from(1),
+            vec![change(2, 1), change(2, 2)],
+        ))];
+        assert_eq!(
+            check_bal(3, &order).unwrap_err(),
+            BalDefect::IndexOrder {
+                address: Address::with_last_byte(1),
+                list: BalList::StorageChanges,
+                slot: Some(U256::from(1)),
+                index: 2,
+                previous: 2,
+            }
+        );
+        // Two transactions: indices 0..=3.
+        let range = vec![
+            account(1)
+                .with_balance_change(BalanceChange::new(BlockAccessIndex::new(4), U256::ZERO)),
+        ];
+        assert_eq!(
+            check_bal(2, &range).unwrap_err(),
+            BalDefect::IndexOutOfRange {
+                address: Address::with_last_byte(1),
+                list: BalList::BalanceChanges,
+                slot: None,
+                index: 4,
+                last: 3,
+            }
+        );
+        check_bal(3, &range).unwrap();
+    }
+}
