@@ -1,18 +1,16 @@
 //! `bal-replay bench`, `demo`, `bench-db` and `bench-reference`: the research's measurements.
 
-use crate::{CacheArgs, DiskArgs, at_least_one, count, progress_bar};
+use crate::{CacheArgs, DiskArgs, TrustArgs, at_least_one, count, progress_bar};
 use bal_replay_bench::{
     BenchMatrix, BenchResult,
     device::disk_bound_mgas_per_s,
     point_reads::{BenchDbOptions, bench_db, render_bench_db},
     render_tables, run_bench,
 };
-use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder, drop_page_cache};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_state::RocksOptions;
 use clap::Args;
 use eyre::WrapErr;
 use std::{num::NonZeroUsize, path::PathBuf};
@@ -63,6 +61,8 @@ pub struct BenchCommand {
     pub prefetch_order: PrefetchOrder,
     #[command(flatten)]
     pub disk: DiskArgs,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     /// Skip the sequential and in-memory baselines.
     #[arg(long)]
     pub no_baselines: bool,
@@ -76,16 +76,9 @@ pub struct BenchCommand {
     /// and start; each prefetch and commit) in the JSON, for `bal-replay project`.
     #[arg(long)]
     pub task_profile: bool,
-    /// Keep every core busy during each replay with one spinning thread per core at
-    /// `SCHED_IDLE` (it runs only where nothing else is runnable, so it takes no CPU from the
-    /// replay): a core then never halts while a read waits. The runs calibrate `bal-replay
-    /// project --busy-cores`; they are not the machine as it is.
-    #[arg(long)]
-    pub busy_cores: bool,
     /// Pin worker w of every batch to the w-mod-n-th CPU of this list (`--pin-workers 1,0`:
     /// worker 0 on CPU 1, worker 1 on CPU 0, worker 2 on CPU 1...), instead of letting the
-    /// scheduler place them. `bal-replay project` simulates worker w on core w mod cores with the
-    /// disk's interrupted cores first: list those first to match it.
+    /// scheduler place them.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub pin_workers: Option<Vec<usize>>,
     /// The disk's random-read curve on the state's filesystem (`scripts/fio-random-reads.sh`'s
@@ -116,8 +109,8 @@ impl BenchCommand {
             repeat: self.repeat,
             pipeline: self.pipeline,
             profile: self.task_profile,
-            busy_cores: self.busy_cores,
             pin_workers: self.pin_workers.clone(),
+            trust_state: self.trust.trust_state,
         }
     }
 
@@ -262,7 +255,8 @@ fn bench(
     Ok(())
 }
 
-/// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
+/// Generate a small mainnet-like chain and study it (the default job): the answer for it, and its
+/// findings page in a fresh directory.
 #[derive(Debug, Clone, Args)]
 pub struct DemoCommand {
     /// Blocks to generate.
@@ -280,11 +274,16 @@ pub struct DemoCommand {
 }
 
 impl DemoCommand {
-    /// Generates the chain, says what it is, and benches every design over it.
+    /// Generates the chain, studies it (the quick form), and ends with the answer. The chain and
+    /// its state are removed at the end; the findings page stays, in a fresh directory it names.
     pub fn run(&self) -> eyre::Result<()> {
-        let dir = tempfile::tempdir()?;
-        let dump = dir.path().join("dump");
-        let state = dir.path().join("state");
+        let kept = tempfile::Builder::new()
+            .prefix("bal-replay-demo.")
+            .tempdir()?
+            .keep();
+        let scratch = tempfile::tempdir()?;
+        let dump = scratch.path().join("dump");
+        let state = scratch.path().join("state");
         let config = bal_replay_synth::GeneratorConfig {
             blocks: self.blocks,
             seed: self.seed,
@@ -297,34 +296,34 @@ impl DemoCommand {
         let chain = bal_replay_synth::generate(&config, &dump, &state, Some(&bar))?;
         bar.finish_and_clear();
         println!(
-            "generated {} mainnet-like blocks ({} transactions, {:.1} Mgas) over {} accounts in {}",
+            "generated {} mainnet-like blocks ({} transactions, {:.1} Mgas) over {} accounts",
             chain.blocks,
             chain.txs,
             chain.gas_used as f64 / 1e6,
             chain.genesis_accounts,
-            dir.path().display()
         );
-        let matrix = BenchMatrix {
-            threads: self.threads.clone(),
-            batches: self.batch.clone(),
-            designs: IoDesign::ALL.to_vec(),
-            io_threads: NonZeroUsize::new(4).expect("4 is not 0"),
-            order: TaskOrder::BlockOrder,
-            prefetch_order: PrefetchOrder::default(),
-            drop_caches: false,
-            direct_io: false,
-            pin_metadata: false,
-            sequential: true,
-            in_memory: true,
-            block_cache_bytes: RocksOptions::default().block_cache_bytes,
-            cache: CacheCapacity::default(),
-            repeat: NonZeroUsize::MIN,
-            pipeline: false,
-            profile: false,
-            busy_cores: false,
-            pin_workers: None,
+        let study = crate::study::StudyCommand {
+            dump,
+            state,
+            out: kept.clone(),
+            quick: true,
+            threads: Some(self.threads.clone()),
+            batch: Some(self.batch.clone()),
+            repeat: None,
+            no_fio: true,
+            title: Some(format!(
+                "the demo chain ({} generated blocks, seed {})",
+                self.blocks, self.seed
+            )),
         };
-        bench(&dump, &StateSpec::RocksDb(state), &matrix, None, None)
+        study.run()?;
+        println!(
+            "\nThis chain's state is small enough to stay in memory: the figures above are cache-resident.\n\
+             To answer the question on disk, generate a state larger than the memory and study it:\n  \
+             bal-dump generate --out D --state S --blocks 200 --state-entries 200000000\n  \
+             bal-replay study --dump D --state S --out DIR"
+        );
+        Ok(())
     }
 }
 
@@ -487,8 +486,6 @@ mod tests {
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,
-            online_cpus: Some(2),
-            pinned_cpus: None,
             bal_sizes: MeanBalSizes {
                 full: 1.0,
                 batched: 1.0,
@@ -497,7 +494,6 @@ mod tests {
             rocksdb_io_uring: false,
             independent_blocks: false,
             worker_start: None,
-            busy_cores: false,
             pinned_workers: None,
             runs,
         }

@@ -16,6 +16,7 @@ pub mod bench;
 pub mod project;
 pub mod record;
 pub mod run;
+pub mod study;
 
 use bal_replay_bench::memory_limit::MemoryLimit;
 use bal_replay_cache::CacheCapacity;
@@ -41,7 +42,8 @@ pub struct Cli {
 /// `bal-replay`'s commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Generate a small mainnet-like chain in a temporary directory and benchmark it (the default job).
+    /// Generate a small mainnet-like chain and study it: the answer for it, and where its findings
+    /// page is (the default job).
     Demo(bench::DemoCommand),
     /// Replay a dump once over a state (modified in place unless --rewind).
     Run(run::RunCommand),
@@ -59,6 +61,9 @@ pub enum Command {
     /// Simulate the engine's schedule from per-task profiles (`bench --task-profile`): checked
     /// against measured runs the calibration did not see, and projected onto another machine.
     Project(project::ProjectCommand),
+    /// The answer for one chain: how much of full BAL's throughput each design keeps on the disk,
+    /// and at what BAL size, as a findings page.
+    Study(study::StudyCommand),
 }
 
 impl Cli {
@@ -72,6 +77,7 @@ impl Cli {
             Command::Bench(c) => c.run(),
             Command::Report(c) => c.run(),
             Command::Project(c) => c.run(),
+            Command::Study(c) => c.run(),
         }
     }
 }
@@ -192,6 +198,15 @@ impl From<CacheArgs> for CacheCapacity {
             codes: a.cache_codes,
         }
     }
+}
+
+/// Whether a replay (`run`, `bench`) may go over a state that does not say which chain and block
+/// it holds ([`ReplayOptions::trust_state`](bal_replay_engine::ReplayOptions::trust_state)).
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct TrustArgs {
+    /// Replay over a state that records no chain id or block hash (otherwise refused), unchecked.
+    #[arg(long)]
+    pub trust_state: bool,
 }
 
 /// Where the state's reads may be served from: the page cache, RocksDB's block cache, or only the

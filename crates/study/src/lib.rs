@@ -1,0 +1,299 @@
+//! The answer to the research's question for one chain: **when state must come from disk, how much
+//! of full BAL's throughput does each BAL design keep, and at what BAL size?**
+//!
+//! [`run_study`] takes a dump and the state before it, and runs what the answer needs: every
+//! design (full-verify included) at thread counts up to the machine's and past them, at batch 1,
+//! 10 and 50, with the state kept on the disk (direct reads, index and filters pinned, a small
+//! block cache), each configuration repeated and the repeats interleaved so every ratio has a
+//! range. It measures the disk's own limit with fio where fio is installed, and each design's BAL
+//! size from the same dump. Then [`Findings`] computes the page's figures from the bench's result
+//! alone, and [`render_page`] writes them: the answer in a few sentences, the research's tables
+//! with ours beside, and what the run cannot say. The regime of every figure (disk-resident or
+//! cache-resident) is judged by what reached the device ([`Residency`]).
+//!
+//! Data flows one way: dump -> state -> engine -> bench -> study.
+
+#![cfg_attr(not(test), warn(unused_crate_dependencies))]
+
+pub mod findings;
+pub mod fio;
+mod page;
+mod shape;
+mod sizes;
+
+pub use findings::{Findings, Interval, Residency, ResidencyBasis};
+pub use page::{frontier_svg, render_page};
+pub use shape::ChainShape;
+pub use sizes::{DesignSizes, MeanSize};
+
+use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, RunResult, run_bench};
+use bal_replay_dump::{DumpError, DumpReader};
+use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder};
+use bal_replay_executor::ChainConfig;
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_model::DiskModel;
+use std::{
+    num::NonZeroUsize,
+    path::{Path, PathBuf},
+};
+
+/// RocksDB's block cache for data blocks in a study: small, as on a node whose state is much
+/// larger than its memory (index and filters are pinned beside it).
+pub const STUDY_BLOCK_CACHE_BYTES: usize = 8 << 20;
+
+/// What can stop a study.
+#[derive(Debug, thiserror::Error)]
+pub enum StudyError {
+    /// The dump could not be read.
+    #[error(transparent)]
+    Dump(#[from] DumpError),
+    /// The bench failed.
+    #[error(transparent)]
+    Bench(Box<BenchError>),
+    /// The chain's rules could not be had from the dump.
+    #[error("the dump's chain: {0}")]
+    Chain(String),
+    /// A result could not be written.
+    #[error("{}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+impl From<BenchError> for StudyError {
+    fn from(error: BenchError) -> Self {
+        Self::Bench(Box::new(error))
+    }
+}
+
+/// How much a study runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StudyOptions {
+    /// The quick form: fewer thread counts, batches up to 10, two repeats; minutes on a small
+    /// chain.
+    pub quick: bool,
+    /// Worker counts, in place of the machine's (1, its cores, twice and four times as many).
+    pub threads: Option<Vec<NonZeroUsize>>,
+    /// Batch sizes, in place of 1, 10 and 50 (up to the dump's length).
+    pub batches: Option<Vec<NonZeroUsize>>,
+    /// Runs of each configuration, interleaved, in place of 3 (2 for the quick form).
+    pub repeat: Option<NonZeroUsize>,
+    /// Measure the disk with fio (where installed).
+    pub fio: bool,
+    /// Where the page, its chart and the bench's JSON go.
+    pub out: PathBuf,
+    /// The command line that made the page, printed on it.
+    pub command: String,
+    /// What the page calls the chain; the dump's directory by default.
+    pub title: Option<String>,
+}
+
+/// The machine and the inputs the page names.
+#[derive(Debug, Clone)]
+pub struct StudyContext {
+    /// What the page is about: the dump's directory.
+    pub title: String,
+    /// The command that made it.
+    pub command: String,
+    /// When and with which build: "2026-11-26, dev build".
+    pub generated: String,
+    /// The state's size on disk, bytes.
+    pub state_bytes: u64,
+    /// Logical CPUs the runs could use.
+    pub cores: usize,
+    /// The disk's curve, where fio measured it.
+    pub disk: Option<DiskModel>,
+    /// The frontier chart's file, relative to the page.
+    pub frontier_chart: String,
+}
+
+impl StudyContext {
+    /// "11.0 GB state" as the answer's first words name it.
+    pub fn state_label(&self) -> String {
+        format!("{:.2} GB state", self.state_bytes as f64 / 1e9)
+    }
+}
+
+/// What a study wrote and found.
+#[derive(Debug, Clone)]
+pub struct StudyOutput {
+    /// The findings page.
+    pub page: PathBuf,
+    /// The bench's result, from which the page's figures are computed.
+    pub bench_json: PathBuf,
+    /// The figures.
+    pub findings: Findings,
+    /// The answer's sentences.
+    pub answer: String,
+}
+
+/// The bench matrix a study runs over `blocks` blocks on `cores` cores.
+pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchMatrix {
+    let n = |v: usize| NonZeroUsize::new(v.max(1)).expect("at least 1");
+    let threads = options.threads.clone().unwrap_or_else(|| {
+        let mut t: Vec<usize> = if options.quick {
+            vec![1, cores]
+        } else {
+            vec![1, cores, 2 * cores, 4 * cores]
+        };
+        t.sort_unstable();
+        t.dedup();
+        t.into_iter().map(n).collect()
+    });
+    let batches = options.batches.clone().unwrap_or_else(|| {
+        let wanted: &[usize] = if options.quick {
+            &[1, 10]
+        } else {
+            &[1, 10, 50]
+        };
+        let mut b: Vec<usize> = wanted
+            .iter()
+            .map(|b| (*b as u64).min(blocks.max(1)) as usize)
+            .collect();
+        b.dedup();
+        b.into_iter().map(n).collect()
+    });
+    let repeat = options
+        .repeat
+        .unwrap_or_else(|| n(if options.quick { 2 } else { 3 }));
+    BenchMatrix {
+        threads,
+        batches,
+        designs: IoDesign::ALL.to_vec(),
+        io_threads: n(8),
+        order: TaskOrder::BlockOrder,
+        prefetch_order: PrefetchOrder::default(),
+        // Root can empty the page cache before each run; direct reads bypass it anyway.
+        drop_caches: is_root(),
+        direct_io: true,
+        pin_metadata: true,
+        sequential: false,
+        in_memory: false,
+        block_cache_bytes: STUDY_BLOCK_CACHE_BYTES,
+        cache: Default::default(),
+        repeat,
+        pipeline: false,
+        profile: false,
+        pin_workers: None,
+        trust_state: false,
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The size of the files directly in `dir`, bytes.
+fn dir_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Runs the study of the dump in `dump_dir` over the RocksDB state in `state_dir` (never written:
+/// each run works on a checkpoint), writes `findings.md`, `frontier.svg` and `bench.json` into
+/// `options.out` (each written whole, over nothing but its own earlier version), and returns what
+/// it found. `on_run` sees each run as it ends (a progress bar).
+pub fn run_study(
+    dump_dir: &Path,
+    state_dir: &Path,
+    options: &StudyOptions,
+    on_run: impl FnMut(&RunResult),
+) -> Result<StudyOutput, StudyError> {
+    let dump = DumpReader::open(dump_dir)?;
+    let config = ChainConfig::for_dump(&dump).map_err(|e| StudyError::Chain(e.to_string()))?;
+    let sizes = DesignSizes::of_dump(&dump)?;
+    let shape = ChainShape::of_dump(&dump)?;
+    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    let matrix = study_matrix(options, cores, shape.blocks);
+    let disk = if options.fio {
+        let seconds = if options.quick { 1 } else { 5 };
+        match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
+            Ok(disk) => Some(disk),
+            Err(error) => {
+                tracing::warn!(%error, "the disk's bound is left out");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let state_bytes = dir_bytes(state_dir);
+    let bench = run_bench(
+        &config,
+        dump_dir,
+        &StateSpec::RocksDb(state_dir.to_path_buf()),
+        &matrix,
+        on_run,
+    )?;
+    write_outputs(
+        &bench,
+        &sizes,
+        &shape,
+        StudyContext {
+            title: options
+                .title
+                .clone()
+                .unwrap_or_else(|| dump_dir.display().to_string()),
+            command: options.command.clone(),
+            generated: format!(
+                "{} build, {} blocks, {} repeats each",
+                if cfg!(debug_assertions) {
+                    "dev"
+                } else {
+                    "release"
+                },
+                shape.blocks,
+                matrix.repeat
+            ),
+            state_bytes,
+            cores,
+            disk,
+            frontier_chart: "frontier.svg".into(),
+        },
+        &options.out,
+        matrix.direct_io,
+    )
+}
+
+/// Computes the findings of `bench` and writes the page, its chart and the bench's JSON.
+pub fn write_outputs(
+    bench: &BenchResult,
+    sizes: &DesignSizes,
+    shape: &ChainShape,
+    context: StudyContext,
+    out: &Path,
+    direct_io: bool,
+) -> Result<StudyOutput, StudyError> {
+    let write_err = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| StudyError::Write { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(write_err(out))?;
+    let findings = Findings::compute(bench, sizes, context.disk.as_ref(), direct_io);
+    let bench_json = out.join("bench.json");
+    bench.write_json(&bench_json)?;
+    let chart = out.join(&context.frontier_chart);
+    bal_replay_bench::write_result_file(&chart, frontier_svg(&findings.frontier).as_bytes())
+        .map_err(write_err(&chart))?;
+    let page = out.join("findings.md");
+    let text = render_page(&context, &findings, sizes, shape);
+    bal_replay_bench::write_result_file(&page, text.as_bytes()).map_err(write_err(&page))?;
+    let answer = findings.answer(&context.state_label(), shape);
+    Ok(StudyOutput {
+        page,
+        bench_json,
+        findings,
+        answer,
+    })
+}
