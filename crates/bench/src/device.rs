@@ -14,10 +14,7 @@
 //! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
 //! it is `None` and reported as such, never as zero.
 
-use crate::{
-    interrupts::{InterruptCounts, InterruptSample},
-    memory_limit::{MemoryLimit, MemoryUsage},
-};
+use crate::memory_limit::{MemoryLimit, MemoryUsage};
 use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
@@ -189,10 +186,6 @@ pub struct DiskEvidence {
     /// the run had (this machine is shared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUse>,
-    /// Where the run's I/O completions arrived: device interrupts, and the IPIs the CPUs it ran
-    /// on took ([`crate::interrupts`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interrupts: Option<InterruptCounts>,
 }
 
 /// Clock ticks per second of `/proc/stat` and `/proc/<pid>/stat` (`USER_HZ`: 100 on Linux, on
@@ -294,7 +287,6 @@ pub struct RunProbe<'a> {
     pub io: IoSample,
     rocks: Option<RocksReadCounters>,
     cpu: Option<CpuSample>,
-    interrupts: Option<InterruptSample>,
 }
 
 impl<'a> RunProbe<'a> {
@@ -307,7 +299,6 @@ impl<'a> RunProbe<'a> {
             io: IoSample::take(path),
             rocks,
             cpu: CpuSample::take(),
-            interrupts: InterruptSample::take(),
         }
     }
 
@@ -322,14 +313,9 @@ impl<'a> RunProbe<'a> {
             (Some(now), Some(start)) => Some(now.since(&start)),
             _ => None,
         };
-        let interrupts = match (InterruptSample::take(), &self.interrupts) {
-            (Some(now), Some(start)) => Some(now.since(start)),
-            _ => None,
-        };
         DiskEvidence {
             memory: MemoryLimit::current_usage(),
             cpu,
-            interrupts,
             ..DiskEvidence::new(io, cache_key_reads(report), rocks)
         }
     }
@@ -390,7 +376,6 @@ impl DiskEvidence {
             memory: None,
             block_cache_pinned_bytes: None,
             cpu: None,
-            interrupts: None,
         }
     }
 }

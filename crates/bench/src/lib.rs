@@ -17,9 +17,7 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
-pub mod busy_cores;
 pub mod device;
-pub mod interrupts;
 pub mod memory_limit;
 pub mod point_reads;
 mod tables;
@@ -102,9 +100,6 @@ pub enum BenchError {
         /// Why not.
         why: &'static str,
     },
-    /// The cores could not be kept busy ([`BenchMatrix::busy_cores`]).
-    #[error(transparent)]
-    BusyCores(#[from] busy_cores::CoreSpinnersError),
     /// Writing the JSON result failed.
     #[error("writing {path}")]
     Io {
@@ -155,9 +150,6 @@ pub struct BenchMatrix {
     pub pipeline: bool,
     /// Record each parallel run's batch profiles ([`RunResult::batch_profiles`]).
     pub profile: bool,
-    /// Keep every core busy during each replay with spinners that take no CPU from it
-    /// ([`busy_cores::CoreSpinners`]): a core then never halts while a read waits.
-    pub busy_cores: bool,
     /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]`
     /// ([`ReplayOptions::pin_workers`]); `None`: the scheduler places them.
     pub pin_workers: Option<Vec<usize>>,
@@ -549,13 +541,6 @@ pub struct BenchResult {
     pub blocks: u64,
     /// Logical CPUs the bench could use (its affinity mask's).
     pub cpus: usize,
-    /// Logical CPUs of the machine online, where the kernel says.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub online_cpus: Option<usize>,
-    /// The CPUs the bench was pinned to (`taskset`), where fewer than the machine's: a
-    /// calibration run for `bal-replay project --remote-completions`, not the machine as it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pinned_cpus: Option<Vec<usize>>,
     /// Mean BAL sizes.
     pub bal_sizes: MeanBalSizes,
     /// The build's RocksDB reads a multi-get's data blocks from one file as one io_uring batch
@@ -571,10 +556,6 @@ pub struct BenchResult {
     /// (`bal-replay project`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<WorkerStartCost>,
-    /// Every core was kept busy during each replay ([`BenchMatrix::busy_cores`]): the runs are
-    /// `bal-replay project --busy-cores` calibrations, not the machine as it is.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub busy_cores: bool,
     /// The CPUs the workers were pinned to, worker `w` to the `w mod len`-th
     /// ([`BenchMatrix::pin_workers`]); absent where the scheduler placed them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -735,14 +716,7 @@ impl Bench<'_> {
             source,
         };
         let mut samples = Vec::new();
-        let busy = || {
-            self.matrix
-                .busy_cores
-                .then(busy_cores::CoreSpinners::start_per_core)
-                .transpose()
-        };
         let mut replay_over = |store: &dyn Fn() -> Option<u64>, db: &dyn ReplayStore| {
-            let _spinners = busy()?;
             let start = Instant::now();
             db.replay(self.config, &self.dump, &options, &mut |b| {
                 samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), store()));
@@ -762,7 +736,6 @@ impl Bench<'_> {
                     read_only: true,
                     ..self.rocks_options.clone()
                 };
-                let _spinners = busy()?;
                 let start = Instant::now();
                 let report = replay_independent(
                     self.config,
@@ -931,13 +904,10 @@ pub fn run_bench(
         cpus: std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1),
-        online_cpus: interrupts::online_cpus(),
-        pinned_cpus: interrupts::pinned_cpus(),
         bal_sizes: mean_bal_sizes(&bench.dump)?,
         rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
-        busy_cores: matrix.busy_cores,
         pinned_workers: matrix.pin_workers.clone(),
         runs: results.into_iter().map(median_of).collect(),
     })
@@ -1064,7 +1034,6 @@ mod tests {
             repeat: n(1),
             pipeline: false,
             profile: false,
-            busy_cores: false,
             pin_workers: None,
         }
     }

@@ -37,7 +37,6 @@ fn matrix() -> BenchMatrix {
         repeat: n(1),
         pipeline: false,
         profile: true,
-        busy_cores: false,
         pin_workers: None,
     }
 }

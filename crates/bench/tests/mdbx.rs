@@ -57,7 +57,6 @@ fn matrix() -> BenchMatrix {
         // through the overlay of commits kept in memory.
         pipeline: true,
         profile: false,
-        busy_cores: false,
         pin_workers: None,
     }
 }

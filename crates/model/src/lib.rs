@@ -6,25 +6,16 @@
 //! verifying full BAL's reads beside it. What it measures it takes from the profile: each task's
 //! CPU time and on-demand reads, each prefetch's keys and CPU time, each commit. What it assumes
 //! is in [`simulate`]. One factor is fitted per run, on a one-worker run only: `k`, between the
-//! disk's latency per depth (fio, or a device's spec) and what a key read waits. Optionally a
-//! second, on a two-worker run: the time per batch it took beyond the simulation
-//! ([`batch_overhead_ns`]), split into a thread cost and read waits that more workers overlap
-//! ([`batch_overhead_at`]). Optionally, the machine's CPU per read by reads in flight
-//! ([`ReadCpuCurve`], from `bench-db`), which a one-worker profile cannot show. Optionally, what
-//! a read costs where no core idles ([`BusyCores`]), fitted on a second one-worker run with every
-//! core kept busy. Everything at
+//! disk's latency per depth (fio, or a device's spec) and what a key read waits. Everything at
 //! other worker counts is then a prediction, checked against runs the fit did not see
-//! ([`Check`]).
+//! ([`Check`]). Terms tried and not kept: docs/notes/2026-11-26-model-terms-not-kept.md.
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod disk;
-mod read_cpu;
 pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint};
-pub use read_cpu::{ReadCpuCurve, ReadCpuCurveError, ReadCpuPoint};
-pub use simulate::{BusyCores, RemoteCompletions};
 
 use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
@@ -52,17 +43,6 @@ pub struct ProfiledRun {
     /// race (its tasks' `raced` and `prefetch_hits`) can. `None`: each task reads what it read
     /// in the profile, at any worker count.
     pub prefetch_race: Option<PrefetchOrder>,
-    /// [`read_cpu_reference`] on the machine the profile ran on, once calibrated; `None`:
-    /// [`predict`] computes it on the machine it predicts for.
-    pub read_cpu_reference: Option<f64>,
-    /// What a worker's read costs on the machine the profile ran on where every core has other
-    /// work ([`busy_cores`]); `None`: what it cost in the profile, always. Leave it out of a
-    /// projection onto another machine: it is this one's hypervisor.
-    pub busy_cores: Option<BusyCores>,
-    /// What a worker's read costs on the machine the profile ran on from a core the disk's
-    /// completions do not arrive on ([`remote_completions`]); `None`: what it cost in the
-    /// profile, always. Leave it out of a projection onto another machine, as `busy_cores`.
-    pub remote_completions: Option<RemoteCompletions>,
     /// What was measured.
     pub measured: Measured,
 }
@@ -97,61 +77,6 @@ pub fn read_cpu_ns(parallel: &ProfiledRun, full: &ProfiledRun) -> Option<f64> {
     (reads > 0).then(|| ((parallel.task_cpu_ns() - full.task_cpu_ns()) / reads as f64).max(0.0))
 }
 
-/// What a worker's read costs where no core idles, from `run` (one worker, as measured) and
-/// `busy` (the same configuration at one worker with every core kept busy, `bench
-/// --busy-cores`): `busy`'s fitted `k`, and the CPU its tasks spent less than `run`'s over the
-/// reads both made (the same tasks made the same reads: their execution's CPU is the same).
-///
-/// Only for a run whose workers were its only threads (parallel I/O): there a one-worker run's
-/// core idles during every read, so the two runs differ only in the idling. Where a prefetch ran
-/// beside the worker (hybrid) its readers kept the cores busy part of the time in both runs, and
-/// its tasks read less where it won more races: their difference is not this term. `None` there,
-/// where `run` made no on-demand read, or where `busy` is not the same chain's and
-/// configuration's.
-pub fn busy_cores(run: &ProfiledRun, busy: &ProfiledRun, machine: &Machine) -> Option<BusyCores> {
-    let reads = run.on_demand_reads();
-    (reads > 0 && same_tasks_workers_only(run, busy)).then(|| BusyCores {
-        k: calibrate(busy, machine).k,
-        read_cpu_saved_ns: (run.task_cpu_ns() - busy.task_cpu_ns()) / reads as f64,
-    })
-}
-
-/// What a worker's read costs from a core the disk's completions do not arrive on, from `run`
-/// (one worker, as measured: it sat on the interrupted core) and `remote` (the same configuration
-/// at one worker pinned to the other cores, `taskset`, on `remote_machine`: its cores are the
-/// pinned ones), with `irq_cores` the cores the completions arrive on: `remote`'s fitted `k`, and
-/// the CPU its tasks spent more than `run`'s over the reads both made. Parallel I/O only, for
-/// the reasons [`busy_cores`] gives; `None` where it does not apply.
-pub fn remote_completions(
-    run: &ProfiledRun,
-    remote: &ProfiledRun,
-    remote_machine: &Machine,
-    irq_cores: usize,
-) -> Option<RemoteCompletions> {
-    let reads = run.on_demand_reads();
-    (reads > 0 && irq_cores > 0 && same_tasks_workers_only(run, remote)).then(|| {
-        RemoteCompletions {
-            k: calibrate(remote, remote_machine).k,
-            read_cpu_extra_ns: (remote.task_cpu_ns() - run.task_cpu_ns()) / reads as f64,
-            irq_cores,
-        }
-    })
-}
-
-/// Whether `other` replayed what `run` did (the same design, batch size, workers, gas and
-/// on-demand reads), both with workers only (no prefetch): then their tasks' CPU differs by what
-/// their reads cost.
-fn same_tasks_workers_only(run: &ProfiledRun, other: &ProfiledRun) -> bool {
-    let workers_only = |r: &ProfiledRun| r.batches.iter().all(|b| b.prefetch.is_none());
-    other.design == run.design
-        && other.batch == run.batch
-        && other.workers == run.workers
-        && other.gas == run.gas
-        && other.on_demand_reads() == run.on_demand_reads()
-        && workers_only(run)
-        && workers_only(other)
-}
-
 /// Every task's CPU (ns) and on-demand reads in `batches`, summed: what a run's tasks took.
 pub fn task_totals(batches: &[BatchProfile]) -> (f64, u64) {
     batches
@@ -176,30 +101,21 @@ pub struct Measured {
     #[serde(default)]
     pub on_demand_reads: f64,
     /// The tasks' CPU, s: measured, each task's thread CPU summed; predicted, the profile's
-    /// less what cheaper reads save (a target's, the read-CPU curve's, or busy cores'). Where a check misses, their ratio says how much
+    /// less what a target's cheaper reads save. Where a check misses, their ratio says how much
     /// of the miss is the tasks' CPU itself changing with the workers (caches shared by more
     /// threads than cores, reads costing more CPU in flight together), which a one-worker
     /// profile cannot show. 0 where unknown.
     #[serde(default)]
     pub task_cpu_s: f64,
-    /// Predicted only, with the busy-cores term ([`BusyCores`]): on-demand reads issued while
-    /// every core had another thread to run.
-    #[serde(default)]
-    pub busy_core_reads: f64,
-    /// Predicted only, with the remote-completions term ([`RemoteCompletions`]): on-demand reads
-    /// issued from a core the disk's completions do not arrive on, while some core idled.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub remote_completion_reads: f64,
     /// The workers' time runnable but off a core, summed over them, s: measured, the kernel's
     /// (`BatchProfile::worker_run_delay_ns`; 0 for profiles recorded before it was); predicted,
     /// the simulation's sharing of the cores. Where they differ, the kernel did not run a woken
     /// worker where the model did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_run_delay_s: f64,
-    /// CPU other threads took while the batches executed, beside the tasks, s: measured, the
-    /// run's (`BatchProfile::beside_cpu_ns`; 0 for profiles recorded before it was); predicted,
-    /// the profile's, where the simulation gave it a share of the cores
-    /// ([`Machine::beside_cpu`]).
+    /// CPU other threads took while the batches executed, beside the tasks, s: measured only,
+    /// the run's (`BatchProfile::beside_cpu_ns`; 0 for profiles recorded before it was). The
+    /// simulation gives it no share of the cores: predicted, it is 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub beside_cpu_s: f64,
 }
@@ -209,17 +125,6 @@ fn is_zero(x: &f64) -> bool {
 }
 
 impl Measured {
-    /// With `ns_per_batch` more in execution with I/O (and in the total) in each of `batches`
-    /// batches: a fitted [`batch_overhead_ns`] added to a simulation.
-    pub fn plus_per_batch(self, batches: usize, ns_per_batch: f64) -> Self {
-        let extra_s = batches as f64 * ns_per_batch / 1e9;
-        Self {
-            exec_with_io_s: self.exec_with_io_s + extra_s,
-            total_s: self.total_s + extra_s,
-            ..self
-        }
-    }
-
     /// Throughput over execution with I/O, Mgas/s.
     pub fn mgas_per_s(&self, gas: u64) -> f64 {
         if self.exec_with_io_s > 0.0 {
@@ -245,18 +150,9 @@ pub struct Machine {
     /// Prefetch reader threads there, where they differ from the profile's (2 x the engine's
     /// `--io-threads`, as profiles record them): the same keys split among them.
     pub readers: Option<usize>,
-    /// How a read's CPU changes with the reads in flight there (`bench-db` point reads), where
-    /// known: the profile's per-read CPU ([`ProfiledRun::read_cpu_ns`]) was taken with one in
-    /// flight. Ignored where `read_cpu_ns` replaces the profile's figure.
-    pub read_cpu_curve: Option<ReadCpuCurve>,
-    /// Prefetch readers run ahead of the workers ([`simulate::Cores::readers_first`]).
-    pub readers_first: bool,
     /// What starting a batch's worker costs there ([`simulate::Cores::worker_start`]), where
     /// the simulation is to start them as the engine does.
     pub worker_start: Option<WorkerStartCost>,
-    /// Give the CPU each batch's profile measured beside its tasks a share of the cores
-    /// ([`simulate::Cores::beside_cpu_ns`]).
-    pub beside_cpu: bool,
 }
 
 /// What one calibration found.
@@ -302,85 +198,22 @@ impl Fit {
 }
 
 /// Simulates `run`'s batches for `workers` workers on `machine`, with read cost factor `k`.
-///
-/// With a read-CPU curve on `machine` ([`Machine::read_cpu_curve`]) and the profile's per-read
-/// CPU known, a worker's read costs what the curve says at the depth it is issued at, relative to
-/// the depths the profile's own reads were simulated at (`run`'s own worker count: there the
-/// profile is the measurement, and nothing changes).
 pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> Measured {
-    let Some((curve, profiled_ns)) = machine
-        .read_cpu_curve
-        .as_ref()
-        .filter(|_| machine.read_cpu_ns.is_none() && workers != run.workers)
-        .zip(run.read_cpu_ns)
-    else {
-        return simulate_run(run, workers, machine, k, None).0;
-    };
-    let reference = run
-        .read_cpu_reference
-        .unwrap_or_else(|| read_cpu_reference(run, machine, k, curve));
-    let cpu = simulate::ReadCpu {
-        curve,
-        profiled_ns,
-        reference,
-    };
-    simulate_run(run, workers, machine, k, Some(cpu)).0
-}
-
-/// Where a profile's reads were issued, on the read-CPU curve: the mean of `curve.relative(depth)`
-/// over the on-demand reads of `run`'s own configuration simulated on `machine` (the machine it
-/// ran on) with factor `k`; 1.0 without reads. [`predict`] scales each simulated read's CPU by
-/// the curve relative to this. Computed once per calibration ([`ProfiledRun::read_cpu_reference`]),
-/// it spares every prediction a simulation.
-pub fn read_cpu_reference(
-    run: &ProfiledRun,
-    machine: &Machine,
-    k: f64,
-    curve: &ReadCpuCurve,
-) -> f64 {
-    let probe = simulate::ReadCpu {
-        curve,
-        profiled_ns: 0.0,
-        reference: 1.0,
-    };
-    let (_, reads, relative) = simulate_run(run, run.workers, machine, k, Some(probe));
-    if reads > 0 {
-        relative / reads as f64
-    } else {
-        1.0
-    }
-}
-
-/// [`predict`]'s simulation, with the workers' reads issued and the sum of the read-CPU curve's
-/// relative value over them.
-fn simulate_run(
-    run: &ProfiledRun,
-    workers: usize,
-    machine: &Machine,
-    k: f64,
-    cpu: Option<simulate::ReadCpu<'_>>,
-) -> (Measured, u64, f64) {
     let read = ReadCost {
         disk: &machine.disk,
         device_reads_per_key: run.device_reads_per_key,
         k,
-        cpu,
-        busy: run.busy_cores,
-        remote: run.remote_completions,
     };
     let cores = Cores {
         cores: machine.cores,
         cpu_speed: machine.cpu_speed,
-        readers_first: machine.readers_first,
         worker_start: machine.worker_start,
-        beside_cpu_ns: 0.0,
     };
     // CPU a read costs less here than in the profile (more, where negative).
     let saved = match (run.read_cpu_ns, machine.read_cpu_ns) {
         (Some(profiled), Some(here)) => profiled - here,
         _ => 0.0,
     };
-    let (mut reads, mut relative) = (0u64, 0.0f64);
     let mut out = Measured::default();
     let race = run.prefetch_race.map(|order| Race {
         order,
@@ -415,28 +248,17 @@ fn simulate_run(
         } else {
             &b.tasks[..]
         };
-        let beside_cpu_ns = if machine.beside_cpu {
-            b.beside_cpu_ns().unwrap_or(0) as f64
-        } else {
-            0.0
-        };
-        out.beside_cpu_s += beside_cpu_ns / 1e9;
-        // It was measured over execution: a prefetch before it does not share its cores.
-        let exec_cores = Cores {
-            beside_cpu_ns,
-            ..cores
-        };
         let (before, exec) = match readers {
             // Batched I/O: the prefetch, then execution.
             Some(r) if !b.prefetch.is_some_and(|p| p.concurrent) => {
                 let prefetch = simulate_phase(&[], 0, r, cores, read);
-                let exec = simulate_phase(tasks, workers, Readers::default(), exec_cores, read);
+                let exec = simulate_phase(tasks, workers, Readers::default(), cores, read);
                 (prefetch.readers_end_ns, exec)
             }
-            Some(r) => (0.0, simulate_phase(tasks, workers, r, exec_cores, read)),
+            Some(r) => (0.0, simulate_phase(tasks, workers, r, cores, read)),
             None => (
                 0.0,
-                simulate_phase(tasks, workers, Readers::default(), exec_cores, read),
+                simulate_phase(tasks, workers, Readers::default(), cores, read),
             ),
         };
         let PhaseTimes {
@@ -444,29 +266,20 @@ fn simulate_run(
             readers_end_ns,
             longest_task_ns,
             worker_reads,
-            worker_read_cpu_relative,
-            worker_reads_busy,
-            worker_reads_remote,
             worker_run_delay_ns,
-            worker_read_cpu_saved_ns,
         } = exec;
-        reads += worker_reads;
-        relative += worker_read_cpu_relative;
         // The batch's serial part (starting workers; checking receipts and building the net
         // change after the last task), as measured.
         let serial = b.serial_ns() as f64 / machine.cpu_speed.max(1e-9);
         let tasks_end_ns = tasks_end_ns + serial;
         out.exec_with_io_s += (before + tasks_end_ns) / 1e9;
         out.on_demand_reads += worker_reads as f64;
-        out.busy_core_reads += worker_reads_busy as f64;
-        out.remote_completion_reads += worker_reads_remote as f64;
         out.worker_run_delay_s += worker_run_delay_ns / 1e9;
-        out.task_cpu_s +=
-            (tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() - worker_read_cpu_saved_ns) / 1e9;
+        out.task_cpu_s += tasks.iter().map(|t| t.cpu_ns as f64).sum::<f64>() / 1e9;
         out.longest_txs_s += longest_task_ns / 1e9;
         out.total_s += (before + tasks_end_ns.max(readers_end_ns) + b.commit_ns as f64) / 1e9;
     }
-    (out, reads, relative)
+    out
 }
 
 /// Fits `k` so that the simulation of `run` on the machine it ran on (`machine`, with `run`'s
@@ -559,37 +372,6 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
     }
 }
 
-/// A second calibration point: what a run of `base`'s configuration at two or more workers
-/// (`more`, measured on `machine`) took per batch beyond the simulation of `base` at its worker
-/// count, ns (negative where it was faster). It is what one worker cannot show: on this 2-core VM,
-/// workers off their cores between tasks, the second worker starting late, readers slower than
-/// their CPU spread over the cores. Measured on the real fixture blocks it stayed about the same
-/// from 2 to 8 workers, so a prediction at two or more workers adds it to every batch
-/// ([`Measured::plus_per_batch`]).
-pub fn batch_overhead_ns(base: &ProfiledRun, more: &ProfiledRun, machine: &Machine, k: f64) -> f64 {
-    let simulated = predict(base, more.workers, machine, k).exec_with_io_s;
-    (more.measured.exec_with_io_s - simulated) * 1e9 / more.batches.len().max(1) as f64
-}
-
-/// The fitted [`batch_overhead_ns`] carried to `workers`, split in two.
-///
-/// - `thread_ns`, the per-batch cost of threads, is what a design that reads nothing from the
-///   device (full BAL) fitted at the same batch size: it stays per batch at any worker count.
-/// - The rest of `fitted_ns`, fitted at `fitted_workers`, is time waiting on device reads beyond
-///   the simulation's. More workers keep more reads in flight and overlap those waits, so it
-///   shrinks as `fitted_workers / workers`.
-///
-/// A constant per batch over-corrected parallel I/O on a disk-resident state by 20% at 8 workers
-/// (docs/notes/2026-11-24-prefetch-reader-pool-and-batch-overhead.md).
-pub fn batch_overhead_at(
-    fitted_ns: f64,
-    fitted_workers: usize,
-    thread_ns: f64,
-    workers: usize,
-) -> f64 {
-    thread_ns + (fitted_ns - thread_ns) * fitted_workers as f64 / workers.max(1) as f64
-}
-
 /// A prediction next to the run it predicts.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Check {
@@ -614,11 +396,6 @@ pub struct Check {
     pub measured: Measured,
     /// Predicted.
     pub predicted: Measured,
-    /// The time added to each batch of the prediction ([`batch_overhead_ns`]), ns, when the
-    /// model was also calibrated on a run with two workers: the fitted time, or, split by
-    /// [`batch_overhead_at`], its thread part plus its read-wait part at these workers.
-    #[serde(default)]
-    pub batch_overhead_ns: Option<f64>,
     /// Where the predicted run's tasks took other CPU than the profile's
     /// ([`Check::task_cpu_ratio`]): the throughput error of the same prediction with each task's
     /// CPU scaled to the run's total ([`ProfiledRun::with_task_cpu_scaled`]). Not a prediction
@@ -799,7 +576,6 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
         gas: held_out.gas,
         measured: held_out.measured,
         predicted: predict(calibration, held_out.workers, machine, k),
-        batch_overhead_ns: None,
         error_at_run_task_cpu: None,
         measured_repeats: None,
         calibration_repeats: None,
@@ -822,10 +598,6 @@ pub struct MachineDescription {
     /// Prefetch readers there, where they replace the profile's.
     #[serde(default)]
     pub readers: Option<usize>,
-    /// The CPU per read by reads in flight there, where the simulation used it
-    /// ([`Machine::read_cpu_curve`]): its source and points.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub read_cpu: Option<String>,
     /// What starting a worker cost there, where the simulation started them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<WorkerStartCost>,
@@ -839,14 +611,6 @@ impl From<&Machine> for MachineDescription {
             disk: m.disk.source.clone(),
             read_cpu_ns: m.read_cpu_ns,
             readers: m.readers,
-            read_cpu: m.read_cpu_curve.as_ref().map(|c| {
-                let points: Vec<String> = c
-                    .points()
-                    .iter()
-                    .map(|p| format!("{:.1} µs at {}", p.cpu_ns / 1e3, p.depth))
-                    .collect();
-                format!("{} ({})", c.source, points.join(", "))
-            }),
             worker_start: m.worker_start,
         }
     }
@@ -889,18 +653,6 @@ pub struct CalibrationRow {
     /// recorded have only `runs` and `spread`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
-    /// The second calibration point, when asked for: the time per batch its two-worker run took
-    /// beyond the simulation ([`batch_overhead_ns`]), ns.
-    #[serde(default)]
-    pub batch_overhead_ns: Option<f64>,
-    /// What a read costs where no core idles, fitted on the busy-cores run, when given
-    /// ([`busy_cores`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub busy_cores: Option<BusyCores>,
-    /// What a read costs from a core the disk's completions do not arrive on, fitted on the
-    /// pinned run, when given ([`remote_completions`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote_completions: Option<RemoteCompletions>,
 }
 
 /// A projection of one configuration onto another machine.
@@ -997,9 +749,6 @@ mod tests {
             batches,
             read_cpu_ns: None,
             prefetch_race: None,
-            read_cpu_reference: None,
-            busy_cores: None,
-            remote_completions: None,
             measured: Measured::default(),
         }
     }
@@ -1011,222 +760,8 @@ mod tests {
             disk: disk(),
             read_cpu_ns: None,
             readers: None,
-            read_cpu_curve: None,
-            readers_first: false,
             worker_start: None,
-            beside_cpu: false,
         }
-    }
-
-    #[test]
-    fn a_read_cpu_curve_changes_other_worker_counts_only() {
-        use crate::read_cpu::ReadCpuPoint;
-        let mut r = run(IoDesign::Parallel, 5);
-        // Each task: 50 µs of CPU and 3 reads, 10 µs of it per read, taken with one in flight.
-        r.read_cpu_ns = Some(10_000.0);
-        let curve = ReadCpuCurve::new(
-            vec![
-                ReadCpuPoint {
-                    depth: 1.0,
-                    cpu_ns: 10_000.0,
-                },
-                ReadCpuPoint {
-                    depth: 2.0,
-                    cpu_ns: 5_000.0,
-                },
-            ],
-            "test",
-        )
-        .unwrap();
-        let with = Machine {
-            read_cpu_curve: Some(curve),
-            ..machine(2)
-        };
-        // At the profile's own worker count the profile is the measurement.
-        assert_eq!(predict(&r, 1, &with, 0.5), predict(&r, 1, &machine(2), 0.5));
-        // At 4 workers reads overlap and cost less CPU: faster than without the curve.
-        let curved = predict(&r, 4, &with, 0.5).exec_with_io_s;
-        let flat = predict(&r, 4, &machine(2), 0.5).exec_with_io_s;
-        assert!(curved < flat * 0.99, "{curved} against {flat}");
-        // Kept with the calibration, the reference gives the same prediction without its
-        // simulation; a different one gives another.
-        let curve = with.read_cpu_curve.as_ref().unwrap();
-        let kept = ProfiledRun {
-            read_cpu_reference: Some(read_cpu_reference(&r, &with, 0.5, curve)),
-            ..r.clone()
-        };
-        assert_eq!(predict(&kept, 4, &with, 0.5), predict(&r, 4, &with, 0.5));
-        let other = ProfiledRun {
-            read_cpu_reference: Some(2.0),
-            ..r.clone()
-        };
-        assert_ne!(predict(&other, 4, &with, 0.5), predict(&r, 4, &with, 0.5));
-        // A machine whose read CPU replaces the profile's (a projection) ignores the curve.
-        let there = Machine {
-            read_cpu_ns: Some(4_000.0),
-            ..with.clone()
-        };
-        let replaced = Machine {
-            read_cpu_curve: None,
-            ..there.clone()
-        };
-        assert_eq!(predict(&r, 4, &there, 0.5), predict(&r, 4, &replaced, 0.5));
-    }
-
-    #[test]
-    fn cpu_beside_the_tasks_slows_only_workers_that_leave_no_core_free() {
-        let mut r = run(IoDesign::Parallel, 5);
-        // Each batch: 40 tasks of 50 µs, 2 ms of task CPU, and the process took 3 ms: 1 ms
-        // beside them.
-        for b in &mut r.batches {
-            b.process_cpu_ns = Some(3_000_000);
-        }
-        let with = Machine {
-            beside_cpu: true,
-            ..machine(2)
-        };
-        let plain = machine(2);
-        // One worker on two cores: the other thread has its own core.
-        let one = predict(&r, 1, &with, 0.5);
-        assert_eq!(
-            one.exec_with_io_s,
-            predict(&r, 1, &plain, 0.5).exec_with_io_s
-        );
-        assert!((one.beside_cpu_s - 5e-3).abs() < 1e-12, "{one:?}");
-        assert_eq!(predict(&r, 1, &plain, 0.5).beside_cpu_s, 0.0);
-        // Four workers on two cores share them with it: slower, and waiting longer for a core.
-        let (four, four_plain) = (predict(&r, 4, &with, 0.5), predict(&r, 4, &plain, 0.5));
-        assert!(
-            four.exec_with_io_s > four_plain.exec_with_io_s * 1.01,
-            "{four:?} against {four_plain:?}"
-        );
-        assert!(four.worker_run_delay_s > four_plain.worker_run_delay_s);
-        // Profiles recorded before the process's CPU was: nothing beside.
-        let old = run(IoDesign::Parallel, 5);
-        assert_eq!(predict(&old, 4, &with, 0.5), predict(&old, 4, &plain, 0.5));
-    }
-
-    #[test]
-    fn busy_cores_come_from_a_second_one_worker_run_and_change_only_busy_reads() {
-        let m = machine(2);
-        let mut idle = run(IoDesign::Parallel, 5);
-        idle.measured = predict(&idle, 1, &m, 0.7);
-        // The busy-cores run: the same tasks, each 6 µs of CPU less (2 µs per read), made at
-        // k = 0.4.
-        let mut busy = idle.clone();
-        for t in busy.batches.iter_mut().flat_map(|b| &mut b.tasks) {
-            t.cpu_ns -= 6_000;
-        }
-        busy.measured = predict(&busy, 1, &m, 0.4);
-        let b = busy_cores(&idle, &busy, &m).unwrap();
-        assert!((b.k - 0.4).abs() < 1e-6, "{b:?}");
-        assert!((b.read_cpu_saved_ns - 2_000.0).abs() < 1e-9, "{b:?}");
-        // Beside a prefetch (hybrid), the two runs differ in more than idling: no term.
-        let (mut hybrid, mut hybrid_busy) = (run(IoDesign::Hybrid, 5), run(IoDesign::Hybrid, 5));
-        hybrid.measured = predict(&hybrid, 1, &m, 0.7);
-        hybrid_busy.measured = predict(&hybrid_busy, 1, &m, 0.4);
-        assert_eq!(busy_cores(&hybrid, &hybrid_busy, &m), None);
-        // Not the same configuration, or no reads: nothing to take.
-        let mut other = busy.clone();
-        other.batch = 10;
-        assert_eq!(busy_cores(&idle, &other, &m), None);
-        assert_eq!(busy_cores(&run(IoDesign::Full, 5), &busy, &m), None);
-
-        // The calibration is unchanged by the term (one worker: no read finds every core busy),
-        // and with 8 workers on 2 cores some reads do: faster, less CPU.
-        idle.busy_cores = Some(BusyCores {
-            k: 0.4,
-            read_cpu_saved_ns: 2_000.0,
-        });
-        assert!((calibrate(&idle, &m).k - 0.7).abs() < 1e-6);
-        let with = predict(&idle, 8, &m, 0.7);
-        let without = predict(
-            &ProfiledRun {
-                busy_cores: None,
-                ..idle.clone()
-            },
-            8,
-            &m,
-            0.7,
-        );
-        assert!(with.busy_core_reads > 0.0, "{with:?}");
-        assert_eq!(without.busy_core_reads, 0.0);
-        assert!(
-            with.exec_with_io_s < without.exec_with_io_s,
-            "{with:?} {without:?}"
-        );
-        let saved_s = without.task_cpu_s - with.task_cpu_s;
-        assert!(
-            (saved_s - with.busy_core_reads * 2e-6).abs() < 1e-9,
-            "{saved_s} s saved over {} busy reads",
-            with.busy_core_reads
-        );
-    }
-
-    #[test]
-    fn remote_completions_come_from_a_pinned_one_worker_run_and_change_only_remote_reads() {
-        let m = machine(2);
-        let mut local = run(IoDesign::Parallel, 5);
-        local.measured = predict(&local, 1, &m, 0.7);
-        // The pinned run, on the one core the disk does not interrupt: the same tasks, each 9 µs
-        // of CPU more (3 µs per read), made at k = 1.1.
-        let mut pinned = local.clone();
-        for t in pinned.batches.iter_mut().flat_map(|b| &mut b.tasks) {
-            t.cpu_ns += 9_000;
-        }
-        let one_core = machine(1);
-        pinned.measured = predict(&pinned, 1, &one_core, 1.1);
-        let r = remote_completions(&local, &pinned, &one_core, 1).unwrap();
-        assert!((r.k - 1.1).abs() < 1e-6, "{r:?}");
-        assert!((r.read_cpu_extra_ns - 3_000.0).abs() < 1e-9, "{r:?}");
-        assert_eq!(r.irq_cores, 1);
-        // Beside a prefetch, another configuration, no reads, or no core taking the
-        // completions: nothing to take.
-        let mut hybrid = run(IoDesign::Hybrid, 5);
-        hybrid.measured = predict(&hybrid, 1, &m, 0.7);
-        assert_eq!(
-            remote_completions(&hybrid, &hybrid.clone(), &one_core, 1),
-            None
-        );
-        let mut other = pinned.clone();
-        other.batch = 10;
-        assert_eq!(remote_completions(&local, &other, &one_core, 1), None);
-        assert_eq!(
-            remote_completions(&run(IoDesign::Full, 5), &pinned, &one_core, 1),
-            None
-        );
-        assert_eq!(remote_completions(&local, &pinned, &one_core, 0), None);
-
-        // The calibration is unchanged by the term (its one worker sits on the interrupted
-        // core); with 2 workers on 2 cores, worker 1's reads are remote: slower, more CPU.
-        local.remote_completions = Some(r);
-        assert!((calibrate(&local, &m).k - 0.7).abs() < 1e-6);
-        let with = predict(&local, 2, &m, 0.7);
-        let without = predict(
-            &ProfiledRun {
-                remote_completions: None,
-                ..local.clone()
-            },
-            2,
-            &m,
-            0.7,
-        );
-        assert!(with.remote_completion_reads > 0.0, "{with:?}");
-        assert!(
-            with.remote_completion_reads < with.on_demand_reads,
-            "{with:?}"
-        );
-        assert_eq!(without.remote_completion_reads, 0.0);
-        assert!(
-            with.exec_with_io_s > without.exec_with_io_s,
-            "{with:?} {without:?}"
-        );
-        let added_s = with.task_cpu_s - without.task_cpu_s;
-        assert!(
-            (added_s - with.remote_completion_reads * 3e-6).abs() < 1e-9,
-            "{added_s} s added over {} remote reads",
-            with.remote_completion_reads
-        );
     }
 
     #[test]
@@ -1371,35 +906,6 @@ mod tests {
     }
 
     #[test]
-    fn a_two_worker_run_fits_the_time_per_batch_the_simulation_lacks() {
-        let base = run(IoDesign::Full, 4);
-        let m = machine(2);
-        // A two-worker run that took 0.3 ms per batch more than its simulation.
-        let mut two = base.clone();
-        two.workers = 2;
-        two.measured = predict(&base, 2, &m, 0.0).plus_per_batch(4, 300_000.0);
-        let overhead = batch_overhead_ns(&base, &two, &m, 0.0);
-        assert!((overhead - 300_000.0).abs() < 1e-3, "{overhead}");
-        // At 8 workers the prediction carries the same 1.2 ms over its 4 batches.
-        let bare = predict(&base, 8, &m, 0.0);
-        let with = bare.plus_per_batch(base.batches.len(), overhead);
-        assert!((with.exec_with_io_s - bare.exec_with_io_s - 1.2e-3).abs() < 1e-12);
-        assert!((with.total_s - bare.total_s - 1.2e-3).abs() < 1e-12);
-        assert_eq!(with.longest_txs_s, bare.longest_txs_s);
-    }
-
-    #[test]
-    fn a_fitted_read_wait_shrinks_with_workers_and_the_thread_cost_stays() {
-        // Fitted at 2 workers: 182 ms per batch, of which 9 ms is the thread cost full BAL
-        // fitted. At 8 workers the 173 ms of read waits overlap four times as deep.
-        let at8 = batch_overhead_at(182e6, 2, 9e6, 8);
-        assert!((at8 - (9e6 + 173e6 / 4.0)).abs() < 1e-3, "{at8}");
-        assert_eq!(batch_overhead_at(182e6, 2, 9e6, 2), 182e6);
-        // Without a read-wait part (a design reading nothing) it is constant.
-        assert_eq!(batch_overhead_at(9e6, 2, 9e6, 32), 9e6);
-    }
-
-    #[test]
     fn hybrids_reads_grow_with_workers_only_where_the_race_is_simulated() {
         // Each task: 3 reads, of which 1 the prefetch lost, and 2 lookups it served.
         let mut r = run(IoDesign::Hybrid, 2);
@@ -1460,7 +966,6 @@ mod tests {
             gas: 1_000_000_000,
             measured: at(measured_s),
             predicted: at(predicted_s),
-            batch_overhead_ns: None,
             error_at_run_task_cpu: None,
             measured_repeats: None,
             calibration_repeats: None,

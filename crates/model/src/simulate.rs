@@ -6,13 +6,10 @@
 //! task a read falls is not recorded; spreading them evenly is the assumption). A read is one
 //! wait of `k * device_reads_per_key * latency(reads in flight)`, fixed when it is issued. Runnable
 //! threads share the cores as processor sharing: with `n` runnable on `c` cores each runs at
-//! `min(1, c / n)` of a core; switching costs nothing. Optionally ([`Cores::readers_first`]),
-//! prefetch readers come first: they wait on the disk most of the time, and a scheduler that
-//! runs a thread waking from a wait ahead of those that kept running (CFS) lets them share the
-//! cores among themselves, the workers sharing what they leave. Each of these is a term the
-//! checks against measured runs can find off.
+//! `min(1, c / n)` of a core; switching costs nothing. Each of these is a term the checks against
+//! measured runs can find off.
 
-use crate::{DiskModel, ReadCpuCurve};
+use crate::DiskModel;
 use bal_replay_engine::{PrefetchOrder, TaskProfile, WorkerStartCost};
 
 /// What the disk costs a key read: `k * device_reads_per_key * latency(depth)`.
@@ -24,91 +21,12 @@ pub struct ReadCost<'a> {
     pub device_reads_per_key: f64,
     /// The calibrated factor between the disk's latency and a key read's wait.
     pub k: f64,
-    /// The CPU a worker's read costs at other depths than the profile's, if known.
-    pub cpu: Option<ReadCpu<'a>>,
-    /// What a worker's read costs where every core has other work when it is issued, if
-    /// measured ([`BusyCores`]).
-    pub busy: Option<BusyCores>,
-    /// What a worker's read costs from a core the disk's completions do not arrive on, if
-    /// measured ([`RemoteCompletions`]).
-    pub remote: Option<RemoteCompletions>,
-}
-
-/// A worker's on-demand read issued while every core has another thread to run costs a wait of
-/// `k` (in place of the calibrated one) and `read_cpu_saved_ns` less CPU than the profile's.
-///
-/// Why: a one-worker profile's core halts during each read (nothing else to run), and on a VM the
-/// read then pays the hypervisor's wake-up, in the reading thread's CPU and in its wait. With
-/// more runnable threads than cores no core halts. Both figures come from a second one-worker
-/// run with every core kept busy by spinners that take no CPU from it (`bench --busy-cores`):
-/// `k` fitted on it as on the first, the CPU from its tasks' against the profile's.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct BusyCores {
-    /// The read-wait factor fitted on the busy-cores run.
-    pub k: f64,
-    /// CPU per on-demand read saved, ns (the profile's tasks' CPU less the busy-cores run's,
-    /// over the profile's on-demand reads; negative where the busy run's cost more).
-    pub read_cpu_saved_ns: f64,
-}
-
-/// A worker's on-demand read issued from a core the disk's completions do not arrive on, while
-/// some core has nothing else to run, waits `k` (in place of the calibrated one) and costs
-/// `read_cpu_extra_ns` more CPU than the profile's.
-///
-/// Why: a disk with one completion queue interrupts one core (this VM's virtio disk: all of them
-/// on CPU 1). A read issued from another core is completed there by an inter-processor
-/// interrupt, and on a VM one that wakes a halted core pays the hypervisor's wake-up. A
-/// one-worker profile's worker sits on the interrupted core (the scheduler wakes it where its
-/// read completed); with more workers than that, some sit elsewhere. The simulation places
-/// worker `w` on core `w mod cores` and takes cores `0..irq_cores` for the interrupted ones.
-/// Both figures come from a second one-worker run pinned to the other cores (`taskset`), `k`
-/// fitted on it as on the first, the CPU from its tasks' against the profile's. A read issued
-/// with every core busy costs what [`BusyCores`] says, wherever it was issued: no core halts.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RemoteCompletions {
-    /// The read-wait factor fitted on the pinned run.
-    pub k: f64,
-    /// CPU per on-demand read added, ns (the pinned run's tasks' CPU less the profile's, over
-    /// the profile's on-demand reads; negative where the pinned run's cost less).
-    pub read_cpu_extra_ns: f64,
-    /// Cores the disk's completions arrive on, of those simulated.
-    pub irq_cores: usize,
-}
-
-impl RemoteCompletions {
-    /// Whether worker `w` sits on a core the disk's completions do not arrive on, on `cores`.
-    fn is_remote(&self, w: usize, cores: f64) -> bool {
-        let cores = (cores.round() as usize).max(1);
-        w % cores >= self.irq_cores
-    }
-}
-
-/// A worker's on-demand read costs `profiled_ns` of CPU in the profile, where its reads were
-/// issued at a mean relative CPU of `reference` (1.0: one read in flight each time), and
-/// `profiled_ns * curve.relative(depth) / reference` when issued with `depth` reads in flight:
-/// the difference comes off the CPU the task runs after the read.
-#[derive(Debug, Clone, Copy)]
-pub struct ReadCpu<'a> {
-    /// CPU per read relative to one in flight.
-    pub curve: &'a ReadCpuCurve,
-    /// CPU per read in the profile, ns.
-    pub profiled_ns: f64,
-    /// The mean of `curve.relative(depth)` over the profile's own reads, as simulated.
-    pub reference: f64,
 }
 
 impl ReadCost<'_> {
-    /// A read's wait issued at `depth`, ns: at the calibrated `k`, or at `k` where a term
-    /// ([`BusyCores`], [`RemoteCompletions`]) gives the read its own.
-    fn wait_ns(&self, depth: usize, k: Option<f64>) -> f64 {
-        k.unwrap_or(self.k) * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
-    }
-
-    /// CPU a worker's read issued at `depth` costs less than in the profile, ns.
-    fn cpu_saved_ns(&self, depth: usize) -> f64 {
-        self.cpu.map_or(0.0, |c| {
-            c.profiled_ns * (1.0 - c.curve.relative(depth as f64) / c.reference.max(1e-9))
-        })
+    /// A read's wait issued at `depth`, ns.
+    fn wait_ns(&self, depth: usize) -> f64 {
+        self.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
     }
 }
 
@@ -119,21 +37,12 @@ pub struct Cores {
     pub cores: f64,
     /// Speed of one core relative to the one the profile was taken on (2.0: twice as fast).
     pub cpu_speed: f64,
-    /// Prefetch readers run ahead of the workers whenever they can (see the module doc);
-    /// otherwise every runnable thread gets the same share.
-    pub readers_first: bool,
     /// What starting a worker costs, where the simulation is to start them as the engine does:
     /// one starting thread, sharing the cores with the workers it has started, starts workers
     /// 1 to N - 1 one after the other (each then takes tasks), each worker but the first spends
     /// `thread_ns` when it ends, and the starting thread joins them. Worker 0's start is in the
     /// profile's serial part. `None`: every worker starts at once, for nothing.
     pub worker_start: Option<WorkerStartCost>,
-    /// CPU, ns, that another thread takes beside the workers from the phase's start until it is
-    /// done, sharing the cores with them as one more runnable thread: the CPU a batch's profile
-    /// measured beside its tasks (RocksDB's flushes and compactions after the previous commit;
-    /// [`bal_replay_engine::BatchProfile::beside_cpu_ns`]). A one-worker profile leaves it a free
-    /// core; more workers than cores share theirs with it. 0: none.
-    pub beside_cpu_ns: f64,
 }
 
 /// Prefetch readers of one batch: `readers` threads splitting `keys` evenly, each key costing
@@ -190,20 +99,8 @@ pub struct PhaseTimes {
     pub readers_end_ns: f64,
     /// The longest task's wall time, ns.
     pub longest_task_ns: f64,
-    /// Workers' reads issued (on-demand reads), and the sum of the read-CPU curve's relative
-    /// value at the depth each was issued at (0 without a curve).
+    /// Workers' reads issued (on-demand reads).
     pub worker_reads: u64,
-    /// See `worker_reads`.
-    pub worker_read_cpu_relative: f64,
-    /// Of `worker_reads`, those issued while every core had another thread to run
-    /// ([`BusyCores`]; counted only where the term is on).
-    pub worker_reads_busy: u64,
-    /// Of `worker_reads`, those issued from a core the disk's completions do not arrive on
-    /// while some core idled ([`RemoteCompletions`]; counted only where the term is on).
-    pub worker_reads_remote: u64,
-    /// CPU the workers' reads cost less than in the profile, ns (the read-CPU curve's and the
-    /// busy cores' savings, less what remote completions add).
-    pub worker_read_cpu_saved_ns: f64,
     /// Time the workers were runnable but off a core, summed over them, ns: with `n` runnable
     /// on `c < n` cores, `n - c` per unit of time (the kernel's `run_delay`, as the engine's
     /// profiles record it; zero wherever the cores are enough).
@@ -218,10 +115,9 @@ enum State {
     Cpu {
         remaining: f64,
     },
-    /// Waiting on a read until `until`; the CPU piece after it is `saved` shorter.
+    /// Waiting on a read until `until`.
     Io {
         until: f64,
-        saved: f64,
     },
 }
 
@@ -268,8 +164,6 @@ enum Kind {
     Reader,
     /// The thread starting the workers ([`Cores::worker_start`]).
     Starter,
-    /// Other work beside the workers ([`Cores::beside_cpu_ns`]).
-    Beside,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -410,15 +304,6 @@ pub fn simulate_phase(
             job: Job::default(),
         });
     }
-    if machine.beside_cpu_ns > 0.0 {
-        actors.push(Actor {
-            kind: Kind::Beside,
-            state: State::Cpu {
-                remaining: machine.beside_cpu_ns / speed,
-            },
-            job: Job::default(),
-        });
-    }
     // Workers started so far (worker 0 at once), and when the last thread (started worker
     // ending, or the starter) was done.
     let mut started = 1usize;
@@ -441,15 +326,6 @@ pub fn simulate_phase(
             // Keys tasks have just read before the prefetch did: the reader whose key it was
             // (key order), or any (first-use order: one queue).
             let mut skips: Vec<Option<usize>> = Vec::new();
-            // Threads on the CPU (a read's issuer among them, until it issues): whether a read
-            // leaves a core with nothing to run. Of two reads issued at the same moment, the
-            // first is issued while the second's thread still runs. Counted anew each pass, and
-            // within it moved only by reads issued and completed: a thread that ends or starts
-            // in the same pass counts from the next one.
-            let mut runnable = actors
-                .iter()
-                .filter(|a| matches!(a.state, State::Cpu { .. }))
-                .count();
             for (index, a) in actors.iter_mut().enumerate() {
                 match a.state {
                     State::Cpu { remaining }
@@ -466,12 +342,6 @@ pub fn simulate_phase(
                                 State::Idle
                             }
                         };
-                    }
-                    State::Cpu { remaining }
-                        if a.kind == Kind::Beside && remaining <= EPS * now.max(1.0) =>
-                    {
-                        changed = true;
-                        a.state = State::Idle;
                     }
                     State::Cpu { remaining } if a.job.exit && remaining <= EPS * now.max(1.0) => {
                         changed = true;
@@ -519,32 +389,11 @@ pub fn simulate_phase(
                         if a.job.ios_left > 0 {
                             a.job.ios_left -= 1;
                             in_flight += 1;
-                            // Prefetch readers' CPU per key was measured at their own depth.
-                            runnable = runnable.saturating_sub(1);
-                            let busy = read.busy.filter(|_| a.worker() && runnable as f64 >= cores);
-                            let remote = read.remote.filter(|r| {
-                                a.worker() && busy.is_none() && r.is_remote(index, cores)
-                            });
-                            let saved = if a.worker() {
+                            if a.worker() {
                                 out.worker_reads += 1;
-                                if let Some(c) = read.cpu {
-                                    out.worker_read_cpu_relative +=
-                                        c.curve.relative(in_flight as f64);
-                                }
-                                let saved = read.cpu_saved_ns(in_flight)
-                                    + busy.map_or(0.0, |b| b.read_cpu_saved_ns)
-                                    - remote.map_or(0.0, |r| r.read_cpu_extra_ns);
-                                out.worker_read_cpu_saved_ns += saved;
-                                out.worker_reads_busy += u64::from(busy.is_some());
-                                out.worker_reads_remote += u64::from(remote.is_some());
-                                saved / speed
-                            } else {
-                                0.0
-                            };
-                            let k = busy.map(|b| b.k).or(remote.map(|r| r.k));
+                            }
                             a.state = State::Io {
-                                until: now + read.wait_ns(in_flight, k),
-                                saved,
+                                until: now + read.wait_ns(in_flight),
                             };
                         } else if a.worker() {
                             out.longest_task_ns = out.longest_task_ns.max(now - a.job.start);
@@ -558,16 +407,15 @@ pub fn simulate_phase(
                             a.state = State::Idle;
                         }
                     }
-                    State::Io { until, saved } if until <= now + EPS * now.max(1.0) => {
+                    State::Io { until } if until <= now + EPS * now.max(1.0) => {
                         changed = true;
                         in_flight -= 1;
-                        runnable += 1;
                         if a.kind == Kind::Reader {
                             keys_read += 1;
                         }
                         let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
                         a.state = State::Cpu {
-                            remaining: (a.job.chunk + read_cpu - saved).max(0.0),
+                            remaining: a.job.chunk + read_cpu,
                         };
                     }
                     _ => {}
@@ -599,52 +447,21 @@ pub fn simulate_phase(
                 break;
             }
         }
-        // Readers first (where asked): a reader spends most of its time waiting for the disk,
-        // and CFS ran a thread that wakes from a wait ahead of those that kept running (its
-        // virtual runtime is behind). Workers then share what the readers leave.
-        let (mut readers_running, mut workers_running) = (0usize, 0usize);
-        for a in &actors {
-            if matches!(a.state, State::Cpu { .. }) {
-                if a.kind != Kind::Reader {
-                    workers_running += 1;
-                } else {
-                    readers_running += 1;
-                }
-            }
-        }
-        let share = |running: usize, cores: f64| {
-            if running as f64 > cores {
-                cores / running as f64
-            } else {
-                1.0
-            }
-        };
-        let (reader_rate, worker_rate) = if machine.readers_first {
-            let reader_rate = share(readers_running, cores);
-            let left = (cores - readers_running as f64 * reader_rate).max(0.0);
-            let worker_rate = if left > 0.0 {
-                share(workers_running, left)
-            } else {
-                0.0
-            };
-            (reader_rate, worker_rate)
+        // Every runnable thread gets the same share of the cores.
+        let running = actors
+            .iter()
+            .filter(|a| matches!(a.state, State::Cpu { .. }))
+            .count();
+        let rate = if running as f64 > cores {
+            cores / running as f64
         } else {
-            let rate = share(readers_running + workers_running, cores);
-            (rate, rate)
-        };
-        // The starting thread and the work beside share the workers' part of the cores.
-        let rate = |a: &Actor| {
-            if a.kind == Kind::Reader {
-                reader_rate
-            } else {
-                worker_rate
-            }
+            1.0
         };
         let mut dt = f64::INFINITY;
         for a in &actors {
             match a.state {
-                State::Cpu { remaining } if rate(a) > 0.0 => dt = dt.min(remaining / rate(a)),
-                State::Io { until, .. } => dt = dt.min(until - now),
+                State::Cpu { remaining } => dt = dt.min(remaining / rate),
+                State::Io { until } => dt = dt.min(until - now),
                 _ => {}
             }
         }
@@ -654,11 +471,10 @@ pub fn simulate_phase(
         let dt = dt.max(0.0);
         now += dt;
         for a in actors.iter_mut() {
-            let r = rate(a);
             if let State::Cpu { remaining } = &mut a.state {
-                *remaining -= dt * r;
+                *remaining -= dt * rate;
                 if a.kind == Kind::Worker {
-                    out.worker_run_delay_ns += dt * (1.0 - r);
+                    out.worker_run_delay_ns += dt * (1.0 - rate);
                 }
             }
         }
@@ -714,9 +530,6 @@ mod tests {
             disk,
             device_reads_per_key: 1.0,
             k: 1.0,
-            cpu: None,
-            busy: None,
-            remote: None,
         }
     }
 
@@ -725,93 +538,12 @@ mod tests {
         Cores {
             cores: n,
             cpu_speed: 1.0,
-            readers_first: false,
             worker_start: None,
-            beside_cpu_ns: 0.0,
         }
     }
 
     fn flat_disk(latency_us: f64) -> DiskModel {
         DiskModel::from_spec(1e12, latency_us).unwrap()
-    }
-
-    #[test]
-    fn a_read_issued_while_every_core_has_other_work_costs_what_busy_cores_measured() {
-        let disk = flat_disk(100.0);
-        let busy = BusyCores {
-            k: 0.5,
-            read_cpu_saved_ns: 4e3,
-        };
-        let read = ReadCost {
-            busy: Some(busy),
-            ..unit_read(&disk)
-        };
-        // Each task: 20 µs of CPU around one read (two pieces of 10 µs).
-        let tasks = [task(20, 1), task(20, 1)];
-        // One worker on one core: its read leaves the core idle, as in the profile: 10 + 100
-        // + 10 µs per task.
-        let one = simulate_phase(&tasks[..1], 1, Readers::default(), cores(1.0), read);
-        assert!((one.tasks_end_ns - 120e3).abs() < 1.0, "{one:?}");
-        assert_eq!((one.worker_reads, one.worker_reads_busy), (1, 0));
-        assert_eq!(one.worker_read_cpu_saved_ns, 0.0);
-        // Two workers on one core reach their reads together at 20 µs. The first is issued while
-        // the second still runs: it waits 0.5 x 100 µs and its next piece is 10 - 4 µs (back at
-        // 70, done at 76). The second then leaves the core idle: 100 µs and 10 µs (done at 130).
-        let two = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), read);
-        assert!((two.tasks_end_ns - 130e3).abs() < 1.0, "{two:?}");
-        assert_eq!((two.worker_reads, two.worker_reads_busy), (2, 1));
-        assert_eq!(two.worker_read_cpu_saved_ns, 4e3);
-        // Without the term both wait 100 µs and share the core after: done at 140.
-        let plain = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), unit_read(&disk));
-        assert!((plain.tasks_end_ns - 140e3).abs() < 1.0, "{plain:?}");
-        assert_eq!(plain.worker_reads_busy, 0);
-    }
-
-    #[test]
-    fn a_read_from_a_core_the_disk_does_not_interrupt_costs_what_the_pinned_run_measured() {
-        let disk = flat_disk(100.0);
-        let remote = RemoteCompletions {
-            k: 1.5,
-            read_cpu_extra_ns: 4e3,
-            irq_cores: 1,
-        };
-        let read = ReadCost {
-            remote: Some(remote),
-            ..unit_read(&disk)
-        };
-        // Each task: 20 µs of CPU around one read (two pieces of 10 µs).
-        let tasks = [task(20, 1), task(20, 1)];
-        // One worker sits on the interrupted core: 10 + 100 + 10 µs per task.
-        let one = simulate_phase(&tasks, 1, Readers::default(), cores(2.0), read);
-        assert!((one.tasks_end_ns - 240e3).abs() < 1.0, "{one:?}");
-        assert_eq!((one.worker_reads, one.worker_reads_remote), (2, 0));
-        // Two workers on two cores: worker 0's read waits 100 µs (done at 120), worker 1's,
-        // from core 1, 1.5 x 100 µs, and its next piece is 10 + 4 µs (done at 174).
-        let two = simulate_phase(&tasks, 2, Readers::default(), cores(2.0), read);
-        assert!((two.tasks_end_ns - 174e3).abs() < 1.0, "{two:?}");
-        assert_eq!((two.worker_reads, two.worker_reads_remote), (2, 1));
-        assert_eq!(two.worker_read_cpu_saved_ns, -4e3);
-        // On one core every worker sits on the interrupted one.
-        let one_core = simulate_phase(&tasks, 2, Readers::default(), cores(1.0), read);
-        assert_eq!(one_core.worker_reads_remote, 0);
-        // A read issued with every core busy costs the busy cores' price, from any core. Four
-        // workers on two cores reach their reads together: workers 0 and 1 issue theirs while
-        // the others still run (busy, though worker 1 sits on core 1), worker 2's leaves a core
-        // idle (core 0: local), and worker 3's too (core 1: remote).
-        let both = ReadCost {
-            busy: Some(BusyCores {
-                k: 0.5,
-                read_cpu_saved_ns: 0.0,
-            }),
-            ..read
-        };
-        let four = [task(20, 1), task(20, 1), task(20, 1), task(20, 1)];
-        let mixed = simulate_phase(&four, 4, Readers::default(), cores(2.0), both);
-        assert_eq!(
-            (mixed.worker_reads_busy, mixed.worker_reads_remote),
-            (2, 1),
-            "{mixed:?}"
-        );
     }
 
     #[test]
@@ -836,28 +568,6 @@ mod tests {
             (eight.worker_run_delay_ns - 2_400e3).abs() < 1.0,
             "{eight:?}"
         );
-    }
-
-    #[test]
-    fn cpu_beside_the_workers_takes_a_share_of_the_cores_only_where_they_are_too_few() {
-        let disk = flat_disk(100.0);
-        let read = unit_read(&disk);
-        let tasks = [task(100, 0), task(100, 0)];
-        let with_beside = |n| Cores {
-            beside_cpu_ns: 100e3,
-            ..cores(n)
-        };
-        // One worker on two cores: the other thread has a core of its own, 200 µs as without it.
-        let one = simulate_phase(&tasks, 1, Readers::default(), with_beside(2.0), read);
-        assert!((one.tasks_end_ns - 200e3).abs() < 1.0, "{one:?}");
-        assert_eq!(one.worker_run_delay_ns, 0.0);
-        // Two workers and the other thread on two cores: 300 µs of CPU at 2/3 of a core each,
-        // all done at 150 µs (100 without it); each worker off a core a third of that time.
-        let two = simulate_phase(&tasks, 2, Readers::default(), with_beside(2.0), read);
-        assert!((two.tasks_end_ns - 150e3).abs() < 1.0, "{two:?}");
-        assert!((two.worker_run_delay_ns - 100e3).abs() < 1.0, "{two:?}");
-        let without = simulate_phase(&tasks, 2, Readers::default(), cores(2.0), read);
-        assert!((without.tasks_end_ns - 100e3).abs() < 1.0, "{without:?}");
     }
 
     #[test]
@@ -909,9 +619,6 @@ mod tests {
             disk: &disk,
             device_reads_per_key: 2.0,
             k: 0.5,
-            cpu: None,
-            busy: None,
-            remote: None,
         };
         // Each task: 10 µs of CPU and 4 reads of 0.5 * 2 * 100 µs.
         let tasks: Vec<_> = (0..4).map(|_| task(10, 4)).collect();
@@ -936,59 +643,6 @@ mod tests {
             read,
         );
         assert!((fast.tasks_end_ns - 4.0 * 405e3).abs() < 1.0, "{fast:?}");
-    }
-
-    #[test]
-    fn reads_in_flight_together_cost_the_cpu_the_curve_says() {
-        use crate::read_cpu::ReadCpuPoint;
-        let disk = flat_disk(100.0);
-        // A read costs 8 µs of CPU alone and half that with 2 or more in flight.
-        let curve = ReadCpuCurve::new(
-            vec![
-                ReadCpuPoint {
-                    depth: 1.0,
-                    cpu_ns: 8e3,
-                },
-                ReadCpuPoint {
-                    depth: 2.0,
-                    cpu_ns: 4e3,
-                },
-            ],
-            "test",
-        )
-        .unwrap();
-        let read = ReadCost {
-            disk: &disk,
-            device_reads_per_key: 1.0,
-            k: 1.0,
-            cpu: Some(ReadCpu {
-                curve: &curve,
-                profiled_ns: 8e3,
-                reference: 1.0,
-            }),
-            busy: None,
-            remote: None,
-        };
-        let machine = cores(2.0);
-        // Each task: 2 reads, 12 µs of CPU in the profile (3 pieces of 4 µs).
-        let tasks: Vec<_> = (0..2).map(|_| task(12, 2)).collect();
-        // One worker: one read in flight at a time, the profile's CPU: 2 x (12 + 200) µs.
-        let one = simulate_phase(&tasks, 1, Readers::default(), machine, read);
-        assert!((one.tasks_end_ns - 424e3).abs() < 1.0, "{one:?}");
-        // Two workers: of each pair of reads issued at the same moment, the second is issued
-        // with the first in flight (depth 2) and costs 4 µs less, so its next piece takes 0 µs
-        // instead of 4. Each worker gets one such read: 4 + 100 + 4 + 100 + 0 = 208 µs.
-        let two = simulate_phase(&tasks, 2, Readers::default(), machine, read);
-        assert!((two.tasks_end_ns - 208e3).abs() < 1.0, "{two:?}");
-        // Without the curve, the same two workers keep the profile's CPU: 212 µs.
-        let flat = simulate_phase(
-            &tasks,
-            2,
-            Readers::default(),
-            machine,
-            ReadCost { cpu: None, ..read },
-        );
-        assert!((flat.tasks_end_ns - 212e3).abs() < 1.0, "{flat:?}");
     }
 
     #[test]
@@ -1045,7 +699,7 @@ mod tests {
     }
 
     #[test]
-    fn readers_run_ahead_of_the_workers_when_they_wake() {
+    fn a_reader_beside_the_workers_gets_the_same_share_of_the_cores() {
         let disk = flat_disk(100.0);
         let read = unit_read(&disk);
         // One core; a reader of one key (100 µs of CPU, half before its read and half after)
@@ -1057,29 +711,10 @@ mod tests {
             race: None,
         };
         let tasks = [task(200, 0), task(200, 0)];
-        let machine = Cores {
-            readers_first: true,
-            ..cores(1.0)
-        };
-        let out = simulate_phase(&tasks, 2, readers, machine, read);
-        // The reader runs whenever it can: 0-50 µs, its read until 150, then 150-200. The
-        // workers share the core while it waits (50 µs each) and after: 150 µs each at half a
-        // core, from 200 to 500.
-        assert!((out.readers_end_ns - 200e3).abs() < 1.0, "{out:?}");
-        assert!((out.tasks_end_ns - 500e3).abs() < 1.0, "{out:?}");
-        // Sharing fairly, the reader gets a third of the core: 150 µs for its first 50, its read
-        // until 250, then 50 µs at a third of the core (the workers have 100 µs left each) by
-        // 400; the workers end their last 50 µs each at half a core, by 500.
-        let fair = simulate_phase(
-            &tasks,
-            2,
-            readers,
-            Cores {
-                readers_first: false,
-                ..machine
-            },
-            read,
-        );
+        let fair = simulate_phase(&tasks, 2, readers, cores(1.0), read);
+        // The reader gets a third of the core: 150 µs for its first 50, its read until 250, then
+        // 50 µs at a third of the core (the workers have 100 µs left each) by 400; the workers
+        // end their last 50 µs each at half a core, by 500.
         assert!((fair.readers_end_ns - 400e3).abs() < 1.0, "{fair:?}");
         assert!((fair.tasks_end_ns - 500e3).abs() < 1.0, "{fair:?}");
     }

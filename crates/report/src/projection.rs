@@ -19,12 +19,7 @@ fn reads(c: &bal_replay_model::Check) -> String {
             c.measured.on_demand_reads,
             c.predicted.on_demand_reads,
             percent(c.predicted.on_demand_reads / c.measured.on_demand_reads - 1.0)
-        ) + &share_note(c.predicted.busy_core_reads, c, "with every core busy")
-            + &share_note(
-                c.predicted.remote_completion_reads,
-                c,
-                "from a core the disk does not interrupt",
-            )
+        )
     } else {
         "-".into()
     }
@@ -42,18 +37,6 @@ fn measured_over_predicted(
         format!("{m:.2} / {p:.2}")
     } else {
         "-".into()
-    }
-}
-
-/// "; N% `what`" for `reads` of a check's predicted on-demand reads, or nothing for none.
-fn share_note(reads: f64, c: &bal_replay_model::Check, what: &str) -> String {
-    if reads > 0.0 {
-        format!(
-            "; {:.0}% {what}",
-            100.0 * reads / c.predicted.on_demand_reads.max(1.0)
-        )
-    } else {
-        String::new()
     }
 }
 
@@ -76,26 +59,6 @@ pub(crate) fn design_label(design: IoDesign, order: Option<PrefetchOrder>) -> St
     }
 }
 
-/// `note` of each calibration that has one, named by its design and batch size.
-fn calibration_notes(
-    report: &ProjectionReport,
-    note: impl Fn(&bal_replay_model::CalibrationRow) -> Option<String>,
-) -> Vec<String> {
-    report
-        .calibrations
-        .iter()
-        .filter_map(|c| {
-            note(c).map(|n| {
-                format!(
-                    "{} at batch {}: {n}",
-                    design_label(c.design, c.prefetch_order),
-                    c.batch
-                )
-            })
-        })
-        .collect()
-}
-
 /// The projection's tables in Markdown: calibrations, predicted against measured, and the
 /// projection onto the target machine next to the research's published figures.
 pub fn render_projection_markdown(report: &ProjectionReport) -> String {
@@ -108,14 +71,6 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
          \"unexplained\" is what the fit leaves, simulated / measured - 1):\n",
         m.cores, m.disk
     );
-    if let Some(read_cpu) = &m.read_cpu {
-        let _ = writeln!(
-            md,
-            "CPU per on-demand read by reads in flight: {read_cpu}. The profiles' per-read CPU \
-             (taken with one read in flight) is scaled by it at the depth each simulated read \
-             is issued at.\n"
-        );
-    }
     match &m.worker_start {
         Some(cost) => {
             let _ = writeln!(
@@ -134,7 +89,8 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
         None => {
             let _ = writeln!(
                 md,
-                "Workers all start at once, for nothing (`--no-worker-start`).\n"
+                "Workers all start at once, for nothing (what starting one costs was not \
+                 measured).\n"
             );
         }
     }
@@ -162,60 +118,6 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             md,
             "\nA calibration of one run carries that run's noise into every check of its group, \
              unseen: `bench --repeat 3` calibrates on the median run and shows the spread here."
-        );
-    }
-    let overheads = calibration_notes(report, |c| {
-        c.batch_overhead_ns.map(|ns| format!("{:.3} ms", ns / 1e6))
-    });
-    // A term's read cost: its k, and the CPU per read it saves (negative: adds).
-    let read_cost = |k: f64, saved_ns: f64| {
-        let (amount, way) = if saved_ns < 0.0 {
-            (-saved_ns, "more")
-        } else {
-            (saved_ns, "less")
-        };
-        format!("k {k:.3}, {:.1} µs of CPU {way} per read", amount / 1e3)
-    };
-    let busy = calibration_notes(report, |c| {
-        c.busy_cores.map(|b| read_cost(b.k, b.read_cpu_saved_ns))
-    });
-    if !busy.is_empty() {
-        let _ = writeln!(
-            md,
-            "\nReads with every core busy (each one-worker run again with every core kept busy by \
-             spinners that take no CPU from it, `bench --busy-cores`: a worker's read issued in a \
-             simulation while every core has another thread to run waits with that run's k and \
-             costs the CPU it did there): {}.",
-            busy.join("; ")
-        );
-    }
-    let remote = calibration_notes(report, |c| {
-        c.remote_completions
-            .map(|r| read_cost(r.k, -r.read_cpu_extra_ns))
-    });
-    if let Some(irq_cores) = report
-        .calibrations
-        .iter()
-        .find_map(|c| c.remote_completions.map(|r| r.irq_cores))
-    {
-        let _ = writeln!(
-            md,
-            "\nReads from a core the disk does not interrupt (each one-worker run again, pinned \
-             to the cores the disk's completions do not arrive on, `taskset`; the completions \
-             arrive on {irq_cores} core(s), worker w sits on core w mod cores: a worker's read \
-             issued in a simulation from such a core while some core idles waits with that run's \
-             k and costs the CPU it did there): {}.",
-            remote.join("; ")
-        );
-    }
-    if !overheads.is_empty() {
-        let _ = writeln!(
-            md,
-            "\nSecond calibration point (each two-worker run: the time per batch it took beyond \
-             the simulation, added to every batch of the predictions at two or more workers \
-             below, not to projections; for designs that waited on device reads, the part beyond \
-             full BAL's is read waits and shrinks as 2/N at N workers): {}.",
-            overheads.join("; ")
         );
     }
     if !report.checks.is_empty() {

@@ -78,8 +78,6 @@ fn bench() -> BenchResult {
         dump: "/data/chain/dump".into(),
         blocks: 200,
         cpus: 2,
-        online_cpus: Some(2),
-        pinned_cpus: None,
         bal_sizes: MeanBalSizes {
             full: 300_000.0,
             batched: 120_000.0,
@@ -88,7 +86,6 @@ fn bench() -> BenchResult {
         rocksdb_io_uring: false,
         independent_blocks: false,
         worker_start: None,
-        busy_cores: false,
         pinned_workers: None,
         runs,
     }
