@@ -326,7 +326,8 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
                 residual: residual(0.0),
             };
         };
-        let (mut lo, mut hi) = (ks[i - 1], ks[i]);
+        // At i == 0 instant reads take exactly the measured time: k is 0 (lo = hi).
+        let (mut lo, mut hi) = (ks[i.saturating_sub(1)], ks[i]);
         for _ in 0..50 {
             let mid = (lo + hi) / 2.0;
             if at(mid) > target {
@@ -355,6 +356,7 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
             residual: residual(ks[best]),
         };
     };
+    // `times[0] < target` here, so `i > 0`.
     let (mut lo, mut hi) = (ks[i - 1], ks[i]);
     for _ in 0..50 {
         let mid = (lo + hi) / 2.0;
@@ -787,6 +789,20 @@ mod tests {
                 IoDesign::Parallel => assert!(gain > 2.0, "{gain}"),
                 _ => assert!(gain > 1.2, "{gain}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_run_as_fast_as_instant_reads_calibrates_to_zero() {
+        for design in [IoDesign::Parallel, IoDesign::Hybrid] {
+            let mut r = run(design, 3);
+            let m = machine(1);
+            // Measured exactly as the simulation with instant reads: the scan's first point.
+            r.measured = predict(&r, 1, &m, 0.0);
+            let c = calibrate(&r, &m);
+            assert_eq!(c.fit, Fit::Exact, "{design}: {c:?}");
+            assert_eq!(c.k, 0.0, "{design}: {c:?}");
+            assert_eq!(c.residual, 0.0, "{design}: {c:?}");
         }
     }
 
