@@ -50,7 +50,7 @@ impl DumpCommand {
             Some(config.spec.to_schedule()),
             BlockRange::default(),
         )?;
-        let bar = ProgressBar::new(self.to.saturating_sub(self.from) + 1).with_style(
+        let bar = ProgressBar::new(self.to.saturating_sub(self.from).saturating_add(1)).with_style(
             ProgressStyle::with_template(
                 "{elapsed_precise} [{bar:40}] {pos}/{len} blocks {per_sec} eta {eta}",
             )?,

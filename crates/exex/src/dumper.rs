@@ -179,7 +179,11 @@ impl ChainDumper {
                 },
             })?;
             if canonical == Some(hash) {
-                let removed = self.revert(number + 1)?;
+                // Nothing follows block u64::MAX, so there is nothing to remove.
+                let removed = match number.checked_add(1) {
+                    Some(first_reverted) => self.revert(first_reverted)?,
+                    None => 0,
+                };
                 if removed > 0 {
                     tracing::warn!(
                         dir = %self.writer.dir().display(),
@@ -273,7 +277,9 @@ impl ChainDumper {
 
     fn check_links(&self, number: u64, parent: B256) -> Result<(), ExexError> {
         match self.last_dumped() {
-            Some((last, last_hash)) if number != last + 1 || parent != last_hash => {
+            Some((last, last_hash))
+                if last.checked_add(1) != Some(number) || parent != last_hash =>
+            {
                 Err(ExexError::Unlinked {
                     number,
                     parent,

@@ -27,6 +27,7 @@ where
     }
     let start = match dumper.last_dumped() {
         Some((last, _)) if last >= to => return Ok(0),
+        // `last < to` here, so `last + 1` cannot overflow.
         Some((last, _)) if last + 1 >= from => last + 1,
         _ => from,
     };
@@ -39,14 +40,16 @@ where
             reason: format!("cannot start {threads} workers: {e}"),
         })?;
     if let Some(bar) = progress {
-        bar.set_length(to - from + 1);
+        // `0..=u64::MAX` holds one block more than a u64 counts: there the bar's length and
+        // position stop one short.
+        bar.set_length((to - from).saturating_add(1));
         bar.set_position(start - from);
     }
     let window = (threads.max(1) * 4) as u64;
     let mut appended = 0;
     let mut next = start;
-    while next <= to {
-        let end = (next + window - 1).min(to);
+    loop {
+        let end = next.saturating_add(window - 1).min(to);
         let records: Vec<Result<BlockRecord, ExexError>> = pool.install(|| {
             (next..=end)
                 .into_par_iter()
@@ -59,9 +62,12 @@ where
         }
         dumper.flush()?;
         if let Some(bar) = progress {
-            bar.inc(end - next + 1);
+            bar.set_position((end - from).saturating_add(1));
+        }
+        // Stopping at `to` before stepping past it: `to` may be u64::MAX.
+        if end == to {
+            return Ok(appended);
         }
         next = end + 1;
     }
-    Ok(appended)
 }

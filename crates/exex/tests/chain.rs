@@ -359,6 +359,56 @@ fn a_historical_range_dump_runs_in_parallel_appends_in_order_and_resumes() {
 }
 
 #[test]
+fn a_range_ending_at_the_last_u64_block_is_dumped_and_ends() {
+    // Two of the node's records renumbered as the last two blocks a u64 counts, still linked.
+    let node = node();
+    let mut below_max = node.expected[0].clone();
+    below_max.block.header.number = u64::MAX - 1;
+    let mut max = node.expected[1].clone();
+    max.block.header.number = u64::MAX;
+    max.block.header.parent_hash = below_max.block.header.hash_slow();
+    let by_number: HashMap<u64, &BlockRecord> =
+        [(u64::MAX - 1, &below_max), (u64::MAX, &max)].into();
+    let record = |n: u64| Ok(by_number[&n].clone());
+    let dir = tempfile::tempdir().unwrap();
+    let mut dumper = ChainDumper::open(dir.path(), 1, BlockRange::default()).unwrap();
+
+    assert_eq!(
+        dump_range(&mut dumper, u64::MAX - 1, u64::MAX - 1, 1, record, None).unwrap(),
+        1
+    );
+    // The whole u64 range, resumed after the last durable block, with a progress bar.
+    let bar = indicatif::ProgressBar::hidden();
+    assert_eq!(
+        dump_range(&mut dumper, 0, u64::MAX, 2, record, Some(&bar)).unwrap(),
+        1
+    );
+    assert_eq!(bar.length(), Some(u64::MAX));
+    assert_eq!(bar.position(), u64::MAX);
+    assert_eq!(
+        dump_range(&mut dumper, 0, u64::MAX, 2, record, None).unwrap(),
+        0
+    );
+    assert_eq!(dumped(dir.path()), vec![below_max.clone(), max.clone()]);
+
+    // Nothing can follow block u64::MAX, and it stays when it is canonical.
+    assert!(matches!(
+        dumper.append_record(below_max),
+        Err(ExexError::Unlinked { last: u64::MAX, .. })
+    ));
+    let max_hash = max.block.header.hash_slow();
+    assert_eq!(
+        dumper
+            .rewind_to_canonical(u64::MAX, |n| Ok::<_, Infallible>(
+                (n == u64::MAX).then_some(max_hash)
+            ))
+            .unwrap(),
+        0
+    );
+    assert_eq!(dumper.last_dumped(), Some((u64::MAX, max_hash)));
+}
+
+#[test]
 fn at_start_the_dump_is_cut_back_to_what_the_node_has() {
     let node = node();
     let dir = tempfile::tempdir().unwrap();
