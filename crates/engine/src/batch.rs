@@ -140,11 +140,14 @@ pub struct BatchPlan {
     pub tasks: Vec<Task>,
     /// The writes the BAL records for each global index (what each task must write).
     pub expected_writes: Vec<bal_replay_executor::TxWrites>,
+    /// The headers' gas used, summed once here: the dump is untrusted and its sum may overflow.
+    gas_used: u64,
 }
 
 impl BatchPlan {
     /// Prepares `records` (consecutive blocks) for execution in `design`.
     pub fn new(records: Vec<BlockRecord>, design: IoDesign) -> Result<Self, EngineError> {
+        let gas_used = header_gas_used(&records)?;
         let mut offsets = Vec::with_capacity(records.len());
         let mut tasks = Vec::new();
         let mut next = 0u64;
@@ -217,6 +220,7 @@ impl BatchPlan {
             bal: Arc::new(bal),
             tasks,
             expected_writes,
+            gas_used,
         })
     }
 
@@ -285,9 +289,9 @@ impl BatchPlan {
             .collect()
     }
 
-    /// Total gas used by the batch per the headers.
+    /// Total gas used by the batch per the headers (checked not to overflow by [`Self::new`]).
     pub fn gas_used(&self) -> u64 {
-        self.records.iter().map(|r| r.gas_used()).sum()
+        self.gas_used
     }
 
     /// Transactions in the batch.
@@ -304,6 +308,19 @@ impl BatchPlan {
     pub fn last_block(&self) -> u64 {
         self.records.last().map(|r| r.number()).unwrap_or_default()
     }
+}
+
+/// The sum of `records`' header gas used, or [`EngineError::GasOverflow`] naming the blocks whose
+/// sum does not fit in a `u64`.
+fn header_gas_used(records: &[BlockRecord]) -> Result<u64, EngineError> {
+    let first = records.first().map(|r| r.number()).unwrap_or_default();
+    records.iter().try_fold(0u64, |sum, record| {
+        sum.checked_add(record.gas_used())
+            .ok_or(EngineError::GasOverflow {
+                first,
+                last: record.number(),
+            })
+    })
 }
 
 #[derive(Default)]
@@ -432,5 +449,47 @@ mod tests {
         );
         assert!(m.storage_reads.is_empty(), "slot 7 is written in block 1");
         assert_eq!(m.storage_changes[0].changes[0].block_access_index.0, 6);
+    }
+
+    fn empty_block(number: u64, gas_used: u64) -> BlockRecord {
+        BlockRecord {
+            block: alloy_consensus::Block {
+                header: alloy_consensus::Header {
+                    number,
+                    gas_used,
+                    ..Default::default()
+                },
+                body: Default::default(),
+            },
+            senders: vec![],
+            bal: vec![],
+            pre_state: Default::default(),
+            block_hashes: vec![],
+        }
+    }
+
+    #[test]
+    fn header_gas_that_overflows_is_refused_when_the_batch_is_planned() {
+        let half = 1u64 << 63;
+        let err = BatchPlan::new(
+            vec![empty_block(7, half), empty_block(8, half)],
+            IoDesign::Parallel,
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, EngineError::GasOverflow { first: 7, last: 8 }),
+            "{err}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "the header gas used of blocks 7..=8 sums past 18446744073709551615"
+        );
+        // Up to u64::MAX itself the sum is fine.
+        let plan = BatchPlan::new(
+            vec![empty_block(7, half), empty_block(8, half - 1)],
+            IoDesign::Parallel,
+        )
+        .unwrap();
+        assert_eq!(plan.gas_used(), u64::MAX);
     }
 }

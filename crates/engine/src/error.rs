@@ -119,6 +119,18 @@ pub enum EngineError {
         /// The batch size asked for.
         batch: usize,
     },
+    /// The headers' gas used of consecutive blocks sums past `u64::MAX`: no real chain does, so
+    /// the dump's headers are corrupt.
+    #[error(
+        "the header gas used of blocks {first}..={last} sums past {}",
+        u64::MAX
+    )]
+    GasOverflow {
+        /// The first block summed.
+        first: u64,
+        /// The block whose gas took the sum past `u64::MAX`.
+        last: u64,
+    },
     /// A worker thread panicked.
     #[error("a worker thread panicked: {0}")]
     WorkerPanic(String),

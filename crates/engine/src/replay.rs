@@ -203,6 +203,20 @@ impl ReplayReport {
     pub fn prefetch(&self) -> Duration {
         self.batches.iter().map(|b| b.prefetch).sum()
     }
+
+    /// The total gas once `plan` is replayed too, checked before it executes: the headers' gas is
+    /// the dump's word, and a sum past `u64::MAX` names the blocks it spans.
+    fn checked_gas_with(&self, plan: &BatchPlan) -> Result<u64, EngineError> {
+        self.gas
+            .checked_add(plan.gas_used())
+            .ok_or(EngineError::GasOverflow {
+                first: self
+                    .batches
+                    .first()
+                    .map_or(plan.first_block(), |b| b.first_block),
+                last: plan.last_block(),
+            })
+    }
 }
 
 /// The totals a scraper or a script can check a run against, durations in seconds; `skipped` counts
@@ -269,6 +283,7 @@ where
     let pools = EnginePools::new(options.io_threads, pipelines)?;
     let mut next = read_plan(&mut records, options)?;
     while let Some((plan, prepare)) = next.take() {
+        let gas = report.checked_gas_with(&plan)?;
         // With the pipeline, batch k+1 is read and planned before batch k executes, so its keys
         // can be prefetched beside it.
         let ahead = if pipelines {
@@ -288,7 +303,7 @@ where
         batch_report.cache = cache.stats();
         report.blocks += batch_report.last_block - batch_report.first_block + 1;
         report.txs += batch_report.txs as u64;
-        report.gas += batch_report.gas;
+        report.gas = gas;
         report.exec_with_io += batch_report.exec_with_io();
         report.longest_txs += batch_report.longest_tx;
         report.commit += batch_report.commit;
@@ -356,6 +371,7 @@ where
         let Some(plan) = read_plan(&mut one, options)? else {
             continue;
         };
+        let gas = report.checked_gas_with(&plan.0)?;
         let mut batch_report = replay_batch(
             config,
             plan,
@@ -368,7 +384,7 @@ where
         batch_report.cache = cache.stats();
         report.blocks += 1;
         report.txs += batch_report.txs as u64;
-        report.gas += batch_report.gas;
+        report.gas = gas;
         report.exec_with_io += batch_report.exec_with_io();
         report.longest_txs += batch_report.longest_tx;
         report.commit += batch_report.commit;
