@@ -1,10 +1,13 @@
 //! A `bal-replay run` killed with SIGKILL at any moment (mid-batch, mid-commit) leaves the state
 //! exactly at a batch boundary, and running the same command again resumes from there and ends
 //! with the state an uninterrupted run leaves. The kills are real: the binary is killed at random
-//! points of the replay (after a random number of commits, plus a random part of a batch).
+//! points of the replay (after a random number of commits, plus a random part of a batch). A
+//! record the state already holds that fails its checksum on resume stops the run with the
+//! reader's error, naming the segment file and the frame's offset.
 
 mod common;
 
+use bal_replay_dump::{DumpReader, DumpWriter, FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN};
 use common::{assert_ok, boundary_digests, chain, copy_state, digest, run_command, small_config};
 use std::{
     path::Path,
@@ -151,4 +154,73 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
         interrupted_between > 0,
         "no kill landed between two batches (seed {seed})"
     );
+}
+
+/// The offset of each frame of the segment file at `path`, in order.
+fn frame_offsets(path: &Path) -> Vec<u64> {
+    let bytes = std::fs::read(path).unwrap();
+    let mut offsets = Vec::new();
+    let mut at = SEGMENT_HEADER_LEN;
+    while at < bytes.len() as u64 {
+        let start = at as usize;
+        let header: [u8; FRAME_HEADER_LEN as usize] = bytes
+            [start..start + FRAME_HEADER_LEN as usize]
+            .try_into()
+            .unwrap();
+        offsets.push(at);
+        at += FRAME_HEADER_LEN + u64::from(FrameHeader::from_bytes(header).compressed_len);
+    }
+    offsets
+}
+
+#[test]
+fn a_held_record_that_fails_its_checksum_on_resume_is_named_by_its_file_and_offset() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path(), &small_config(6, 4));
+    let reader = DumpReader::open(&dump).unwrap();
+    let first = reader.manifest().first_block.unwrap();
+    let segment = dump.join(&reader.manifest().segments[0].file);
+    drop(reader);
+
+    // The state replays the dump's first four blocks: a copy of the dump cut back to them.
+    let partial = tmp.path().join("partial");
+    std::fs::create_dir(&partial).unwrap();
+    for entry in std::fs::read_dir(&dump).unwrap() {
+        let path = entry.unwrap().path();
+        std::fs::copy(&path, partial.join(path.file_name().unwrap())).unwrap();
+    }
+    let mut writer = DumpWriter::resume(&partial).unwrap();
+    assert_eq!(writer.truncate_after(Some(first + 3)).unwrap(), 2);
+    drop(writer);
+    let state = tmp.path().join("state");
+    copy_state(&pristine, &state);
+    assert_ok(
+        &run_command(&partial, &state, BATCH).output().unwrap(),
+        "replaying the first four blocks",
+    );
+    assert_eq!(digest(&state).1, Some(first + 3));
+
+    // A byte inside the payload of the third record, one the state already holds, changes.
+    let offsets = frame_offsets(&segment);
+    assert_eq!(offsets.len(), 6, "{offsets:?}");
+    let corrupt_at = offsets[2] + FRAME_HEADER_LEN + 5;
+    let mut bytes = std::fs::read(&segment).unwrap();
+    bytes[corrupt_at as usize] ^= 0xff;
+    std::fs::write(&segment, bytes).unwrap();
+
+    let out = run_command(&dump, &state, BATCH).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the resume read a corrupt record: {stderr}"
+    );
+    let named = format!(
+        "{}: frame at byte {}: checksum mismatch",
+        segment.display(),
+        offsets[2]
+    );
+    assert!(stderr.contains(&named), "expected {named:?} in: {stderr}");
+    assert!(!stderr.contains("does not build on this state"), "{stderr}");
+    // The state is where the partial replay left it.
+    assert_eq!(digest(&state).1, Some(first + 3));
 }

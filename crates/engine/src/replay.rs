@@ -449,16 +449,16 @@ fn skip_held_records<S: StateReader>(
             });
         }
         // The dump's hash of block `applied`: the last skipped record's own hash, or the parent
-        // hash of the first record when none is skipped.
+        // hash of the first record when none is skipped. A record that fails to read stops the
+        // replay here with the reader's error (its file and offset): the hash check below would
+        // otherwise compare block `applied` with an earlier block's hash.
         let mut dump_hash = None;
         while let Some(record) =
-            records.next_if(|r| r.as_ref().is_ok_and(|r| r.number() <= applied))
+            records.next_if(|r| r.as_ref().map_or(true, |r| r.number() <= applied))
         {
             dump_hash = Some(record?.block.header.hash_slow());
             skipped += 1;
         }
-        // A record that fails to read is reported by the batch loop below, with the reader's
-        // own context.
         if dump_hash.is_none()
             && let Some(Ok(next)) = records.peek()
         {
