@@ -111,9 +111,13 @@ pub struct StudyContext {
 }
 
 impl StudyContext {
-    /// "11.0 GB state" as the answer's first words name it.
+    /// "11.0 GB state" (or "20.4 MB state") as the answer's first words name it.
     pub fn state_label(&self) -> String {
-        format!("{:.2} GB state", self.state_bytes as f64 / 1e9)
+        if self.state_bytes >= 1_000_000_000 {
+            format!("{:.1} GB state", self.state_bytes as f64 / 1e9)
+        } else {
+            format!("{:.1} MB state", self.state_bytes as f64 / 1e6)
+        }
     }
 }
 
