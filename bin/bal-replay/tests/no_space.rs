@@ -1,7 +1,8 @@
 //! The state's filesystem fills up during a replay: `bal-replay run` stops with an error naming the
 //! state and "No space left" (non-zero exit, no panic), the state is left exactly at a batch
 //! boundary, and once the filesystem has room the same command resumes to the state an
-//! uninterrupted run leaves.
+//! uninterrupted run leaves. A result file's filesystem fills up: the run fails naming it, and the
+//! result an earlier run wrote there is left byte for byte, with no temporary file beside it.
 //!
 //! The full filesystem is a real one: a tmpfs mounted by the test (`bal_replay_test_utils::tmpfs`;
 //! root only, as CI runs). Where mounting is not permitted the test says so and passes, except
@@ -11,7 +12,7 @@ mod common;
 
 use bal_replay_state::{RocksOptions, RocksStore};
 use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
-use common::{boundary_digests, chain, digest, run_command, small_config};
+use common::{assert_ok, boundary_digests, chain, digest, run_command, small_config};
 use std::path::Path;
 
 const BATCH: usize = 2;
@@ -83,4 +84,58 @@ fn a_full_disk_stops_the_replay_at_a_batch_boundary_and_it_resumes_once_there_is
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(digest(&state), last);
+}
+
+#[test]
+fn a_full_disk_leaves_the_result_file_an_earlier_run_wrote_and_no_temporary_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(4, 9));
+    let Some(fs) = mount_tmpfs_or_skip(1 << 20) else {
+        return;
+    };
+    let json = fs.path().join("run.json");
+    // Both runs replay over a checkpoint beside the state (on the disk with room), from the start.
+    let run_to_json = |extra: &[&str]| {
+        run_command(&dump, &state, BATCH)
+            .arg("--rewind")
+            .args(extra)
+            .arg("--json")
+            .arg(&json)
+            .output()
+            .expect("run bal-replay")
+    };
+    assert_ok(&run_to_json(&[]), "the first run");
+    let good = std::fs::read(&json).unwrap();
+
+    // No room left. The second result is larger (it holds every task's profile), so even the
+    // pages of the first one, were they freed, would not hold it.
+    fs.resize(fs.used_bytes().unwrap()).unwrap();
+    let out = run_to_json(&["--task-profile"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "the result was written after all: {stderr}"
+    );
+    assert!(
+        !stderr.contains("panicked"),
+        "a full disk must be an error, not a panic: {stderr}"
+    );
+    assert!(stderr.contains("No space left"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("writing {}", json.display())),
+        "the error must name the result file: {stderr}"
+    );
+    let after = std::fs::read(&json).unwrap();
+    assert!(
+        after == good,
+        "the earlier result ({} bytes) was replaced by {} bytes: {}",
+        good.len(),
+        after.len(),
+        String::from_utf8_lossy(&after[..after.len().min(200)])
+    );
+    let left: Vec<_> = std::fs::read_dir(fs.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["run.json"]);
 }

@@ -20,9 +20,11 @@
 pub mod device;
 pub mod memory_limit;
 pub mod point_reads;
+mod result_file;
 mod tables;
 
 pub use device::DiskEvidence;
+pub use result_file::write_result_file;
 pub use tables::render_tables;
 
 use crate::device::RunProbe;
@@ -589,7 +591,7 @@ impl BenchResult {
             path: path.into(),
             source: e.into(),
         })?;
-        std::fs::write(path, json).map_err(|source| BenchError::Io {
+        write_result_file(path, &json).map_err(|source| BenchError::Io {
             path: path.into(),
             source,
         })

@@ -766,7 +766,7 @@ fn human(v: f64) -> String {
 /// Where [`write_json`] writes.
 pub fn write_json(reports: &[BenchDbReport], path: &std::path::Path) -> std::io::Result<()> {
     let json = serde_json::to_vec_pretty(reports).map_err(std::io::Error::other)?;
-    std::fs::write(path, json)
+    crate::write_result_file(path, &json)
 }
 
 #[cfg(test)]

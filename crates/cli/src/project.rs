@@ -246,7 +246,7 @@ impl ProjectCommand {
             .collect();
         print_report(&report);
         if let Some(json) = &self.json {
-            std::fs::write(json, serde_json::to_vec_pretty(&report)?)
+            bal_replay_bench::write_result_file(json, &serde_json::to_vec_pretty(&report)?)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
             println!("wrote {}", json.display());
         }

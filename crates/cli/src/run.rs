@@ -139,7 +139,8 @@ impl RunCommand {
             } else {
                 serde_json::to_vec(&run)?
             };
-            std::fs::write(json, bytes).wrap_err_with(|| format!("writing {}", json.display()))?;
+            bal_replay_bench::write_result_file(json, &bytes)
+                .wrap_err_with(|| format!("writing {}", json.display()))?;
         }
         if self.metrics.is_some() && self.metrics_linger > 0 {
             std::thread::sleep(std::time::Duration::from_secs(self.metrics_linger));

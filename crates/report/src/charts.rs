@@ -2,9 +2,10 @@
 
 use crate::{Chart, Input, ReportError, png::PngBackend, research};
 use ab_glyph::FontRef;
-use bal_replay_bench::{RunResult, StoreKind};
+use bal_replay_bench::{RunResult, StoreKind, write_result_file};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::ProjectionReport;
+use image::{ColorType, ImageEncoder, codecs::png::PngEncoder};
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
@@ -441,7 +442,9 @@ fn draw_line_chart(
     })
 }
 
-/// Draws `figure` into `<out>/<stem>.svg` and `<out>/<stem>.png`.
+/// Draws `figure` into `<out>/<stem>.svg` and `<out>/<stem>.png`. Each is drawn in memory and
+/// written whole ([`write_result_file`]): a chart that fails to draw or to write leaves the file an
+/// earlier report wrote as it was.
 fn render(
     out: &Path,
     stem: &str,
@@ -462,15 +465,35 @@ fn render(
         figure.draw(&root).map_err(err)?;
         root.present().map_err(err)
     }
+    let write = |path: &Path, bytes: &[u8]| {
+        write_result_file(path, bytes).map_err(|source| ReportError::Write {
+            path: path.into(),
+            source,
+        })
+    };
     let svg = out.join(format!("{stem}.svg"));
+    let mut text = String::new();
     go(
-        SVGBackend::new(&svg, size).into_drawing_area(),
+        SVGBackend::with_string(&mut text, size).into_drawing_area(),
         figure,
         &svg,
     )?;
+    write(&svg, text.as_bytes())?;
+
     let png = out.join(format!("{stem}.png"));
-    let backend = PngBackend::new(BitMapBackend::new(&png, size), font.clone());
-    go(backend.into_drawing_area(), figure, &png)
+    let (width, height) = size;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    let backend = PngBackend::new(BitMapBackend::with_buffer(&mut rgb, size), font.clone());
+    go(backend.into_drawing_area(), figure, &png)?;
+    // The encoder and settings plotters saves a PNG file with, so the bytes are the same.
+    let mut encoded = Vec::new();
+    PngEncoder::new(&mut encoded)
+        .write_image(&rgb, width, height, ColorType::Rgb8)
+        .map_err(|e| ReportError::Draw {
+            path: png.clone(),
+            message: e.to_string(),
+        })?;
+    write(&png, &encoded)
 }
 
 fn style(color: RGBColor, width: u32) -> ShapeStyle {

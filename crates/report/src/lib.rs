@@ -264,10 +264,12 @@ fn write_charts_and_summary(
     })?;
     let (charts, skipped) = draw(&options.out, options.size, &font)?;
     let markdown = options.out.join(name);
-    std::fs::write(&markdown, summary(&charts, &skipped)).map_err(|source| ReportError::Write {
-        path: markdown.clone(),
-        source,
-    })?;
+    bal_replay_bench::write_result_file(&markdown, summary(&charts, &skipped).as_bytes()).map_err(
+        |source| ReportError::Write {
+            path: markdown.clone(),
+            source,
+        },
+    )?;
     Ok(Written {
         markdown,
         charts,
