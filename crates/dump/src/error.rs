@@ -96,7 +96,7 @@ pub enum DumpError {
     },
 
     /// A segment file does not start with `BALDUMP\0`: it is not a segment file at all.
-    #[error("{}: bad magic (expected {:?}, found {:?})", path.display(), crate::frame::MAGIC, found)]
+    #[error("{}: bad magic (expected {:?}, found {:?})", path.display(), crate::layout::MAGIC, found)]
     BadMagic {
         /// The segment file.
         path: PathBuf,

@@ -78,6 +78,7 @@ mod bal;
 mod chain;
 mod error;
 mod frame;
+mod layout;
 mod lock;
 mod manifest;
 mod reader;
