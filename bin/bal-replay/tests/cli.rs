@@ -1,7 +1,13 @@
 //! Counts the command line takes are at least 1: a zero is refused before anything runs, naming
-//! the option, instead of running as 1 and being reported as 0.
+//! the option, instead of running as 1 and being reported as 0. A state that does not say which
+//! chain it holds is refused by `run` and `bench` unless `--trust-state`.
 
 use std::process::Command;
+
+use bal_replay_state::{RocksOptions, RocksStore, cf};
+use common::{assert_ok, chain, copy_state, digest, small_config};
+
+mod common;
 
 fn bal_replay(args: &[&str]) -> (bool, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
@@ -41,4 +47,75 @@ fn zero_workers_batches_or_readers_are_refused() {
     // Nothing was created: the refusal came before the run.
     assert!(!dir.path().join("state").exists());
     assert!(!dir.path().join("state.bench-run").exists());
+}
+
+/// A state without a chain id (as a migration by an older `bal-migrate` left it) is refused by
+/// `run` and `bench`, naming its directory and what it lacks, and left as it was; with
+/// `--trust-state` both replay over it.
+#[test]
+fn a_state_without_a_chain_id_is_refused_unless_trusted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path(), &small_config(2, 3));
+    let state = tmp.path().join("state");
+    copy_state(&pristine, &state);
+    {
+        let store = RocksStore::open(&state, &RocksOptions::default()).unwrap();
+        let db = store.raw_db();
+        db.delete_cf(db.cf_handle(cf::META).unwrap(), cf::META_CHAIN_ID)
+            .unwrap();
+    }
+    let before = digest(&state);
+    let (dump_arg, state_arg) = (dump.to_str().unwrap(), state.to_str().unwrap());
+    let run = [
+        "run",
+        "--dump",
+        dump_arg,
+        "--state",
+        state_arg,
+        "--threads",
+        "2",
+    ];
+    let bench = [
+        "bench",
+        "--dump",
+        dump_arg,
+        "--state",
+        state_arg,
+        "--threads",
+        "2",
+        "--batch",
+        "2",
+        "--io",
+        "parallel",
+        "--no-baselines",
+    ];
+    for args in [&run[..], &bench[..]] {
+        let (ok, stderr) = bal_replay(args);
+        assert!(!ok, "{args:?} ran");
+        assert!(
+            stderr.contains(&format!("the state {state_arg} records no chain id"))
+                && stderr.contains("--trust-state"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(digest(&state), before, "{args:?}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+        .args(bench)
+        .arg("--trust-state")
+        .output()
+        .unwrap();
+    assert_ok(&out, "bench --trust-state");
+    let out = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+        .args(run)
+        .arg("--trust-state")
+        .output()
+        .unwrap();
+    let stdout = assert_ok(&out, "run --trust-state");
+    assert!(stdout.contains("replayed 2 blocks"), "{stdout}");
+    // The replay's commits record the dump's chain.
+    let store = RocksStore::open_read_only(&state).unwrap();
+    assert_eq!(
+        bal_replay_state::StateReader::chain_id(&store).unwrap(),
+        Some(1)
+    );
 }

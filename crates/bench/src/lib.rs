@@ -33,8 +33,8 @@ use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
     ReplayOptions, ReplayReport, ScratchState, TaskOrder, WORKER_START_ROUNDS,
-    WORKER_START_WORKERS, WorkerStartCost, drop_page_cache, measure_worker_start, replay,
-    replay_independent, warm_up_kzg,
+    WORKER_START_WORKERS, WorkerStartCost, check_state_identity, drop_page_cache,
+    measure_worker_start, replay, replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
@@ -155,6 +155,9 @@ pub struct BenchMatrix {
     /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]`
     /// ([`ReplayOptions::pin_workers`]); `None`: the scheduler places them.
     pub pin_workers: Option<Vec<usize>>,
+    /// Bench a state that records no chain id or no hash for its block
+    /// ([`ReplayOptions::trust_state`]); otherwise it is refused before any run.
+    pub trust_state: bool,
 }
 
 impl BenchMatrix {
@@ -654,6 +657,33 @@ fn disk_store(state: &StateSpec, matrix: &BenchMatrix) -> Result<StoreKind, Benc
     }
 }
 
+/// Refuses a pristine chained-replay state that records no chain id or no hash for its block
+/// ([`check_state_identity`]), naming its directory, before anything is loaded or run: every run
+/// would refuse it, the in-memory ones by then without its directory. A state of no height is
+/// left to the runs' own error. Independent blocks' states are checked block by block as they run.
+fn check_pristine_identity(state: &StateSpec) -> Result<(), BenchError> {
+    match state {
+        StateSpec::RocksDb(dir) => {
+            let store = RocksStore::open_read_only(dir)?;
+            if let Some(block) = store.applied_block()? {
+                check_state_identity(&store, block, false)?;
+            }
+        }
+        StateSpec::Mdbx(dir) => {
+            let mdbx_err = |source| BenchError::Mdbx {
+                path: dir.clone(),
+                source,
+            };
+            let db = RethDb::open_for_random_reads(dir).map_err(mdbx_err)?;
+            let store = MdbxStore::new(&db).map_err(mdbx_err)?;
+            if let Some(block) = store.applied_block()? {
+                check_state_identity(&store, block, false)?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The contents and the identity (block hash, chain) of a pristine RocksDB state, from which each
 /// in-memory run builds its `MemStore`.
 struct InMemoryState {
@@ -712,6 +742,7 @@ impl Bench<'_> {
             pipeline: self.matrix.pipeline,
             profile: self.matrix.profile,
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
+            trust_state: self.matrix.trust_state,
         };
         let run_err = |source| BenchError::Run {
             run: run.label(),
@@ -868,6 +899,9 @@ pub fn run_bench(
         return Err(BenchError::IndependentInMemory {
             dump: dump_dir.to_path_buf(),
         });
+    }
+    if !matrix.trust_state && dump.manifest().chained {
+        check_pristine_identity(state)?;
     }
     let bench = Bench {
         config,
@@ -1037,6 +1071,7 @@ mod tests {
             pipeline: false,
             profile: false,
             pin_workers: None,
+            trust_state: false,
         }
     }
 

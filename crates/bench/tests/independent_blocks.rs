@@ -38,6 +38,7 @@ fn matrix() -> BenchMatrix {
         pipeline: false,
         profile: true,
         pin_workers: None,
+        trust_state: false,
     }
 }
 
@@ -100,7 +101,8 @@ fn fixture_blocks_bench_each_over_its_own_state_with_a_profile_per_block() {
             );
         }
     }
-    // The states were opened read-only: each still holds its block's parent.
+    // The states were opened read-only: each still holds its block's parent, with the parent's
+    // hash and the dump's chain, which every run checked its block against.
     for record in &records {
         let store =
             bal_replay_state::RocksStore::open_read_only(states.join(record.number().to_string()))
@@ -108,6 +110,14 @@ fn fixture_blocks_bench_each_over_its_own_state_with_a_profile_per_block() {
         assert_eq!(
             bal_replay_state::StateReader::applied_block(&store).unwrap(),
             Some(record.number() - 1)
+        );
+        assert_eq!(
+            bal_replay_state::StateReader::applied_block_hash(&store).unwrap(),
+            Some(record.block.header.parent_hash)
+        );
+        assert_eq!(
+            bal_replay_state::StateReader::chain_id(&store).unwrap(),
+            Some(1)
         );
     }
 

@@ -5,7 +5,7 @@
 
 use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, StoreKind, render_tables, run_bench};
 use bal_replay_dump::DumpReader;
-use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_engine::{EngineError, ExecMode, IoDesign, TaskOrder};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
 use bal_replay_reth_db::write_source_from_flat;
@@ -58,6 +58,7 @@ fn matrix() -> BenchMatrix {
         pipeline: true,
         profile: false,
         pin_workers: None,
+        trust_state: false,
     }
 }
 
@@ -89,9 +90,28 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
     assert!(gas > 0 && txs > 0);
 
     let mdbx_spec = StateSpec::Mdbx(tmp.path().join("reth"));
+    // reth's MDBX records no chain id, so nothing shows the dump builds on it: refused before any
+    // run, naming the database, unless trusted.
+    let err = run_bench(&config, &dump_dir, &mdbx_spec, &matrix(), |_| {}).unwrap_err();
+    match &err {
+        BenchError::Engine(EngineError::StateWithoutIdentity {
+            state,
+            block,
+            no_chain_id: true,
+            ..
+        }) => {
+            assert_eq!(Path::new(state), tmp.path().join("reth").join("db"));
+            assert_eq!(*block, genesis);
+        }
+        other => panic!("expected StateWithoutIdentity, got {other:?}"),
+    }
+    assert!(err.to_string().contains("--trust-state"), "{err}");
+    let trusted = BenchMatrix {
+        trust_state: true,
+        ..matrix()
+    };
     let mut reported = 0;
-    let over_mdbx =
-        run_bench(&config, &dump_dir, &mdbx_spec, &matrix(), |_| reported += 1).unwrap();
+    let over_mdbx = run_bench(&config, &dump_dir, &mdbx_spec, &trusted, |_| reported += 1).unwrap();
     let over_rocks = run_bench(
         &config,
         &dump_dir,

@@ -64,6 +64,9 @@ fn mdbx_in_place_and_migrated_rocksdb_read_the_same() {
             &flat,
             &MigrateOptions {
                 threads: 2,
+                // A generated source holds no genesis, nor (here) a header of its block.
+                chain_id: Some(1),
+                block_hash: Some(B256::repeat_byte(0x77)),
                 ..MigrateOptions::default()
             },
             &NoProgress,

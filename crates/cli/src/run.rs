@@ -1,6 +1,6 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
-use crate::{CacheArgs, DiskArgs, count, progress_bar, record};
+use crate::{CacheArgs, DiskArgs, TrustArgs, count, progress_bar, record};
 use bal_replay_bench::{
     DiskEvidence,
     device::{IoSample, RunProbe},
@@ -62,6 +62,8 @@ pub struct ReplayArgs {
     /// instead of letting the scheduler place them.
     #[arg(long, value_delimiter = ',', num_args = 1..)]
     pub pin_workers: Option<Vec<usize>>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
 impl From<&ReplayArgs> for ReplayOptions {
@@ -78,6 +80,7 @@ impl From<&ReplayArgs> for ReplayOptions {
             pipeline: a.pipeline,
             profile: a.task_profile,
             pin_workers: a.pin_workers.as_deref().map(Into::into),
+            trust_state: a.trust.trust_state,
         }
     }
 }

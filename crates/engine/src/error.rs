@@ -5,6 +5,16 @@ use bal_replay_dump::DumpError;
 use bal_replay_executor::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
 
+/// What [`EngineError::StateWithoutIdentity`] found missing, in words.
+fn missing_identity(block: u64, no_chain_id: bool, no_block_hash: bool) -> String {
+    let hash = format!("hash for its block {block}");
+    match (no_chain_id, no_block_hash) {
+        (true, true) => format!("chain id and no {hash}"),
+        (true, false) => "chain id".into(),
+        _ => hash,
+    }
+}
+
 /// Why a replay stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum EngineError {
@@ -94,6 +104,24 @@ pub enum EngineError {
         /// Its hash per the dump: the parent hash of the next block, or the hash of the dump's
         /// last block when the state is already there.
         dump_hash: B256,
+    },
+    /// The state recorded no chain id or no hash for its block, so nothing shows that the dump is
+    /// of its chain and builds on its block; replaying over it needs
+    /// [`crate::ReplayOptions::trust_state`].
+    #[error(
+        "the state {state} records no {}, so whether the dump is of its chain and builds on its \
+         block cannot be checked; pass --trust-state to replay over it anyway",
+        missing_identity(*block, *no_chain_id, *no_block_hash)
+    )]
+    StateWithoutIdentity {
+        /// The state's directory, or `in memory`.
+        state: String,
+        /// The state's applied block.
+        block: u64,
+        /// It records no chain id.
+        no_chain_id: bool,
+        /// It records no hash for its block.
+        no_block_hash: bool,
     },
     /// The dump's blocks are not a chain, so they cannot be replayed over one state.
     #[error(

@@ -48,7 +48,10 @@ pub use profile::{
     WorkerStartCost, measure_worker_start, process_cpu_time,
 };
 pub use record_check::check_record;
-pub use replay::{BatchReport, ExecMode, ReplayOptions, ReplayReport, replay, replay_independent};
+pub use replay::{
+    BatchReport, ExecMode, ReplayOptions, ReplayReport, check_state_identity, replay,
+    replay_independent,
+};
 pub use rewind::{ScratchState, drop_page_cache};
 pub use sequential::{SequentialOutcome, execute_sequential};
 pub use verify::{check_block, check_block_bal, check_output};

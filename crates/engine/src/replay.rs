@@ -72,6 +72,10 @@ pub struct ReplayOptions {
     /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]` ([`crate::cpus`]); `None`:
     /// the scheduler places them.
     pub pin_workers: Option<std::sync::Arc<[usize]>>,
+    /// Replay over a state that recorded no chain id or no hash for its block (reth's MDBX read
+    /// in place, states written before both were recorded), with a warning for each check that
+    /// cannot be made; otherwise such a state is refused ([`EngineError::StateWithoutIdentity`]).
+    pub trust_state: bool,
 }
 
 impl Default for ReplayOptions {
@@ -88,6 +92,7 @@ impl Default for ReplayOptions {
             pipeline: false,
             profile: false,
             pin_workers: None,
+            trust_state: false,
         }
     }
 }
@@ -252,9 +257,11 @@ impl serde::Serialize for ReplayReport {
 /// by a crash, a kill or a failed verification resumes from the last committed batch by running
 /// it again. Before anything is executed the dump must match the state's identity: the same
 /// chain ([`EngineError::ChainMismatch`]) and, at the state's height, the same block
-/// ([`EngineError::BlockHashMismatch`]). A state that recorded no hash for its block (written
-/// before hashes were recorded, or reth's MDBX) is checked against its block-hash table instead,
-/// with a warning, or not at all when that lacks it too.
+/// ([`EngineError::BlockHashMismatch`]). A state that recorded no chain id or no hash for its
+/// block (written before both were recorded, or reth's MDBX) is refused
+/// ([`EngineError::StateWithoutIdentity`]) unless [`ReplayOptions::trust_state`]; trusted, it is
+/// checked against its block-hash table instead, with a warning, or not at all when that lacks
+/// the hash too.
 pub fn replay<S>(
     config: &ChainConfig,
     dump: &DumpReader,
@@ -275,7 +282,7 @@ where
     let mut report = ReplayReport::default();
     let wall = Instant::now();
     let mut records = dump.records().peekable();
-    report.skipped = skip_held_records(dump, store, &mut records)?;
+    report.skipped = skip_held_records(dump, store, &mut records, options.trust_state)?;
     let cache = SharedCache::new(store, options.cache);
     let pipelines = options.pipeline
         && options.mode == ExecMode::Parallel
@@ -322,7 +329,7 @@ where
 
 /// Replays a dump of independent blocks (`chained = false`: imported fixtures, each block with a
 /// state of its own seeded with its pre-state), each block as a batch of its own over the store
-/// `state_of` opens for it (which must be at the block's parent: its hash is checked as
+/// `state_of` opens for it (which must be at the block's parent: its chain and hash are checked as
 /// [`replay`] checks a chain's first block). Every block is verified as in [`replay`]; the report
 /// sums them, one [`BatchReport`] per block. `options.batch` must be 1: a batch of independent
 /// blocks has no one state to run over. A chained dump is replayed by [`replay`] instead.
@@ -365,6 +372,8 @@ where
                 expected: parent,
             });
         }
+        check_state_chain(&store, dump)?;
+        check_state_identity(&store, parent, options.trust_state)?;
         check_state_block(&store, parent, record.block.header.parent_hash)?;
         let cache = SharedCache::new(&store, options.cache);
         let mut one = std::iter::once(Ok(record)).peekable();
@@ -421,9 +430,9 @@ fn skip_held_records<S: StateReader>(
     dump: &DumpReader,
     store: &S,
     records: &mut std::iter::Peekable<Records>,
+    trust_state: bool,
 ) -> Result<u64, EngineError> {
     let manifest = dump.manifest();
-    let chain_id = manifest.chain_id;
     let mut skipped = 0;
     if let (Some(first), Some(last)) = (manifest.first_block, manifest.last_block) {
         let expected = first.saturating_sub(1);
@@ -439,15 +448,8 @@ fn skip_held_records<S: StateReader>(
                 });
             }
         };
-        if let Some(state) = store.chain_id()?
-            && state != chain_id
-        {
-            return Err(EngineError::ChainMismatch {
-                state,
-                dump: chain_id,
-                dir: dump.dir().display().to_string(),
-            });
-        }
+        check_state_chain(store, dump)?;
+        check_state_identity(store, applied, trust_state)?;
         // The dump's hash of block `applied`: the last skipped record's own hash, or the parent
         // hash of the first record when none is skipped. A record that fails to read stops the
         // replay here with the reader's error (its file and offset): the hash check below would
@@ -469,6 +471,51 @@ fn skip_held_records<S: StateReader>(
         }
     }
     Ok(skipped)
+}
+
+/// Checks that the chain the state recorded, if any, is the dump's.
+fn check_state_chain<S: StateReader>(store: &S, dump: &DumpReader) -> Result<(), EngineError> {
+    let chain_id = dump.manifest().chain_id;
+    match store.chain_id()? {
+        Some(state) if state != chain_id => Err(EngineError::ChainMismatch {
+            state,
+            dump: chain_id,
+            dir: dump.dir().display().to_string(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Refuses a state at `block` that recorded no chain id or no hash for its block
+/// ([`EngineError::StateWithoutIdentity`], naming its directory), unless `trust_state`: then a
+/// missing chain id is a warning (a missing hash is [`check_state_block`]'s to warn of).
+pub fn check_state_identity<S: StateReader + ?Sized>(
+    store: &S,
+    block: u64,
+    trust_state: bool,
+) -> Result<(), EngineError> {
+    let no_chain_id = store.chain_id()?.is_none();
+    let no_block_hash = store.applied_block_hash()?.is_none();
+    if !no_chain_id && !no_block_hash {
+        return Ok(());
+    }
+    if !trust_state {
+        return Err(EngineError::StateWithoutIdentity {
+            state: store
+                .location()
+                .map_or_else(|| "in memory".into(), |path| path.display().to_string()),
+            block,
+            no_chain_id,
+            no_block_hash,
+        });
+    }
+    if no_chain_id {
+        tracing::warn!(
+            block,
+            "the state records no chain id: trusted (--trust-state) to be of the dump's chain"
+        );
+    }
+    Ok(())
 }
 
 /// Checks that the state's block `number` is the dump's (`dump_hash`), by the hash the state

@@ -1,7 +1,8 @@
 //! A replay checks that the dump fits the state before it executes anything (same chain, a height
 //! inside the dump, the same block at that height) and resumes a stopped replay by skipping the
 //! blocks the state already holds. Every refusal is a typed error naming both values, and leaves
-//! the state untouched.
+//! the state untouched. A state that does not say which chain and block it holds is refused unless
+//! trusted.
 
 use alloy_primitives::B256;
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptions};
@@ -95,6 +96,26 @@ fn run(
         &options(design),
         |_| {},
     )
+}
+
+/// [`run`] with [`ReplayOptions::trust_state`].
+#[allow(clippy::result_large_err)]
+fn run_trusted(
+    dump: &DumpReader,
+    store: &RocksStore,
+    design: IoDesign,
+) -> Result<ReplayReport, EngineError> {
+    let options = ReplayOptions {
+        trust_state: true,
+        ..options(design)
+    };
+    replay(&ChainConfig::mainnet(), dump, store, &options, |_| {})
+}
+
+/// Removes a `meta` entry, as a state written before it was recorded lacks it.
+fn forget_meta(store: &RocksStore, key: &[u8]) {
+    let db = store.raw_db();
+    db.delete_cf(db.cf_handle(cf::META).unwrap(), key).unwrap();
 }
 
 /// A fresh writable copy of the chain's pristine state.
@@ -265,23 +286,86 @@ fn a_stopped_replay_resumes_and_ends_where_an_uninterrupted_one_does() {
     assert_eq!(whole.content_digest().unwrap(), expected);
 }
 
-/// A state written before block hashes were recorded still replays: its block is checked against
-/// its block-hash table instead, which still catches a dump of another branch.
+/// A state that records no chain id, no hash for its block, or neither (a migration by an older
+/// `bal-migrate`, reth's MDBX) is refused in every design before anything runs, naming its
+/// directory and what it lacks, and left as it was; trusted, it replays.
 #[test]
-fn a_state_without_a_recorded_hash_is_checked_by_its_block_hash_table() {
+fn a_state_without_its_chain_or_block_hash_is_refused_unless_trusted() {
+    let chain = chain();
+    let dump = DumpReader::open(&chain.dump).unwrap();
+    let parent = chain.records[0].number() - 1;
+    let missing: [(&[&[u8]], bool, bool, String); 3] = [
+        (&[cf::META_CHAIN_ID], true, false, "no chain id,".into()),
+        (
+            &[cf::META_APPLIED_BLOCK_HASH],
+            false,
+            true,
+            format!("no hash for its block {parent},"),
+        ),
+        (
+            &[cf::META_CHAIN_ID, cf::META_APPLIED_BLOCK_HASH],
+            true,
+            true,
+            format!("no chain id and no hash for its block {parent},"),
+        ),
+    ];
+    for (keys, chain_missing, hash_missing, words) in missing {
+        for design in [IoDesign::Full, IoDesign::Parallel] {
+            let (scratch, store) = copy(&chain);
+            for key in keys {
+                forget_meta(&store, key);
+            }
+            let before = store.content_digest().unwrap();
+            let err = run(&dump, &store, design).unwrap_err();
+            match &err {
+                EngineError::StateWithoutIdentity {
+                    state,
+                    block,
+                    no_chain_id,
+                    no_block_hash,
+                } => {
+                    assert_eq!(Path::new(state), scratch.path(), "{design}");
+                    assert_eq!(
+                        (*block, *no_chain_id, *no_block_hash),
+                        (parent, chain_missing, hash_missing),
+                        "{design}"
+                    );
+                }
+                other => panic!("{design}: expected StateWithoutIdentity, got {other:?}"),
+            }
+            let message = err.to_string();
+            assert!(message.contains(&words), "{message}");
+            assert!(message.contains("--trust-state"), "{message}");
+            assert_eq!(store.content_digest().unwrap(), before, "{design}");
+            assert_eq!(store.applied_block().unwrap(), Some(parent));
+
+            let report = run_trusted(&dump, &store, design).unwrap();
+            assert_eq!(report.blocks, BLOCKS, "{design}");
+            // The replay's commits record the dump's chain and last block, as over any state.
+            assert_eq!(store.chain_id().unwrap(), Some(1));
+            assert_eq!(
+                store.applied_block_hash().unwrap(),
+                Some(chain.records.last().unwrap().block.header.hash_slow())
+            );
+        }
+    }
+}
+
+/// Trusted, a state written before block hashes were recorded still replays: its block is checked
+/// against its block-hash table instead, which still catches a dump of another branch.
+#[test]
+fn a_trusted_state_without_a_recorded_hash_is_checked_by_its_block_hash_table() {
     let chain = chain();
     let dump = DumpReader::open(&chain.dump).unwrap();
     let parent = chain.records[0].number() - 1;
     let forget_hash = |store: &RocksStore| {
-        let db = store.raw_db();
-        db.delete_cf(db.cf_handle(cf::META).unwrap(), cf::META_APPLIED_BLOCK_HASH)
-            .unwrap();
+        forget_meta(store, cf::META_APPLIED_BLOCK_HASH);
         assert_eq!(store.applied_block_hash().unwrap(), None);
     };
 
     let (_a, old) = copy(&chain);
     forget_hash(&old);
-    let report = run(&dump, &old, IoDesign::Parallel).unwrap();
+    let report = run_trusted(&dump, &old, IoDesign::Parallel).unwrap();
     assert_eq!(report.blocks, BLOCKS);
 
     let (_b, other_branch) = copy(&chain);
@@ -294,7 +378,7 @@ fn a_state_without_a_recorded_hash_is_checked_by_its_block_hash_table() {
         foreign,
     )
     .unwrap();
-    match run(&dump, &other_branch, IoDesign::Parallel) {
+    match run_trusted(&dump, &other_branch, IoDesign::Parallel) {
         Err(EngineError::BlockHashMismatch {
             number, state_hash, ..
         }) => assert_eq!((number, state_hash), (parent, foreign)),

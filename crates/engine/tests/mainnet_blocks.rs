@@ -96,7 +96,7 @@ fn every_mode_and_design_reproduces_mainnet_blocks() {
                 continue;
             }
             let state_dir = tmp.path().join(format!("state-{number}-{i}"));
-            let store = seed_rocks_state(&state_dir, &record, &RocksOptions::default()).unwrap();
+            let store = seed_rocks_state(&state_dir, &record, 1, &RocksOptions::default()).unwrap();
             let options = ReplayOptions {
                 mode: *mode,
                 threads: NonZeroUsize::new(*threads).unwrap(),

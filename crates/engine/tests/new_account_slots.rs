@@ -116,6 +116,13 @@ fn a_contract_created_earlier_in_the_batch_replays_verified_in_every_design() {
     }
     for (mode, design, batch) in runs {
         let store = MemStore::from_changes(&genesis, 0);
+        // The genesis on the fixture's chain: the state a replay checks the dump against.
+        store
+            .commit_block(
+                &StateChanges::default(),
+                AppliedBlock::new(0, records[0].block.header.parent_hash, config.chain_id),
+            )
+            .unwrap();
         let options = ReplayOptions {
             mode,
             design,

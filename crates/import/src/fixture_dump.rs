@@ -76,7 +76,7 @@ pub fn write_fixture_dump(
     for record in records {
         writer.append(record)?;
         let db = state.join(record.number().to_string());
-        seed_rocks_state(&db, record, &RocksOptions::default())?;
+        seed_rocks_state(&db, record, config.chain_id, &RocksOptions::default())?;
         on_record();
     }
     Ok(writer.finish()?)

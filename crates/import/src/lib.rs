@@ -148,21 +148,22 @@ pub fn import_fixture(
     Ok((recorded.record, recorded.output))
 }
 
-/// Creates a RocksDB state at `path` holding exactly a record's pre-state (applied height: the parent).
+/// Creates a RocksDB state at `path` holding exactly a record's pre-state (applied height: the
+/// parent, recorded with its hash and `chain_id`, the chain the record's dump names).
 pub fn seed_rocks_state(
     path: &Path,
     record: &BlockRecord,
+    chain_id: u64,
     options: &RocksOptions,
 ) -> Result<RocksStore, ImportError> {
     let store = RocksStore::create(path, Default::default(), options)?;
-    // The parent's hash is the record's to give; its chain is not (fixtures carry no chain id).
     store.commit_block(
         &StateChanges::from_pre_state(&record.pre_state, &record.block_hashes),
-        AppliedBlock {
-            number: record.number().saturating_sub(1),
-            hash: Some(record.block.header.parent_hash),
-            chain_id: None,
-        },
+        AppliedBlock::new(
+            record.number().saturating_sub(1),
+            record.block.header.parent_hash,
+            chain_id,
+        ),
     )?;
     Ok(store)
 }
@@ -178,7 +179,7 @@ pub fn verify_fixture(
     let number = record.number();
 
     // The recorded pre-state alone must suffice, over the on-disk store, for an identical result.
-    let rocks = seed_rocks_state(scratch, &record, &RocksOptions::default())?;
+    let rocks = seed_rocks_state(scratch, &record, config.chain_id, &RocksOptions::default())?;
     let rocks_output = execute_block(
         config,
         StateDatabase::new(&rocks),

@@ -290,6 +290,10 @@ impl<'db> MdbxStore<'db> {
 }
 
 impl StateReader for MdbxStore<'_> {
+    fn location(&self) -> Option<&std::path::Path> {
+        Some(self.db.path())
+    }
+
     fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
         self.account_by_key(&self.scheme.account_key(address))
     }

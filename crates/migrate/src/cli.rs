@@ -1,5 +1,7 @@
 //! [`CopyArgs`]: a migration's options as `bal-migrate`'s command line gives them (`clap` feature).
 
+use alloy_primitives::B256;
+
 use crate::{MigrateOptions, parse_sample_fraction};
 
 /// The command-line form of [`MigrateOptions`]: counts of at least 1, and the verification as a
@@ -31,6 +33,14 @@ pub struct CopyArgs {
     /// With --verify, the fraction of entries compared value by value (counts are always full).
     #[arg(long, default_value_t = 1.0, value_parser = parse_sample_fraction)]
     pub sample: f64,
+    /// The source's chain id, recorded in --dst: required where the source's genesis is no known
+    /// chain's (reth keeps no chain id in its database); refused if the genesis names another.
+    #[arg(long = "chain")]
+    pub chain_id: Option<u64>,
+    /// The hash of the block the source's state is at, recorded in --dst: required where the
+    /// source holds none (in CanonicalHeaders or HeaderNumbers); refused if it holds another.
+    #[arg(long)]
+    pub block_hash: Option<B256>,
 }
 
 impl From<&CopyArgs> for MigrateOptions {
@@ -42,6 +52,8 @@ impl From<&CopyArgs> for MigrateOptions {
             // Verified within the migration's own snapshot: a source being written would
             // otherwise show its new writes as mismatches.
             verify: args.verify.then_some(args.sample),
+            chain_id: args.chain_id,
+            block_hash: args.block_hash,
             ..Self::default()
         }
     }

@@ -17,12 +17,12 @@ use bal_replay_reth_db::{
     decode_storage,
 };
 use bal_replay_state::{
-    AppliedBlock, EncodedBatch, RocksOptions, RocksStore, StateError, cf, encode_storage_value,
+    EncodedBatch, RocksOptions, RocksStore, StateError, StateReader, cf, encode_storage_value,
 };
 
 use libmdbx::{Cursor, RO};
 
-use crate::{MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary};
+use crate::{Identity, MigrateError, MigrateOptions, MigrateSummary, Progress, TableSummary};
 
 /// Key space partitions per table, by the key's first byte. Fixed (not derived from the thread
 /// count) so that a resumed run finds the same partitions whatever `--threads` it is given.
@@ -596,13 +596,14 @@ fn mdbx_error(table: &'static str) -> impl Fn(libmdbx::Error) -> MigrateError + 
     move |source| RethDbError::Mdbx { table, source }.into()
 }
 
-/// Copies everything, then marks the destination complete with the source height (and its hash,
-/// where the snapshot's `CanonicalHeaders` has it) as its applied block, flushes and compacts.
+/// Copies everything, then marks the destination complete with `identity` (the source's height,
+/// its hash and the chain) as its applied block, flushes and compacts.
 pub(crate) fn migrate_into(
     src: &RethDb,
     snapshot: &Snapshot<'_>,
     store: &RocksStore,
     opts: &MigrateOptions,
+    identity: Identity,
     progress: &dyn Progress,
 ) -> Result<MigrateSummary, MigrateError> {
     let started = Instant::now();
@@ -637,11 +638,7 @@ pub(crate) fn migrate_into(
         .flush()
         .map_err(|e| MigrateError::state(store.path(), e))?;
     store
-        .set_applied_block(AppliedBlock {
-            number: height,
-            hash: snapshot.block_hash(),
-            chain_id: None,
-        })
+        .set_applied_block(identity.applied_block())
         .map_err(|e| MigrateError::state(store.path(), e))?;
     store
         .put_meta(meta::STATUS, meta::COMPLETE)
@@ -667,6 +664,8 @@ pub(crate) fn migrate_into(
     Ok(MigrateSummary {
         layout: src.layout(),
         height,
+        block_hash: identity.hash,
+        chain_id: identity.chain_id,
         tables,
         elapsed,
         already_complete: false,
@@ -675,11 +674,59 @@ pub(crate) fn migrate_into(
     })
 }
 
+/// Records `identity` in a destination an earlier run finished, where that run (an older
+/// `bal-migrate`) recorded no chain id or hash; one it recorded must be `identity`'s.
+pub(crate) fn record_identity_of_complete(
+    store: &RocksStore,
+    identity: Identity,
+) -> Result<(), MigrateError> {
+    let dst = store.path();
+    let chain_id = store.chain_id().map_err(|e| MigrateError::state(dst, e))?;
+    let hash = store
+        .applied_block_hash()
+        .map_err(|e| MigrateError::state(dst, e))?;
+    let differs = |recorded: String, now: String| MigrateError::ResumeMismatch {
+        path: dst.to_path_buf(),
+        reason: format!(
+            "it records {recorded} for block {}, where this run takes {now}",
+            identity.height
+        ),
+    };
+    if let Some(recorded) = chain_id
+        && recorded != identity.chain_id
+    {
+        return Err(differs(
+            format!("chain {recorded}"),
+            format!("chain {}", identity.chain_id),
+        ));
+    }
+    if let Some(recorded) = hash
+        && recorded != identity.hash
+    {
+        return Err(differs(
+            format!("hash {recorded}"),
+            format!("hash {}", identity.hash),
+        ));
+    }
+    if chain_id.is_some() && hash.is_some() {
+        return Ok(());
+    }
+    store
+        .set_applied_block(identity.applied_block())
+        .map_err(|e| MigrateError::state(dst, e))
+}
+
 /// A summary for a destination that an earlier run already finished.
-pub(crate) fn already_complete(src: &RethDb, snapshot: &Snapshot<'_>) -> MigrateSummary {
+pub(crate) fn already_complete(
+    src: &RethDb,
+    snapshot: &Snapshot<'_>,
+    identity: Identity,
+) -> MigrateSummary {
     MigrateSummary {
         layout: src.layout(),
         height: snapshot.height(),
+        block_hash: identity.hash,
+        chain_id: identity.chain_id,
         tables: Vec::new(),
         elapsed: Duration::ZERO,
         already_complete: true,

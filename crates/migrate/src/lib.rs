@@ -5,7 +5,22 @@
 //! becomes a column family of the flat state: accounts and storage under the layout's key scheme
 //! ([`Layout::key_scheme`]: a v2 source gives a hashed flat state, its keys copied as they are),
 //! bytecodes by code hash. The source's height (its `Execution` stage checkpoint) becomes the flat
-//! state's applied block.
+//! state's applied block, recorded with its hash and the chain id, so that a replay can check a
+//! dump against it.
+//!
+//! # The state's identity
+//!
+//! reth keeps no chain id in MDBX, so the chain is the one whose genesis hash the source holds
+//! ([`KNOWN_CHAINS`]: `CanonicalHeaders` for block 0, else `HeaderNumbers`). Where the genesis is
+//! not a known chain's, or the source holds none, [`MigrateOptions::chain_id`] must name the chain
+//! ([`MigrateError::ChainUnknown`]); where the source names one, a different one given is refused
+//! ([`MigrateError::ChainMismatch`]). The block's hash comes from `CanonicalHeaders`, else from
+//! `HeaderNumbers` (reth v2 keeps headers in static files but this index in MDBX); where the
+//! source holds none, [`MigrateOptions::block_hash`] must give it
+//! ([`MigrateError::BlockHashUnknown`]), and one that disagrees with the source's is refused
+//! ([`MigrateError::BlockHashMismatch`]). A hash is never made up. All of it is settled before the
+//! destination is touched. A resume of a migration an older `bal-migrate` finished without them
+//! records them.
 //!
 //! # What a migration guarantees
 //!
@@ -53,8 +68,9 @@ use std::{
     time::Duration,
 };
 
-use bal_replay_reth_db::{Layout, RethDb, RethDbError, TableKind};
-use bal_replay_state::{RocksStore, StateError};
+use alloy_primitives::B256;
+use bal_replay_reth_db::{KNOWN_CHAINS, Layout, RethDb, RethDbError, Snapshot, TableKind};
+use bal_replay_state::{AppliedBlock, RocksStore, StateError};
 
 #[cfg(feature = "clap")]
 pub use cli::CopyArgs;
@@ -157,6 +173,105 @@ pub enum MigrateError {
     /// The run stopped at [`MigrateOptions::stop_after`]; the destination is resumable.
     #[error("migration interrupted on request; finish it with --resume")]
     Interrupted,
+    /// The source does not say which chain it holds, and [`MigrateOptions::chain_id`] names none.
+    #[error(
+        "source {} does not say which chain it holds: {}; pass --chain <id>",
+        path.display(),
+        unknown_chain(genesis_hash)
+    )]
+    ChainUnknown {
+        /// The source's `db` directory.
+        path: PathBuf,
+        /// Its genesis hash, where it holds one (of no chain this tool knows).
+        genesis_hash: Option<B256>,
+    },
+    /// [`MigrateOptions::chain_id`] is not the chain the source's genesis hash names.
+    #[error(
+        "source {} holds chain {chain} ({name}, by its genesis hash {genesis_hash}), but --chain \
+         says {given}",
+        path.display()
+    )]
+    ChainMismatch {
+        /// The source's `db` directory.
+        path: PathBuf,
+        /// The chain the source holds.
+        chain: u64,
+        /// Its name.
+        name: &'static str,
+        /// The source's genesis hash.
+        genesis_hash: B256,
+        /// The chain given.
+        given: u64,
+    },
+    /// The source holds no hash for the block its state is at, and [`MigrateOptions::block_hash`]
+    /// gives none.
+    #[error(
+        "source {} does not say which block its state is at: {}; pass --block-hash <the hash of \
+         block {height}>",
+        path.display(),
+        unknown_block_hash(*height, found)
+    )]
+    BlockHashUnknown {
+        /// The source's `db` directory.
+        path: PathBuf,
+        /// The state's height.
+        height: u64,
+        /// The hashes `HeaderNumbers` holds for the block, where it holds several.
+        found: Vec<B256>,
+    },
+    /// [`MigrateOptions::block_hash`] is not the hash the source holds for its block.
+    #[error(
+        "source {} holds {} for block {height}, the block its state is at, but --block-hash says \
+         {given}",
+        path.display(),
+        hash_list(found)
+    )]
+    BlockHashMismatch {
+        /// The source's `db` directory.
+        path: PathBuf,
+        /// The state's height.
+        height: u64,
+        /// The hash (or hashes) the source holds for it.
+        found: Vec<B256>,
+        /// The hash given.
+        given: B256,
+    },
+}
+
+fn unknown_chain(genesis_hash: &Option<B256>) -> String {
+    let known = KNOWN_CHAINS
+        .iter()
+        .map(|c| format!("{} ({})", c.name, c.id))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match genesis_hash {
+        Some(hash) => format!(
+            "its genesis hash {hash} is not one of a chain this tool knows ({known}), and reth \
+             keeps no chain id in its database"
+        ),
+        None => "it holds no genesis hash (CanonicalHeaders and HeaderNumbers have none for \
+                 block 0), and reth keeps no chain id in its database"
+            .into(),
+    }
+}
+
+fn unknown_block_hash(height: u64, found: &[B256]) -> String {
+    if found.is_empty() {
+        format!("neither CanonicalHeaders nor HeaderNumbers holds a hash for block {height}")
+    } else {
+        format!(
+            "HeaderNumbers holds {} for block {height}, so it names no one hash",
+            hash_list(found)
+        )
+    }
+}
+
+fn hash_list(hashes: &[B256]) -> String {
+    hashes
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(" and ")
 }
 
 impl MigrateError {
@@ -185,6 +300,12 @@ pub struct MigrateOptions {
     /// Afterwards, compare the destination with the source within the migration's own snapshot
     /// (this fraction of entries value by value; counts always in full).
     pub verify: Option<f64>,
+    /// The source's chain id: needed where the source's genesis is not a known chain's, refused
+    /// where it is another chain's (see the crate doc).
+    pub chain_id: Option<u64>,
+    /// The hash of the block the source's state is at: needed where the source holds none,
+    /// refused where it holds another.
+    pub block_hash: Option<B256>,
 }
 
 impl Default for MigrateOptions {
@@ -196,6 +317,8 @@ impl Default for MigrateOptions {
             checkpoint_entries: 4 << 20,
             stop_after: None,
             verify: None,
+            chain_id: None,
+            block_hash: None,
         }
     }
 }
@@ -233,6 +356,10 @@ pub struct MigrateSummary {
     pub layout: Layout,
     /// Applied height recorded in the destination.
     pub height: u64,
+    /// The hash of that block, recorded with it.
+    pub block_hash: B256,
+    /// The chain id recorded.
+    pub chain_id: u64,
     /// Per table, this run only (a resumed run reports what it copied itself).
     pub tables: Vec<TableSummary>,
     /// Wall time of the copy (compaction included).
@@ -262,20 +389,24 @@ impl MigrateSummary {
     pub fn describe(&self, dst: &Path) -> String {
         let mut out = if self.already_complete {
             format!(
-                "{} is already a complete migration (block {}, source snapshot {})",
+                "{} is already a complete migration (chain {}, block {} {}, source snapshot {})",
                 dst.display(),
+                self.chain_id,
                 self.height,
+                self.block_hash,
                 self.snapshot_id
             )
         } else {
             let secs = self.elapsed.as_secs_f64().max(1e-9);
             format!(
-                "migrated {} entries ({:.1} MiB) from a {} source at block {} (MDBX snapshot {}) \
-                 in {:.2} s: {:.0} entries/s",
+                "migrated {} entries ({:.1} MiB) from a {} source of chain {} at block {} {} \
+                 (MDBX snapshot {}) in {:.2} s: {:.0} entries/s",
                 self.entries(),
                 self.bytes() as f64 / (1 << 20) as f64,
                 self.layout.name(),
+                self.chain_id,
                 self.height,
+                self.block_hash,
                 self.snapshot_id,
                 secs,
                 self.entries() as f64 / secs
@@ -310,21 +441,96 @@ pub fn migrate(
     let src = RethDb::open(src)?;
     // Everything below reads this one snapshot: the height, the counts, every worker's entries.
     let snapshot = src.snapshot()?;
-    // Fail on a missing state table before touching the destination.
+    // Fail on a missing state table, or a state of unknown identity, before touching the
+    // destination.
     for kind in TableKind::ALL {
         src.entries_in(snapshot.txn(), src.layout().table(kind))?;
     }
+    let identity = source_identity(&src, &snapshot, opts)?;
     let (store, complete) =
         copy::open_destination(dst.as_ref(), src.layout(), &snapshot, opts.resume)?;
     let mut summary = if complete {
-        copy::already_complete(&src, &snapshot)
+        copy::record_identity_of_complete(&store, identity)?;
+        copy::already_complete(&src, &snapshot, identity)
     } else {
-        copy::migrate_into(&src, &snapshot, &store, opts, progress)?
+        copy::migrate_into(&src, &snapshot, &store, opts, identity, progress)?
     };
     if let Some(sample) = opts.verify {
         summary.verify = Some(verify::verify_store(&src, &snapshot, &store, sample)?);
     }
     Ok(summary)
+}
+
+/// The block a migrated state is at, its hash and its chain: what a replay checks a dump against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Identity {
+    height: u64,
+    hash: B256,
+    chain_id: u64,
+}
+
+impl Identity {
+    fn applied_block(self) -> AppliedBlock {
+        AppliedBlock::new(self.height, self.hash, self.chain_id)
+    }
+}
+
+/// The block the destination will be at, with its hash and chain: what the source says of them,
+/// completed (never contradicted) by [`MigrateOptions::chain_id`] and
+/// [`MigrateOptions::block_hash`]; an error where neither tells.
+fn source_identity(
+    src: &RethDb,
+    snapshot: &Snapshot<'_>,
+    opts: &MigrateOptions,
+) -> Result<Identity, MigrateError> {
+    let path = src.path().to_path_buf();
+    let height = snapshot.height();
+    let identity = src.identity_in(snapshot.txn(), height)?;
+    let chain_id = match (identity.chain(), opts.chain_id) {
+        (Some(chain), Some(given)) if chain.id != given => {
+            return Err(MigrateError::ChainMismatch {
+                path,
+                chain: chain.id,
+                name: chain.name,
+                genesis_hash: chain.genesis_hash,
+                given,
+            });
+        }
+        (Some(chain), _) => chain.id,
+        (None, Some(given)) => given,
+        (None, None) => {
+            return Err(MigrateError::ChainUnknown {
+                path,
+                genesis_hash: identity.genesis_hash,
+            });
+        }
+    };
+    let found = identity.block_hashes;
+    let block_hash = match (found.as_slice(), opts.block_hash) {
+        ([], Some(given)) => given,
+        (found, Some(given)) if found.contains(&given) => given,
+        (_, Some(given)) => {
+            return Err(MigrateError::BlockHashMismatch {
+                path,
+                height,
+                found,
+                given,
+            });
+        }
+        ([hash], None) => *hash,
+        (_, None) => {
+            return Err(MigrateError::BlockHashUnknown {
+                path,
+                height,
+                found,
+            });
+        }
+    };
+    Ok(Identity {
+        height,
+        hash: block_hash,
+        chain_id,
+    })
 }
 
 /// Compares the destination with the source: counts per table, and every entry (or a `sample`

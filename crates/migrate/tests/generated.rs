@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use alloy_primitives::U256;
+use alloy_primitives::{B256, U256};
 use bal_replay_migrate::{MigrateError, MigrateOptions, NoProgress, migrate, verify};
 use bal_replay_reth_db::{
     GenerateOptions, Layout, RethDbError, churn_source, generate::GENERATED_MARKER,
@@ -14,6 +14,19 @@ use bal_replay_state::{RocksStore, StateReader};
 
 fn open(dst: &std::path::Path) -> RocksStore {
     RocksStore::open_read_only(dst).unwrap()
+}
+
+/// The hash a migration of a generated source is given for its block.
+const GIVEN_HASH: B256 = B256::repeat_byte(0x5e);
+
+/// A generated source holds no headers, so it says neither its chain nor its block's hash: a
+/// migration of it is given both.
+fn given() -> MigrateOptions {
+    MigrateOptions {
+        chain_id: Some(1),
+        block_hash: Some(GIVEN_HASH),
+        ..MigrateOptions::default()
+    }
 }
 
 #[test]
@@ -42,7 +55,7 @@ fn generated_sources_migrate_and_verify() {
                 threads,
                 batch_entries: 1000,
                 checkpoint_entries: 3000,
-                ..MigrateOptions::default()
+                ..given()
             };
             let summary = migrate(&src, &dst, &opts, &NoProgress).unwrap();
             assert_eq!(
@@ -72,7 +85,7 @@ fn generated_sources_migrate_and_verify() {
             batch_entries: 500,
             checkpoint_entries: 1500,
             stop_after: Some(9_000),
-            ..MigrateOptions::default()
+            ..given()
         };
         assert!(matches!(
             migrate(&src, &dst, &small, &NoProgress),
@@ -116,7 +129,7 @@ fn resume_refuses_a_source_that_moved_since_the_first_run() {
         batch_entries: 500,
         checkpoint_entries: 1500,
         stop_after: Some(6_000),
-        ..MigrateOptions::default()
+        ..given()
     };
     assert!(matches!(
         migrate(&src, &dst, &small, &NoProgress),
@@ -189,7 +202,7 @@ fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
         &MigrateOptions {
             threads: 3,
             verify: Some(1.0),
-            ..MigrateOptions::default()
+            ..given()
         },
         &NoProgress,
     )
@@ -204,22 +217,83 @@ fn an_unchanged_source_keeps_its_snapshot_id_and_the_summary_names_it() {
     );
 }
 
-/// The migrated state records the hash of its applied block where the source's
-/// `CanonicalHeaders` has it, so `bal-replay run` can check that a dump builds on it; without the
-/// entry (reth v2 keeps headers in static files) the hash is recorded as unknown.
+/// A source that holds no genesis and no header of its block (a generated one) cannot say which
+/// chain or block it is: the migration is refused, naming the source and the option that would
+/// tell, before the destination is created; given both, it records them.
+#[test]
+fn a_source_that_does_not_say_its_chain_or_block_needs_them_given() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("reth");
+    let generated = generate_source(
+        &src,
+        &GenerateOptions {
+            layout: Layout::V1,
+            entries: 1_000,
+            height: 9,
+        },
+    )
+    .unwrap();
+    let dst = tmp.path().join("flat");
+    let err = migrate(&src, &dst, &MigrateOptions::default(), &NoProgress).unwrap_err();
+    match &err {
+        MigrateError::ChainUnknown { path, genesis_hash } => {
+            assert_eq!((path, *genesis_hash), (&generated.db, None));
+        }
+        other => panic!("expected ChainUnknown, got {other}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&generated.db.display().to_string()),
+        "{message}"
+    );
+    assert!(message.contains("holds no genesis hash"), "{message}");
+    assert!(message.contains("pass --chain <id>"), "{message}");
+    assert!(!dst.exists());
+
+    let chain_only = MigrateOptions {
+        chain_id: Some(1),
+        ..MigrateOptions::default()
+    };
+    let err = migrate(&src, &dst, &chain_only, &NoProgress).unwrap_err();
+    match &err {
+        MigrateError::BlockHashUnknown {
+            path,
+            height,
+            found,
+        } => assert_eq!((path, *height, found.len()), (&generated.db, 9, 0)),
+        other => panic!("expected BlockHashUnknown, got {other}"),
+    }
+    assert!(err.to_string().contains("--block-hash"), "{err}");
+    assert!(!dst.exists());
+
+    let summary = migrate(&src, &dst, &given(), &NoProgress).unwrap();
+    assert_eq!((summary.chain_id, summary.block_hash), (1, GIVEN_HASH));
+    let store = open(&dst);
+    assert_eq!(store.applied_block().unwrap(), Some(9));
+    assert_eq!(store.applied_block_hash().unwrap(), Some(GIVEN_HASH));
+    assert_eq!(store.chain_id().unwrap(), Some(1));
+}
+
+/// The applied block's hash comes from the source's `CanonicalHeaders` where it has it, and a
+/// different one given is refused; without the entry (reth v2 keeps headers in static files) and
+/// without `HeaderNumbers`, the hash must be given. A genesis of no known chain names no chain.
 #[test]
 fn the_applied_blocks_hash_comes_from_canonical_headers() {
-    use alloy_primitives::{B256, Bytes, KECCAK256_EMPTY};
+    use alloy_primitives::{Bytes, KECCAK256_EMPTY};
     use bal_replay_state::{FlatAccount, FlatContents, KeyScheme};
 
-    let hash = B256::repeat_byte(0x7a);
+    let (genesis, hash) = (B256::repeat_byte(0x60), B256::repeat_byte(0x7a));
     for (name, block_hashes, expected) in [
         (
             "with-hash",
-            vec![(6, B256::repeat_byte(6)), (7, hash)],
+            vec![(0, genesis), (6, B256::repeat_byte(6)), (7, hash)],
             Some(hash),
         ),
-        ("without-hash", vec![(6, B256::repeat_byte(6))], None),
+        (
+            "without-hash",
+            vec![(0, genesis), (6, B256::repeat_byte(6))],
+            None,
+        ),
     ] {
         let tmp = tempfile::tempdir().unwrap();
         let contents = FlatContents {
@@ -240,11 +314,53 @@ fn the_applied_blocks_hash_comes_from_canonical_headers() {
         let src = tmp.path().join("reth");
         bal_replay_reth_db::write_source_from_flat(&src, &contents).unwrap();
         let dst = tmp.path().join("flat");
-        let summary = migrate(&src, &dst, &MigrateOptions::default(), &NoProgress).unwrap();
-        assert_eq!(summary.height, 7, "{name}");
+        let err = migrate(&src, &dst, &MigrateOptions::default(), &NoProgress).unwrap_err();
+        match &err {
+            MigrateError::ChainUnknown { genesis_hash, .. } => {
+                assert_eq!(*genesis_hash, Some(genesis), "{name}");
+            }
+            other => panic!("{name}: expected ChainUnknown, got {other}"),
+        }
+        assert!(
+            err.to_string().contains(&format!(
+                "its genesis hash {genesis} is not one of a chain this tool knows"
+            )),
+            "{err}"
+        );
+        let chain = MigrateOptions {
+            chain_id: Some(5),
+            ..MigrateOptions::default()
+        };
+        let other = B256::repeat_byte(0x99);
+        let other_hash = MigrateOptions {
+            block_hash: Some(other),
+            ..chain.clone()
+        };
+        let result = migrate(&src, &dst, &other_hash, &NoProgress);
+        if let Some(hash) = expected {
+            match result {
+                Err(MigrateError::BlockHashMismatch {
+                    height,
+                    found,
+                    given,
+                    ..
+                }) => assert_eq!((height, found, given), (7, vec![hash], other), "{name}"),
+                other => panic!("{name}: expected BlockHashMismatch, got {other:?}"),
+            }
+            assert!(!dst.exists(), "{name}");
+            migrate(&src, &dst, &chain, &NoProgress).unwrap();
+        } else {
+            // Nothing to disagree with: the hash given is the one recorded.
+            result.unwrap();
+        }
         let store = open(&dst);
         assert_eq!(store.applied_block().unwrap(), Some(7), "{name}");
-        assert_eq!(store.applied_block_hash().unwrap(), expected, "{name}");
+        assert_eq!(
+            store.applied_block_hash().unwrap(),
+            Some(expected.unwrap_or(other)),
+            "{name}"
+        );
+        assert_eq!(store.chain_id().unwrap(), Some(5), "{name}");
     }
 }
 

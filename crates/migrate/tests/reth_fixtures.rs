@@ -1,5 +1,9 @@
 //! The two databases reth v2.5.1 wrote (`../shared/fixtures/reth-db`, see its README), migrated and
 //! read back through the flat state's own reader, against the values reth's `db get` reports.
+//!
+//! Both keep their headers in static files (not kept), so `CanonicalHeaders` is empty; their
+//! `HeaderNumbers` (hash -> number, kept in MDBX) holds reth v2.5.1's dev genesis at block 0 and
+//! the hashes below at the state's height.
 
 use std::path::Path;
 
@@ -11,6 +15,15 @@ use bal_replay_fixtures::{
 use bal_replay_migrate::{MigrateError, MigrateOptions, NoProgress, meta, migrate, verify};
 use bal_replay_reth_db::{Layout, RethDbError, TableKind};
 use bal_replay_state::{KeyScheme, RocksOptions, RocksStore, StateReader, cf};
+
+/// reth's `--dev` chain, which both fixtures were written on.
+const DEV_CHAIN: u64 = 1337;
+/// The hash of block 19, the v1 fixture's height, in its `HeaderNumbers`.
+const V1_BLOCK_HASH: B256 =
+    b256!("cc872fcb6b746af4dfd80c59fb3547de6d5bda89e8238bb5579d78966df8a626");
+/// The hash of block 26, the v2 fixture's height, in its `HeaderNumbers`.
+const V2_BLOCK_HASH: B256 =
+    b256!("2ba201a8ff41f7d911600efc32baa6bf9944b4182ac0ba8c0b2b6b74c9e46d0a");
 
 /// A reth datadir holding a private copy of a fixture's `db/` (see [`copy_reth_db`]).
 fn fixture(layout: &str) -> Fixture {
@@ -57,9 +70,17 @@ fn v1_fixture_migrates_to_a_plain_state() {
     assert_eq!(summary.height, 19);
     assert_eq!(summary.entries(), 64 + 40 + 1);
 
+    // The chain by the genesis hash, the block's hash by HeaderNumbers: what a replay checks.
+    assert_eq!(
+        (summary.chain_id, summary.block_hash),
+        (DEV_CHAIN, V1_BLOCK_HASH)
+    );
+
     let store = open(&dst);
     assert_eq!(store.key_scheme(), KeyScheme::Plain);
     assert_eq!(store.applied_block().unwrap(), Some(19));
+    assert_eq!(store.applied_block_hash().unwrap(), Some(V1_BLOCK_HASH));
+    assert_eq!(store.chain_id().unwrap(), Some(DEV_CHAIN));
     assert_eq!(
         store.meta(meta::STATUS).unwrap().as_deref(),
         Some(meta::COMPLETE)
@@ -90,10 +111,23 @@ fn v2_fixture_migrates_to_a_hashed_state() {
     // The datadir form of the path (holding db/) is accepted as well as db/ itself.
     let summary = migrate(fixture("v2"), &dst, &options(), &NoProgress).unwrap();
     assert_eq!((summary.layout, summary.height), (Layout::V2, 26));
+    assert_eq!(
+        (summary.chain_id, summary.block_hash),
+        (DEV_CHAIN, V2_BLOCK_HASH)
+    );
+    assert!(
+        summary
+            .describe(&dst)
+            .contains(&format!("of chain 1337 at block 26 {V2_BLOCK_HASH}")),
+        "{}",
+        summary.describe(&dst)
+    );
 
     let store = open(&dst);
     assert_eq!(store.key_scheme(), KeyScheme::Hashed);
     assert_eq!(store.applied_block().unwrap(), Some(26));
+    assert_eq!(store.applied_block_hash().unwrap(), Some(V2_BLOCK_HASH));
+    assert_eq!(store.chain_id().unwrap(), Some(DEV_CHAIN));
     assert_eq!(
         (
             cf_count(&store, cf::ACCOUNTS),
@@ -330,4 +364,118 @@ fn bad_sources_are_clear_errors() {
         "{err}"
     );
     assert!(err.to_string().contains("--resume"), "{err}");
+}
+
+/// What the source says of itself cannot be overridden: another chain or another block hash given
+/// is refused, naming both, before the destination is created; the same ones given are accepted.
+#[test]
+fn a_chain_or_block_hash_that_contradicts_the_source_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("flat");
+    let src = fixture("v1");
+    let db = src.as_ref().join("db");
+
+    let other_chain = MigrateOptions {
+        chain_id: Some(1),
+        ..options()
+    };
+    let err = migrate(&src, &dst, &other_chain, &NoProgress).unwrap_err();
+    match &err {
+        MigrateError::ChainMismatch {
+            path,
+            chain,
+            given,
+            genesis_hash,
+            ..
+        } => {
+            assert_eq!((path, *chain, *given), (&db, DEV_CHAIN, 1));
+            assert_eq!(
+                *genesis_hash,
+                b256!("683713729fcb72be6f3d8b88c8cda3e10569d73b9640d3bf6f5184d94bd97616")
+            );
+        }
+        other => panic!("expected ChainMismatch, got {other}"),
+    }
+    assert!(err.to_string().contains("but --chain says 1"), "{err}");
+    assert!(!dst.exists());
+
+    let other_hash = B256::repeat_byte(0x11);
+    let err = migrate(
+        &src,
+        &dst,
+        &MigrateOptions {
+            block_hash: Some(other_hash),
+            ..options()
+        },
+        &NoProgress,
+    )
+    .unwrap_err();
+    match &err {
+        MigrateError::BlockHashMismatch {
+            height,
+            found,
+            given,
+            ..
+        } => assert_eq!(
+            (*height, found.as_slice(), *given),
+            (19, &[V1_BLOCK_HASH][..], other_hash)
+        ),
+        other => panic!("expected BlockHashMismatch, got {other}"),
+    }
+    assert!(!dst.exists());
+
+    let agreeing = MigrateOptions {
+        chain_id: Some(DEV_CHAIN),
+        block_hash: Some(V1_BLOCK_HASH),
+        ..options()
+    };
+    let summary = migrate(&src, &dst, &agreeing, &NoProgress).unwrap();
+    assert_eq!(
+        (summary.chain_id, summary.block_hash),
+        (DEV_CHAIN, V1_BLOCK_HASH)
+    );
+}
+
+/// A migration finished by an older `bal-migrate` recorded no chain id or hash; resuming it records
+/// them, and one that recorded another chain is refused.
+#[test]
+fn resuming_a_complete_migration_records_its_chain_and_block_hash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dst = tmp.path().join("flat");
+    let src = fixture("v2");
+    migrate(&src, &dst, &options(), &NoProgress).unwrap();
+    let digest = open(&dst).content_digest().unwrap();
+    let set_meta = |key: &[u8], value: Option<&[u8]>| {
+        let store = RocksStore::open(&dst, &RocksOptions::default()).unwrap();
+        let db = store.raw_db();
+        let meta = db.cf_handle(cf::META).unwrap();
+        match value {
+            Some(value) => db.put_cf(meta, key, value).unwrap(),
+            None => db.delete_cf(meta, key).unwrap(),
+        }
+    };
+    set_meta(cf::META_CHAIN_ID, None);
+    set_meta(cf::META_APPLIED_BLOCK_HASH, None);
+    let resume = MigrateOptions {
+        resume: true,
+        ..options()
+    };
+    let summary = migrate(&src, &dst, &resume, &NoProgress).unwrap();
+    assert!(summary.already_complete);
+    let store = open(&dst);
+    assert_eq!(store.applied_block().unwrap(), Some(26));
+    assert_eq!(store.applied_block_hash().unwrap(), Some(V2_BLOCK_HASH));
+    assert_eq!(store.chain_id().unwrap(), Some(DEV_CHAIN));
+    assert_eq!(store.content_digest().unwrap(), digest);
+    drop(store);
+
+    set_meta(cf::META_CHAIN_ID, Some(&5u64.to_be_bytes()));
+    let err = migrate(&src, &dst, &resume, &NoProgress).unwrap_err();
+    assert!(matches!(err, MigrateError::ResumeMismatch { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("it records chain 5 for block 26, where this run takes chain 1337"),
+        "{err}"
+    );
+    assert_eq!(open(&dst).chain_id().unwrap(), Some(5));
 }

@@ -16,8 +16,11 @@
 //!
 //! [`RethDb`] opens a database read-only and detects its [`Layout`]; a [`Snapshot`] is one read
 //! transaction with the height and block hash read in it, so everything read through it is one
-//! state even while a node keeps writing. Two crates read through it: `bal-replay-migrate` (copies
-//! the state into RocksDB) and `bal-replay-mdbx-state` (replays over it in place).
+//! state even while a node keeps writing. [`RethDb::identity_in`] reads what the database says of
+//! its chain (by its genesis hash, [`KNOWN_CHAINS`]: reth keeps no chain id in MDBX) and of its
+//! block's hash (`CanonicalHeaders`, else `HeaderNumbers`). Two crates read through it:
+//! `bal-replay-migrate` (copies the state into RocksDB) and `bal-replay-mdbx-state` (replays over
+//! it in place).
 //!
 //! [`generate`] is the other direction, for tests and benchmarks: it writes reth-layout databases
 //! (synthetic ones of any size, or a flat state's contents) and plays a node writing to one.
@@ -33,6 +36,7 @@
 
 mod error;
 pub mod generate;
+mod identity;
 mod reader;
 
 pub use error::RethDbError;
@@ -40,6 +44,7 @@ pub use generate::{
     GenerateOptions, GenerateSummary, WrittenSource, churn_source, generate_source,
     generated_address, write_source_from_flat, write_source_from_store,
 };
+pub use identity::{KNOWN_CHAINS, KnownChain, SourceIdentity};
 pub use reader::{
     Layout, RethDb, Snapshot, TableKind, decode_account, decode_account_flat, decode_bytecode,
     decode_storage, table,

@@ -35,6 +35,9 @@ pub mod table {
     /// Block number (u64 big-endian, 8) -> canonical block hash (32). reth v2 keeps headers in
     /// static files, so this table may be empty.
     pub const CANONICAL_HEADERS: &str = "CanonicalHeaders";
+    /// Block hash (32) -> block number (u64, SCALE: 8 bytes little-endian), for every canonical
+    /// block; kept in MDBX by reth v2 too.
+    pub const HEADER_NUMBERS: &str = "HeaderNumbers";
 }
 
 /// The `Metadata` key under which reth v2.5.1 records its `StorageSettings`.

@@ -28,6 +28,9 @@
 //! |                | `key_scheme`                | same                                | `plain` / `hashed`                                   |
 //! |                | `format_version`            | same                                | u32 (4), currently 1                                 |
 //!
+//! A replay refuses a state lacking `applied_block_hash` or `chain_id` unless told to trust it
+//! (`bal-replay --trust-state`): without them nothing shows a dump builds on the state.
+//!
 //! Every storage key of an account is its account key followed by exactly 32 bytes, so wiping an
 //! account's storage is one range deletion. A commit is one `WriteBatch`: wipes, accounts, slots,
 //! codes, block hashes and `applied_block` with its hash (and the chain id when the commit names it),
@@ -95,6 +98,12 @@ pub trait StateReader: Send + Sync {
         Ok(None)
     }
 
+    /// Where the state lives (its directory), for errors that must name it; `None` for a state
+    /// in memory.
+    fn location(&self) -> Option<&std::path::Path> {
+        None
+    }
+
     /// The accounts of `addresses`, in order. Stores that can batch lookups (RocksDB multi-get)
     /// override this; the default reads one by one.
     fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<FlatAccount>>, StateError> {
@@ -145,6 +154,9 @@ macro_rules! forward_state_reader {
             }
             fn chain_id(&self) -> Result<Option<u64>, StateError> {
                 (**self).chain_id()
+            }
+            fn location(&self) -> Option<&std::path::Path> {
+                (**self).location()
             }
             fn accounts_many(
                 &self,

@@ -126,6 +126,10 @@ impl<S: StateReader> StateReader for MemOverlay<S> {
             None => self.base.chain_id(),
         }
     }
+
+    fn location(&self) -> Option<&std::path::Path> {
+        self.base.location()
+    }
 }
 
 impl<S: StateReader> StateWriter for MemOverlay<S> {

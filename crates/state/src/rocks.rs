@@ -870,6 +870,10 @@ pub(crate) fn decode_slot(key: &[u8], value: &[u8]) -> Result<U256, StateError> 
 }
 
 impl StateReader for RocksStore {
+    fn location(&self) -> Option<&Path> {
+        Some(&self.path)
+    }
+
     fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<FlatAccount>>, StateError> {
         self.multi_get_accounts(addresses)
     }

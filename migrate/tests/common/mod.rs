@@ -5,9 +5,16 @@ use std::{path::Path, process::Command};
 
 use bal_replay_migrate::{VerifyReport, verify};
 
-/// The `bal-migrate` binary under test.
+/// The hash these tests give a generated source's block.
+pub const GENERATED_BLOCK_HASH: &str =
+    "0x5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e";
+
+/// The `bal-migrate` binary under test, for the generated sources these tests migrate: they hold
+/// no headers, so they say neither their chain nor their block's hash, and both are given.
 pub fn bal_migrate() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_bal-migrate"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_bal-migrate"));
+    command.args(["--chain", "1", "--block-hash", GENERATED_BLOCK_HASH]);
+    command
 }
 
 /// Migrates `src` into the fresh `dst` in one uninterrupted run and verifies it in full: what an
