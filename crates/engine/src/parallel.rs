@@ -3,6 +3,7 @@
 use crate::{
     BatchPlan, EngineError, IoDesign, TaskOrder,
     batch::{Task, TaskKind},
+    pool::worker_thread,
     profile::{TaskClock, TaskProfile},
     verify::check_block,
 };
@@ -175,13 +176,6 @@ where
         worker_run_delay_ns,
         process_cpu_ns,
     })
-}
-
-/// The thread of worker `worker` of a batch: named, so a profile (perf, top -H) tells the workers
-/// from RocksDB's and the readers' threads. Started per batch ([`crate::pool::EnginePools`] says
-/// why); what starting one costs is [`crate::profile::measure_worker_start`]'s to measure.
-pub(crate) fn worker_thread(worker: u32) -> std::thread::Builder {
-    std::thread::Builder::new().name(format!("bal-worker-{worker}"))
 }
 
 /// What the workers left: each task's output by global index (none where it failed or was

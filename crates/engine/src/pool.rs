@@ -1,4 +1,5 @@
-//! Threads kept for a whole replay: the readers that prefetch (or verify) a batch's keys.
+//! Threads kept for a whole replay: the readers that prefetch (or verify) a batch's keys. Also
+//! the builder of a batch's workers' threads, which are not kept ([`EnginePools`] says why).
 //!
 //! Why not threads per batch: starting and joining a thread costs tens of microseconds on this
 //! VM. A prefetch started 16-24 reader threads per batch, which at batch 1 made batched I/O's
@@ -111,6 +112,13 @@ impl EnginePools {
                 .transpose()?,
         })
     }
+}
+
+/// The thread of worker `worker` of a batch: named, so a profile (perf, top -H) tells the workers
+/// from RocksDB's and the readers' threads. Started per batch ([`EnginePools`] says why); what
+/// starting one costs is [`crate::profile::measure_worker_start`]'s to measure.
+pub(crate) fn worker_thread(worker: u32) -> std::thread::Builder {
+    std::thread::Builder::new().name(format!("bal-worker-{worker}"))
 }
 
 #[cfg(test)]

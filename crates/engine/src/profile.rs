@@ -305,7 +305,7 @@ pub const WORKER_START_WORKERS: usize = 8;
 pub const WORKER_START_ROUNDS: usize = 100;
 
 /// Measures [`WorkerStartCost`]: `rounds` times, starts `workers` threads as a batch starts its
-/// workers ([`crate::parallel`]'s thread builder, scoped) with nothing to run, and joins them. The
+/// workers ([`crate::pool`]'s thread builder, scoped) with nothing to run, and joins them. The
 /// workers' own CPU is the process's less the starting thread's, so other threads of the process
 /// (RocksDB's) must be idle: measure before a store opens. `None` if a thread cannot start.
 pub fn measure_worker_start(workers: usize, rounds: usize) -> Option<WorkerStartCost> {
@@ -317,7 +317,7 @@ pub fn measure_worker_start(workers: usize, rounds: usize) -> Option<WorkerStart
             let mut handles = Vec::with_capacity(workers);
             for w in 0..workers {
                 handles.push(
-                    crate::parallel::worker_thread(w as u32)
+                    crate::pool::worker_thread(w as u32)
                         .spawn_scoped(scope, || {})
                         .ok()?,
                 );
