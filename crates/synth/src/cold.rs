@@ -13,7 +13,7 @@
 //! in bounded memory, and the chain generator learns a cold key's value only when a transaction
 //! first touches it ([`ColdKey`]).
 
-use crate::{GeneratorConfig, contracts::erc20_layout, genesis::TOKEN_UNIT};
+use crate::{GeneratorConfig, config::TOKEN_UNIT, contracts::erc20_layout};
 use alloy_primitives::{Address, U256, keccak256};
 use bal_replay_state::{FlatAccount, RocksStore, StateChanges, StateError};
 use revm::primitives::KECCAK_EMPTY;
@@ -21,10 +21,6 @@ use revm::primitives::KECCAK_EMPTY;
 /// Share of the cold entries that are accounts (the rest are token balance slots). Mainnet's flat
 /// state holds about 5 slots per account.
 const ACCOUNT_SHARE: f64 = 0.2;
-
-/// Most cold holders: their balance slots are sorted in memory (40 bytes each) before they are
-/// written, which bounds generation's memory to under 1 GiB.
-pub const MAX_HOLDERS_PER_TOKEN: u64 = 16 << 20;
 
 /// The cold part of a generated state.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -114,6 +114,13 @@ impl Default for GeneratorConfig {
 /// worst-case transactions.
 pub(crate) const HOT_WALLETS: usize = 8;
 
+/// One whole token (18 decimals).
+pub(crate) const TOKEN_UNIT: u128 = 1_000_000_000_000_000_000;
+
+/// Most cold holders: their balance slots are sorted in memory (40 bytes each) before they are
+/// written, which bounds generation's memory to under 1 GiB.
+pub const MAX_HOLDERS_PER_TOKEN: u64 = 16 << 20;
+
 /// Mainnet's first proof-of-stake block: mainnet's schedule decides the merge by block number, so
 /// generated (post-merge) headers must be numbered from here on.
 pub(crate) const FIRST_POST_MERGE_BLOCK: u64 = 15_537_394;
@@ -142,12 +149,10 @@ impl GeneratorConfig {
             ));
         }
         let most_holders = self.state_entries.div_ceil(self.tokens.max(1) as u64);
-        if most_holders > crate::cold::MAX_HOLDERS_PER_TOKEN {
+        if most_holders > MAX_HOLDERS_PER_TOKEN {
             return fail(format!(
                 "{} state entries over {} tokens would give each token up to {most_holders} cold holders, at most {} fit in memory: raise tokens",
-                self.state_entries,
-                self.tokens,
-                crate::cold::MAX_HOLDERS_PER_TOKEN
+                self.state_entries, self.tokens, MAX_HOLDERS_PER_TOKEN
             ));
         }
         if self.tokens < 2 {

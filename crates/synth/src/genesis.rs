@@ -3,7 +3,7 @@
 use crate::{
     GeneratorConfig,
     cold::ColdState,
-    config::HOT_WALLETS,
+    config::{HOT_WALLETS, TOKEN_UNIT},
     contracts::{self, erc20_layout, nft_layout, pair_layout},
     rng::Rng,
 };
@@ -15,8 +15,6 @@ use secp256k1::{PublicKey, SecretKey};
 
 /// One ether in wei.
 pub(crate) const ETHER: u128 = 1_000_000_000_000_000_000;
-/// One whole token (18 decimals).
-pub(crate) const TOKEN_UNIT: u128 = 1_000_000_000_000_000_000;
 
 /// An externally owned account with its signing key.
 #[derive(Debug, Clone)]

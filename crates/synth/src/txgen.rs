@@ -2,9 +2,9 @@
 
 use crate::{
     cold::ColdKey,
-    config::HOT_WALLETS,
+    config::{HOT_WALLETS, TOKEN_UNIT},
     contracts::{self, RouterOp},
-    genesis::{ETHER, TOKEN_UNIT, World},
+    genesis::{ETHER, World},
     rng::{Rng, Zipf},
 };
 use alloy_primitives::{Address, Bytes, U256};
