@@ -1039,7 +1039,18 @@ pub fn reference_throughput(
             });
         }
         out.blocks += 1;
-        out.gas += record.gas_used();
+        // Each block's header gas equals its executed gas (checked above), so no real dump gets
+        // near u64::MAX; a sum past it is an error all the same, never a panic.
+        out.gas = out
+            .gas
+            .checked_add(record.gas_used())
+            .ok_or_else(|| BenchError::Run {
+                run: format!("block {}", record.number()),
+                source: EngineError::GasOverflow {
+                    first: dump.manifest().first_block.unwrap_or_default(),
+                    last: record.number(),
+                },
+            })?;
     }
     Ok(out)
 }
