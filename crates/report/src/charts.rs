@@ -1033,7 +1033,7 @@ pub(crate) fn draw_read_engines(
     size: (u32, u32),
     font: &FontRef<'static>,
 ) -> Result<(Vec<Chart>, Vec<String>), ReportError> {
-    let engines = crate::read_engines::engines(reports);
+    let engines = crate::engine_groups::engines(reports);
     // In thousands, as the engines' series.
     let fio_series = || {
         fio.map(|disk| Series {

@@ -12,6 +12,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod charts;
+mod engine_groups;
 mod markdown;
 mod png;
 mod projection;
