@@ -6,8 +6,8 @@
 #
 #   scripts/findings.sh [WORK_DIR]    (default: a fresh directory under /var/tmp)
 #
-# Each step whose output WORK_DIR already holds is skipped, so an interrupted run resumes (and the
-# page can be assembled again from studies already run). Only what this script wrote is left there:
+# Each step whose output WORK_DIR already holds is skipped, so an interrupted run resumes; a study
+# whose runs are there already (bench.json) only computes its page again from them. Only what this script wrote is left there:
 # the states and the studies' outputs, for a look at their JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +15,11 @@ work="${1:-$(mktemp -d /var/tmp/bal-replay-findings.XXXXXX)}"
 mkdir -p "$work"
 # Runs a step unless its output exists.
 step() { local done_when="$1"; shift; [ -e "$done_when" ] || "$@"; }
+# Runs a study, or where its runs exist already (bench.json), computes its page again from them.
+study() {
+    local out="$1"; shift
+    if [ -e "$out/bench.json" ]; then "$@" --from-bench "$out/bench.json"; else "$@"; fi
+}
 fixtures=../shared/fixtures
 cargo build -q -p bal-replay -p bal-dump
 bin="${CARGO_TARGET_DIR:-target}/debug"
@@ -25,7 +30,7 @@ step "$work/big/dump" "$bin/bal-dump" generate --out "$work/big/dump" --state "$
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
     --threads 1,2,4 --batch 1,10,50 --repeat 2
     --title "a generated mainnet-like chain of 200 blocks over a 200 M-entry state")
-step "$work/big/findings/findings.md" "${big[@]}"
+study "$work/big/findings" "${big[@]}"
 
 # 2. The real mainnet fixture blocks a BAL can replay in parallel (those that wipe a contract's
 #    storage, which a BAL cannot express, left out), each over its own pre-state, at batch 1.
@@ -38,7 +43,7 @@ step "$work/mainnet/dump" "$bin/bal-dump" import-fixture --out "$work/mainnet/du
 mainnet=("$bin/bal-replay" study --dump "$work/mainnet/dump" --state "$work/mainnet/state"
     --out "$work/mainnet/findings" --quick --batch 1
     --title "the ${#dirs[@]} mainnet fixture blocks a BAL can replay in parallel (Frontier to Cancun)")
-step "$work/mainnet/findings/findings.md" "${mainnet[@]}"
+study "$work/mainnet/findings" "${mainnet[@]}"
 
 # 3. The Amsterdam dev chain: the network's own BALs against each design.
 step "$work/amsterdam/dump" "$bin/bal-dump" import-chain --out "$work/amsterdam/dump" --state "$work/amsterdam/state" \
@@ -46,7 +51,7 @@ step "$work/amsterdam/dump" "$bin/bal-dump" import-chain --out "$work/amsterdam/
 amsterdam=("$bin/bal-replay" study --dump "$work/amsterdam/dump" --state "$work/amsterdam/state"
     --out "$work/amsterdam/findings" --quick
     --title "the Amsterdam dev chain (reth v2.5.1, 80 blocks)")
-step "$work/amsterdam/findings/findings.md" "${amsterdam[@]}"
+study "$work/amsterdam/findings" "${amsterdam[@]}"
 
 # The page: a preface naming the machine and the commands, then each study's page, one heading
 # level down, its chart copied beside.

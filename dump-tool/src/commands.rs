@@ -263,7 +263,8 @@ fn validate(dump: &Path) -> eyre::Result<()> {
     let (mut valid, mut invalid) = (0u64, 0u64);
     // A frame that does not decode ends the walk: the reader has already named the file and
     // offset, and nothing after it can be located reliably.
-    for record in reader.records() {
+    // Links are checked here, block by block, so a break is reported and the walk goes on.
+    for record in reader.records_unlinked() {
         let record = record?;
         let link = links.check(&record).err().map(|e| e.to_string());
         let check = check_record(&config, &record)

@@ -601,6 +601,16 @@ impl BenchResult {
     }
 }
 
+/// The order round `round` of a repeated bench runs its `len` configurations in: forwards in even
+/// rounds, backwards in odd ones (A B C, C B A, A B C, ...).
+pub fn abba_order(len: usize, round: usize) -> Vec<usize> {
+    if round.is_multiple_of(2) {
+        (0..len).collect()
+    } else {
+        (0..len).rev().collect()
+    }
+}
+
 /// Mean BAL sizes of a dump's records.
 pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
     let totals = BalSizeTotals::of_records(dump.records())?;
@@ -925,13 +935,14 @@ pub fn run_bench(
     };
     let configs = matrix.schedule(disk_store);
     // Repeats go round the whole matrix, so a noisy minute on a shared machine touches every
-    // configuration alike instead of all repeats of one.
+    // configuration alike instead of all repeats of one; every other round goes backwards (ABBA),
+    // so a drift over the bench does not favour the configurations scheduled first.
     let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); configs.len()];
-    for _ in 0..matrix.repeat.get() {
-        for (run, repeats) in configs.iter().zip(&mut results) {
-            let result = bench.run(run)?;
+    for round in 0..matrix.repeat.get() {
+        for index in abba_order(configs.len(), round) {
+            let result = bench.run(&configs[index])?;
             on_run(&result);
-            repeats.push(result);
+            results[index].push(result);
         }
     }
     Ok(BenchResult {
@@ -1058,6 +1069,14 @@ pub fn reference_throughput(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn repeats_alternate_direction() {
+        assert_eq!(abba_order(3, 0), vec![0, 1, 2]);
+        assert_eq!(abba_order(3, 1), vec![2, 1, 0]);
+        assert_eq!(abba_order(3, 2), vec![0, 1, 2]);
+        assert!(abba_order(0, 1).is_empty());
+    }
 
     fn n(count: usize) -> NonZeroUsize {
         NonZeroUsize::new(count).unwrap()

@@ -311,6 +311,7 @@ impl DemoCommand {
             batch: Some(self.batch.clone()),
             repeat: None,
             no_fio: true,
+            from_bench: None,
             title: Some(format!(
                 "the demo chain ({} generated blocks, seed {})",
                 self.blocks, self.seed

@@ -36,6 +36,9 @@ pub struct StudyCommand {
     /// What the page calls the chain (default: the dump's directory).
     #[arg(long)]
     pub title: Option<String>,
+    /// Compute the page again from an earlier study's bench.json of the same dump and state.
+    #[arg(long)]
+    pub from_bench: Option<PathBuf>,
 }
 
 impl StudyCommand {
@@ -49,6 +52,7 @@ impl StudyCommand {
             fio: !self.no_fio,
             out: self.out.clone(),
             title: self.title.clone(),
+            from_bench: self.from_bench.clone(),
             command: std::env::args()
                 .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
                 .collect::<Vec<_>>()
@@ -64,14 +68,21 @@ impl StudyCommand {
             .record_count;
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
         let matrix = study_matrix(&options, cores, blocks);
-        println!(
-            "study: {} runs ({} designs x {} thread counts x {} batch sizes x {} repeats), each replaying {blocks} blocks",
-            matrix.run_count(),
-            matrix.designs.len(),
-            matrix.threads.len(),
-            matrix.batches.len(),
-            matrix.repeat
-        );
+        if let Some(path) = &self.from_bench {
+            println!(
+                "study: the page again from {}, nothing replayed",
+                path.display()
+            );
+        } else {
+            println!(
+                "study: {} runs ({} designs x {} thread counts x {} batch sizes x {} repeats), each replaying {blocks} blocks",
+                matrix.run_count(),
+                matrix.designs.len(),
+                matrix.threads.len(),
+                matrix.batches.len(),
+                matrix.repeat
+            );
+        }
         let bar = progress_bar(
             matrix.run_count(),
             "{spinner} study [{bar:30}] {pos}/{len} runs, {per_sec}, eta {eta} {msg}",

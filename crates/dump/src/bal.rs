@@ -107,6 +107,24 @@ pub enum BalDefect {
         /// The block's last index (`tx_count + 1`).
         last: u64,
     },
+    /// A code change sets code that starts with EIP-7702's delegation marker `0xef01` but is not a
+    /// delegation designation (`0xef0100` and a 20-byte address). No transaction can set such code
+    /// (EIP-3541 refuses new code starting with `0xef`; EIP-7702 writes only designations), and
+    /// revm refuses to load it: let through, it would fail a whole batch far from its block.
+    #[error(
+        "account {address}: code_changes index {index} sets {len} bytes of code starting 0xef01{}; code starting 0xef01 must be an EIP-7702 delegation: 0xef0100 and a 20-byte address, 23 bytes",
+        version.map(|v| format!(" version {v}")).unwrap_or_default()
+    )]
+    MalformedDelegation {
+        /// The account.
+        address: Address,
+        /// The code change's index.
+        index: u64,
+        /// The code's length.
+        len: usize,
+        /// The byte after the marker (the delegation's version), if there is one.
+        version: Option<u8>,
+    },
 }
 
 impl BalDefect {
@@ -117,7 +135,8 @@ impl BalDefect {
             | Self::SlotOrder { address, .. }
             | Self::ReadAndChanged { address, .. }
             | Self::IndexOrder { address, .. }
-            | Self::IndexOutOfRange { address, .. } => *address,
+            | Self::IndexOutOfRange { address, .. }
+            | Self::MalformedDelegation { address, .. } => *address,
         }
     }
 }
@@ -126,10 +145,17 @@ fn fmt_slot(slot: Option<U256>) -> String {
     slot.map(|s| format!(" slot {s:#x}")).unwrap_or_default()
 }
 
+/// EIP-7702's delegation designation: this marker, this version, a 20-byte address. revm reads any
+/// code that starts with the marker as a designation and refuses one of another length or version.
+const DELEGATION_MARKER: [u8; 2] = [0xef, 0x01];
+const DELEGATION_VERSION: u8 = 0;
+const DELEGATION_LEN: usize = 23;
+
 /// Checks that `bal`, the access list of a block of `tx_count` transactions, has the shape
 /// EIP-7928 requires: accounts strictly ascending by address; in each account, changed slots and
 /// read slots each strictly ascending and disjoint; every change list strictly ascending by index,
-/// each index within `0..=tx_count + 1`. Returns the first defect found, in list order.
+/// each index within `0..=tx_count + 1`; and any code set that starts with EIP-7702's delegation
+/// marker a whole designation. Returns the first defect found, in list order.
 pub fn check_bal(tx_count: usize, bal: &BlockAccessList) -> Result<(), BalDefect> {
     let last = tx_count as u64 + 1;
     let mut previous: Option<Address> = None;
@@ -231,13 +257,27 @@ fn check_account(last: u64, account: &AccountChanges) -> Result<(), BalDefect> {
         BalList::CodeChanges,
         None,
         &mut account.code_changes.iter().map(|c| c.block_access_index.0),
-    )
+    )?;
+    for change in &account.code_changes {
+        let code = &change.new_code;
+        let is_delegation = code.len() == DELEGATION_LEN && code[2] == DELEGATION_VERSION;
+        if code.starts_with(&DELEGATION_MARKER) && !is_delegation {
+            return Err(BalDefect::MalformedDelegation {
+                address,
+                index: change.block_access_index.0,
+                len: code.len(),
+                version: code.get(2).copied(),
+            });
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloy_eip7928::{BalanceChange, BlockAccessIndex, SlotChanges, StorageChange};
+    use alloy_eip7928::{BalanceChange, BlockAccessIndex, CodeChange, SlotChanges, StorageChange};
+    use alloy_primitives::Bytes;
 
     fn change(index: u64, value: u64) -> StorageChange {
         StorageChange::new(BlockAccessIndex::new(index), U256::from(value))
@@ -335,6 +375,58 @@ mod tests {
             BalDefect::ReadAndChanged {
                 address: Address::with_last_byte(1),
                 slot: U256::from(4),
+            }
+        );
+    }
+
+    #[test]
+    fn code_with_the_delegation_marker_that_is_no_delegation_is_refused() {
+        let delegation = |code: Vec<u8>| {
+            vec![
+                account(1)
+                    .with_code_change(CodeChange::new(BlockAccessIndex::new(1), Bytes::from(code))),
+            ]
+        };
+        let mut designation = vec![0xef, 0x01, 0x00];
+        designation.extend_from_slice(Address::with_last_byte(9).as_slice());
+        check_bal(1, &delegation(designation.clone())).unwrap();
+        // Code starting 0xef but not 0xef01 is no delegation; revm loads it as legacy code.
+        check_bal(1, &delegation(vec![0xef, 0x00, 0x01])).unwrap();
+
+        let short = designation[..22].to_vec();
+        assert_eq!(
+            check_bal(1, &delegation(short)).unwrap_err(),
+            BalDefect::MalformedDelegation {
+                address: Address::with_last_byte(1),
+                index: 1,
+                len: 22,
+                version: Some(0),
+            }
+        );
+        let mut version_one = designation;
+        version_one[2] = 1;
+        let err = check_bal(1, &delegation(version_one)).unwrap_err();
+        assert_eq!(
+            err,
+            BalDefect::MalformedDelegation {
+                address: Address::with_last_byte(1),
+                index: 1,
+                len: 23,
+                version: Some(1),
+            }
+        );
+        assert!(
+            err.to_string()
+                .contains("code_changes index 1 sets 23 bytes of code starting 0xef01 version 1"),
+            "{err}"
+        );
+        assert_eq!(
+            check_bal(1, &delegation(vec![0xef, 0x01])).unwrap_err(),
+            BalDefect::MalformedDelegation {
+                address: Address::with_last_byte(1),
+                index: 1,
+                len: 2,
+                version: None,
             }
         );
     }

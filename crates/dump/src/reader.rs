@@ -109,6 +109,16 @@ impl DumpReader {
         }
     }
 
+    /// [`records`](Self::records) without the parent-link check: for a tool that checks the links
+    /// itself and reports each break without stopping there (`bal-dump validate`). A replay never
+    /// reads a dump this way.
+    pub fn records_unlinked(&self) -> Records {
+        Records {
+            links: ChainLinks::new(false),
+            ..self.records()
+        }
+    }
+
     /// The last record, reading only the last segment (with every check [`records`](Self::records)
     /// makes of it): how a writer that follows a chain learns the hash its next block must link to.
     pub fn last_record(&self) -> Result<Option<BlockRecord>, DumpError> {

@@ -7,7 +7,7 @@ use alloy_eip7928::{
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::BlockRecord;
-use bal_replay_executor::{ExecError, check_bal_indices, writes_by_index};
+use bal_replay_executor::{ExecError, check_bal, writes_by_index};
 use revm::state::bal::Bal;
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -194,7 +194,7 @@ impl BatchPlan {
                 }
                 .into());
             }
-            check_bal_indices(record.number(), record.tx_count(), &record.bal)?;
+            check_bal(record.number(), record.tx_count(), &record.bal)?;
         }
         let first_block = records.first().map(|r| r.number()).unwrap_or_default();
         let merged = merge_bals(records.iter().zip(&offsets).map(|(r, off)| {
@@ -351,7 +351,7 @@ pub struct IndexOverflow {
 /// change, never also a read (revm's BAL treats a listed read as a slot without writes).
 ///
 /// The indices are not trusted: one whose shifted value overflows is an error, never a panic or a
-/// wrapped index. Whether each index lies within its block is [`check_bal_indices`]'s job, which
+/// wrapped index. Whether each index lies within its block is [`check_bal`]'s job, which
 /// [`BatchPlan::new`] runs first.
 pub fn merge_bals(
     bals: impl IntoIterator<Item = (BlockAccessList, u64)>,

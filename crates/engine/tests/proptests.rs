@@ -18,6 +18,7 @@ use bal_replay_engine::{BatchPlan, EngineError, IoDesign, merge_bals};
 use bal_replay_executor::{ExecError, tx_writes_from_bal};
 use bal_replay_test_utils::proptest_config as cases;
 use proptest::prelude::*;
+use revm::bytecode::Bytecode;
 use std::collections::BTreeMap;
 
 /// Mostly indices near a small block's range, sometimes anything a u64 holds.
@@ -31,6 +32,16 @@ fn index() -> impl Strategy<Value = u64> {
 
 fn changes() -> impl Strategy<Value = Vec<(u64, u64)>> {
     proptest::collection::vec((index(), any::<u64>()), 0..4)
+}
+
+/// The code a change sets: mostly arbitrary bytes, sometimes an EIP-7702 delegation, whole or
+/// cut short (code that starts with the delegation marker must be a whole designation).
+fn code_of(v: u64) -> Bytes {
+    match v % 32 {
+        0 => [&[0xef, 0x01, 0x00][..], &[0xab; 20]].concat().into(),
+        1 => [&[0xef, 0x01][..], &v.to_be_bytes()].concat().into(),
+        _ => Bytes::from(v.to_be_bytes().to_vec()),
+    }
 }
 
 /// How tidy a generated BAL is: `indices` makes every change list strictly increasing, `keys`
@@ -77,9 +88,7 @@ fn account(address: Address, tidy: Tidy) -> impl Strategy<Value = AccountChanges
                 .collect();
             out.code_changes = tidy_indices(code)
                 .into_iter()
-                .map(|(i, v)| {
-                    CodeChange::new(BlockAccessIndex::new(i), Bytes::from(v.to_be_bytes().to_vec()))
-                })
+                .map(|(i, v)| CodeChange::new(BlockAccessIndex::new(i), code_of(v)))
                 .collect();
             out.storage_changes = slots
                 .into_iter()
@@ -162,7 +171,7 @@ fn records() -> impl Strategy<Value = Vec<BlockRecord>> {
 
 /// The oracle: whether `record`'s BAL has EIP-7928's shape. Accounts strictly ascending; in each,
 /// changed slots and read slots strictly ascending and disjoint; every change list in
-/// `0..=n + 1`, strictly increasing.
+/// `0..=n + 1`, strictly increasing; every code set one revm loads.
 fn well_formed(record: &BlockRecord) -> bool {
     let last = record.tx_count() as u64 + 1;
     let ascending = |keys: Vec<U256>| keys.windows(2).all(|w| w[0] < w[1]);
@@ -177,8 +186,7 @@ fn well_formed(record: &BlockRecord) -> bool {
                     .storage_reads
                     .iter()
                     .any(|r| a.storage_changes.iter().any(|s| s.slot == *r))
-                && a
-                    .storage_changes
+                && a.storage_changes
                     .iter()
                     .all(|s| ok(s.changes.iter().map(|c| c.block_access_index.0).collect()))
                 && ok(a
@@ -196,6 +204,9 @@ fn well_formed(record: &BlockRecord) -> bool {
                     .iter()
                     .map(|c| c.block_access_index.0)
                     .collect())
+                && a.code_changes
+                    .iter()
+                    .all(|c| Bytecode::new_raw_checked(c.new_code.clone()).is_ok())
         })
 }
 

@@ -365,7 +365,11 @@ mod tests {
                 err,
                 ExecError::MalformedBal {
                     block: 17,
-                    defect: bal_replay_dump::BalDefect::IndexOutOfRange { index: 4, last: 3, .. }
+                    defect: bal_replay_dump::BalDefect::IndexOutOfRange {
+                        index: 4,
+                        last: 3,
+                        ..
+                    }
                 }
             ),
             "{err:?}"

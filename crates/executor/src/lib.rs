@@ -33,8 +33,7 @@ pub use bal_hash::{
     BalDifference, BalHashMismatch, check_bal_hash, decode_bal, first_bal_difference,
 };
 pub use bal_replay::{
-    TxWrites, check_bal, check_writes, replay_bal_per_tx, tx_writes_from_bal,
-    writes_by_index,
+    TxWrites, check_bal, check_writes, replay_bal_per_tx, tx_writes_from_bal, writes_by_index,
 };
 pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
 pub use changes::state_changes_from_bundle;

@@ -63,32 +63,52 @@ pub struct Residency {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ResidencyBasis {
-    /// With direct reads every block-cache miss is a device read: data blocks missed per stored
-    /// key read. Counted in blocks, not requests: a sorted multi-get reads neighbouring blocks in
-    /// one device request, which a count of requests would take for cache hits.
+    /// With direct reads every block-cache miss is a device read: the share of the run's
+    /// block-cache lookups that missed. Counted in blocks, neither in requests (a sorted multi-get
+    /// reads neighbouring blocks in one device request, which a count of requests would take for
+    /// cache hits) nor in keys (one block serves the neighbouring keys a sorted multi-get asks
+    /// for, which a count per key would take for cache hits).
     DataBlocks,
-    /// Through the page cache: the bytes the device read, in 4 KiB blocks, per stored key read.
+    /// Through the page cache: the bytes the device read, in 4 KiB blocks, per block-cache miss.
     DeviceBytes,
+    /// The run read (next to) no key from the state: full BAL executes from the BAL's values.
+    NoReads,
     /// No counter tells.
     Unknown,
 }
 
+/// Fewer key reads from the state than this and a run "reads no state" (full BAL reads a handful,
+/// e.g. the beacon roots contract's code).
+pub const MIN_KEY_READS: u64 = 100;
+
 impl Residency {
     /// Judges a run's evidence; `direct_io`: the bench read with O_DIRECT.
     pub fn judge(disk: &DiskEvidence, direct_io: bool) -> Self {
-        let stored = disk.stored_key_reads.filter(|n| *n > 0).map(|n| n as f64);
-        let (reached_device, basis) = match (stored, direct_io, disk.block_cache_data_misses) {
-            (Some(stored), true, Some(misses)) => {
-                (Some(misses as f64 / stored), ResidencyBasis::DataBlocks)
-            }
-            (Some(stored), _, _) => match disk.device_read_bytes {
+        if disk.key_reads < MIN_KEY_READS {
+            return Self {
+                reached_device: None,
+                basis: ResidencyBasis::NoReads,
+            };
+        }
+        let lookups = disk
+            .block_cache_hits
+            .zip(disk.block_cache_misses)
+            .map(|(hits, misses)| hits + misses)
+            .filter(|n| *n > 0);
+        let (reached_device, basis) = match (lookups, disk.block_cache_data_misses) {
+            (Some(lookups), Some(misses)) if direct_io => (
+                Some(misses as f64 / lookups as f64),
+                ResidencyBasis::DataBlocks,
+            ),
+            // Through the page cache a miss reached the device only as far as its bytes say.
+            (Some(lookups), Some(misses)) => match disk.device_read_bytes {
                 Some(bytes) => (
-                    Some(bytes as f64 / DATA_BLOCK_BYTES / stored),
+                    Some((bytes as f64 / DATA_BLOCK_BYTES).min(misses as f64) / lookups as f64),
                     ResidencyBasis::DeviceBytes,
                 ),
                 None => (None, ResidencyBasis::Unknown),
             },
-            (None, _, _) => (None, ResidencyBasis::Unknown),
+            _ => (None, ResidencyBasis::Unknown),
         };
         Self {
             reached_device,
@@ -96,18 +116,24 @@ impl Residency {
         }
     }
 
-    /// At least [`DISK_RESIDENT_SHARE`] of the stored-key reads reached the device.
+    /// At least [`DISK_RESIDENT_SHARE`] of the block lookups reached the device.
     pub fn disk_resident(&self) -> bool {
         self.reached_device
             .is_some_and(|share| share >= DISK_RESIDENT_SHARE)
     }
 
-    /// "disk-resident" or "cache-resident" (or "regime unknown").
+    /// Whether the run read from the state at all.
+    pub fn reads_state(&self) -> bool {
+        self.basis != ResidencyBasis::NoReads
+    }
+
+    /// "disk-resident", "cache-resident", "reads no state" or "regime unknown".
     pub fn label(&self) -> &'static str {
-        match self.reached_device {
-            None => "regime unknown",
-            Some(_) if self.disk_resident() => "disk-resident",
-            Some(_) => "cache-resident",
+        match (self.basis, self.reached_device) {
+            (ResidencyBasis::NoReads, _) => "reads no state",
+            (_, None) => "regime unknown",
+            (_, Some(_)) if self.disk_resident() => "disk-resident",
+            (_, Some(_)) => "cache-resident",
         }
     }
 }
@@ -281,7 +307,8 @@ impl Findings {
                 let run = best(bench, design, headline_batch)?;
                 let full = best(bench, IoDesign::Full, headline_batch)?;
                 let size = sizes.of(design);
-                let bound = disk.and_then(|disk| {
+                let residency = Residency::judge(&run.disk, direct_io);
+                let bound = disk.filter(|_| residency.reads_state()).and_then(|disk| {
                     let reads = run.disk.device_reads.filter(|n| *n > 0)? as f64;
                     let bound_mgas = run.gas as f64 / reads * disk.best_iops() / 1e6;
                     Some(run.mgas_per_s / bound_mgas)
@@ -296,7 +323,7 @@ impl Findings {
                     share_of_full: Interval::ratio(run, full),
                     share_of_disk_bound: bound,
                     device_reads_per_key: run.disk.device_reads_per_key,
-                    residency: Residency::judge(&run.disk, direct_io),
+                    residency,
                 })
             })
             .collect();
@@ -370,6 +397,7 @@ impl Findings {
             });
         let residencies: Vec<Residency> = measured(bench)
             .map(|r| Residency::judge(&r.disk, direct_io))
+            .filter(Residency::reads_state)
             .collect();
         Self {
             headline_batch,
@@ -394,9 +422,9 @@ impl Findings {
     /// The answer in two or three sentences, from the numbers.
     pub fn answer(&self, state: &str, shape: &ChainShape) -> String {
         let regime = if self.all_disk_resident {
-            "disk-resident (at least 80% of every run's stored-key reads reached the device)"
+            "disk-resident (at least 80% of every reading run's block lookups went to the device)"
         } else if self.all_cache_resident {
-            "cache-resident (under 80% of each run's stored-key reads reached the device)"
+            "cache-resident (under 80% of each run's block lookups went to the device)"
         } else {
             "partly disk-resident (see the regime column)"
         };
@@ -472,17 +500,23 @@ mod tests {
 
     #[test]
     fn residency_counts_blocks_with_direct_reads_and_bytes_without() {
+        // What a batched I/O run over a 200 M-entry state counted: a sorted multi-get reads
+        // neighbouring blocks in one request (70,606 requests) and serves neighbouring keys from
+        // one block (211,964 stored-key reads, 125,447 block lookups).
         let disk = DiskEvidence {
-            stored_key_reads: Some(1000),
-            block_cache_data_misses: Some(950),
-            // A multi-get reads neighbouring blocks in one request: 170 requests for 950 blocks.
-            device_reads: Some(170),
-            device_read_bytes: Some(950 * 4096),
+            key_reads: 394_306,
+            stored_key_reads: Some(211_964),
+            block_cache_hits: Some(12_381),
+            block_cache_misses: Some(113_066),
+            block_cache_data_misses: Some(113_066),
+            device_reads: Some(70_606),
+            device_read_bytes: Some(719_521_280),
             ..DiskEvidence::default()
         };
         let direct = Residency::judge(&disk, true);
         assert_eq!(direct.basis, ResidencyBasis::DataBlocks);
-        assert_eq!(direct.reached_device, Some(0.95));
+        let share = direct.reached_device.unwrap();
+        assert!((share - 113_066.0 / 125_447.0).abs() < 1e-12, "{share}");
         assert!(direct.disk_resident());
         let cached = DiskEvidence {
             device_read_bytes: Some(4096 * 10),
@@ -490,7 +524,11 @@ mod tests {
         };
         let through_page_cache = Residency::judge(&cached, false);
         assert_eq!(through_page_cache.basis, ResidencyBasis::DeviceBytes);
-        assert_eq!(through_page_cache.reached_device, Some(0.01));
         assert_eq!(through_page_cache.label(), "cache-resident");
+        let full = DiskEvidence {
+            key_reads: 5,
+            ..disk
+        };
+        assert_eq!(Residency::judge(&full, true).label(), "reads no state");
     }
 }

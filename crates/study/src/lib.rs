@@ -53,6 +53,14 @@ pub enum StudyError {
     /// The chain's rules could not be had from the dump.
     #[error("the dump's chain: {0}")]
     Chain(String),
+    /// An earlier study's runs could not be read.
+    #[error("{}: not a bench result: {reason}", path.display())]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
     /// A result could not be written.
     #[error("{}: {source}", path.display())]
     Write {
@@ -89,6 +97,9 @@ pub struct StudyOptions {
     pub command: String,
     /// What the page calls the chain; the dump's directory by default.
     pub title: Option<String>,
+    /// The runs of an earlier study of the same dump and state (its `bench.json`): the page is
+    /// computed again from them, and nothing is replayed.
+    pub from_bench: Option<PathBuf>,
 }
 
 /// The machine and the inputs the page names.
@@ -191,13 +202,15 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// The size of the files directly in `dir`, bytes.
+/// The size of the state's SST files, bytes: its data, which replays never change (logs and
+/// options files come and go as the store is opened).
 fn dir_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
         .map(|entries| {
             entries
-                .filter_map(|e| e.ok()?.metadata().ok())
-                .filter(|m| m.is_file())
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+                .filter_map(|e| e.metadata().ok())
                 .map(|m| m.len())
                 .sum()
         })
@@ -233,13 +246,16 @@ pub fn run_study(
         None
     };
     let state_bytes = dir_bytes(state_dir);
-    let bench = run_bench(
-        &config,
-        dump_dir,
-        &StateSpec::RocksDb(state_dir.to_path_buf()),
-        &matrix,
-        on_run,
-    )?;
+    let bench = match &options.from_bench {
+        Some(path) => load_bench(path)?,
+        None => run_bench(
+            &config,
+            dump_dir,
+            &StateSpec::RocksDb(state_dir.to_path_buf()),
+            &matrix,
+            on_run,
+        )?,
+    };
     write_outputs(
         &bench,
         &sizes,
@@ -258,7 +274,7 @@ pub fn run_study(
                     "release"
                 },
                 shape.blocks,
-                matrix.repeat
+                bench.runs.iter().map(|r| r.repeats).max().unwrap_or(1)
             ),
             state_bytes,
             cores,
@@ -268,6 +284,16 @@ pub fn run_study(
         &options.out,
         matrix.direct_io,
     )
+}
+
+/// Reads an earlier study's `bench.json`.
+fn load_bench(path: &Path) -> Result<BenchResult, StudyError> {
+    let load = |reason: String| StudyError::Load {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
+    serde_json::from_slice(&bytes).map_err(|e| load(e.to_string()))
 }
 
 /// Computes the findings of `bench` and writes the page, its chart and the bench's JSON.

@@ -256,7 +256,7 @@ fn frontier(w: &mut String, findings: &Findings, context: &StudyContext) {
 fn regime(w: &mut String, findings: &Findings) {
     let _ = writeln!(
         w,
-        "## The regime\n\nA run is disk-resident when at least {:.0}% of its reads of stored keys reached the device. With direct reads (O_DIRECT) every RocksDB block-cache miss is a device read, so it counts data blocks missed per stored-key read: blocks, not requests, since a sorted multi-get reads neighbouring blocks in one request. Through the page cache it counts the bytes the device read, in 4 KiB blocks.\n",
+        "## The regime\n\nA run is disk-resident when at least {:.0}% of its RocksDB block lookups went to the device. With direct reads (O_DIRECT) every block-cache miss is a device read, so it counts data blocks missed over blocks looked up: blocks, neither requests (a sorted multi-get reads neighbouring blocks in one request) nor keys (one block serves the neighbouring keys a sorted multi-get asks for). Through the page cache, a miss reached the device only as far as the device's bytes say (4 KiB per block). Full BAL executes from the BAL's values and reads no state.\n",
         100.0 * DISK_RESIDENT_SHARE
     );
     let _ = writeln!(w, "| Design | Reached the device | Counted as | Regime |");
@@ -272,8 +272,9 @@ fn regime(w: &mut String, findings: &Findings) {
             design_name(r.design),
             reached_device.map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
             match basis {
-                ResidencyBasis::DataBlocks => "data blocks (direct reads)",
-                ResidencyBasis::DeviceBytes => "device bytes (page cache)",
+                ResidencyBasis::DataBlocks => "block lookups that missed (direct reads)",
+                ResidencyBasis::DeviceBytes => "device bytes per missed block (page cache)",
+                ResidencyBasis::NoReads => "-",
                 ResidencyBasis::Unknown => "no counter",
             },
             r.residency.label()
@@ -296,7 +297,7 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
                 d.best_iops(),
                 d.source
             ))
-            .unwrap_or_else(|| ", a disk not measured (fio not installed)".into())
+            .unwrap_or_else(|| ", a disk not measured (no fio run)".into())
     );
     let _ = writeln!(
         w,

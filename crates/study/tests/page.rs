@@ -56,6 +56,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         out: out.clone(),
         command: "bal-replay study (test)".into(),
         title: None,
+        from_bench: None,
     };
     let mut runs = 0;
     let output = run_study(&dump, &state, &options, |_| runs += 1).unwrap();
@@ -98,6 +99,26 @@ fn the_page_is_recomputed_from_its_bench_json() {
     assert!(size("parallel I/O") < size("batched I/O"));
     assert!(size("batched I/O") < size("full BAL"));
     assert!(is_fresh(dir.path(), &out));
+
+    // The page again from the runs' JSON, nothing replayed: the same page.
+    let again = dir.path().join("again");
+    let mut replayed = 0;
+    run_study(
+        &dump,
+        &state,
+        &StudyOptions {
+            out: again.clone(),
+            from_bench: Some(output.bench_json.clone()),
+            ..options
+        },
+        |_| replayed += 1,
+    )
+    .unwrap();
+    assert_eq!(replayed, 0);
+    assert_eq!(
+        std::fs::read_to_string(again.join("findings.md")).unwrap(),
+        page
+    );
 }
 
 /// The study wrote only inside `out` (and the runs' checkpoints, removed), beside the inputs.
