@@ -251,6 +251,9 @@ pub struct Findings {
     pub all_disk_resident: bool,
     /// Whether no run measured is disk-resident.
     pub all_cache_resident: bool,
+    /// The share of the machine's CPU that other processes (and interrupts, and the hypervisor)
+    /// took over the runs measured, where the counters tell: a shared machine's noise.
+    pub others_cpu_share: Option<f64>,
 }
 
 /// The research's headline: parallel I/O at 16 threads, batch 50, over full BAL.
@@ -399,7 +402,17 @@ impl Findings {
             .map(|r| Residency::judge(&r.disk, direct_io))
             .filter(Residency::reads_state)
             .collect();
+        let (others, capacity) = measured(bench).filter_map(|r| r.disk.cpu).fold(
+            (0.0, 0.0),
+            |(others, capacity), cpu| {
+                (
+                    others + cpu.other_s,
+                    capacity + cpu.wall_s * bench.cpus as f64,
+                )
+            },
+        );
         Self {
+            others_cpu_share: (capacity > 0.0).then(|| others / capacity),
             headline_batch,
             headline,
             scaling_batch_1: scaling(1),

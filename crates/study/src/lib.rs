@@ -124,10 +124,11 @@ pub struct StudyContext {
 impl StudyContext {
     /// "11.0 GB state" (or "20.4 MB state") as the answer's first words name it.
     pub fn state_label(&self) -> String {
-        if self.state_bytes >= 1_000_000_000 {
-            format!("{:.1} GB state", self.state_bytes as f64 / 1e9)
-        } else {
-            format!("{:.1} MB state", self.state_bytes as f64 / 1e6)
+        let bytes = self.state_bytes as f64;
+        match self.state_bytes {
+            1_000_000_000.. => format!("{:.1} GB state", bytes / 1e9),
+            1_000_000.. => format!("{:.1} MB state", bytes / 1e6),
+            _ => format!("{:.0} KB state", bytes / 1e3),
         }
     }
 }
@@ -203,18 +204,35 @@ fn is_root() -> bool {
 }
 
 /// The size of the state's SST files, bytes: its data, which replays never change (logs and
-/// options files come and go as the store is opened).
+/// options files come and go as the store is opened). A dump of independent blocks has one state
+/// per block, each in a directory of its own: those count too.
 fn dir_bytes(dir: &Path) -> u64 {
-    std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".sst"))
-                .filter_map(|e| e.metadata().ok())
-                .map(|m| m.len())
-                .sum()
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(|e| e.ok())
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() && !e.file_name().to_string_lossy().starts_with('.') => {
+                sst_bytes(&e.path())
+            }
+            _ => sst_size(&e),
         })
+        .sum()
+}
+
+fn sst_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| sst_size(&e)).sum())
         .unwrap_or(0)
+}
+
+fn sst_size(entry: &std::fs::DirEntry) -> u64 {
+    if entry.file_name().to_string_lossy().ends_with(".sst") {
+        entry.metadata().map_or(0, |m| m.len())
+    } else {
+        0
+    }
 }
 
 /// Runs the study of the dump in `dump_dir` over the RocksDB state in `state_dir` (never written:

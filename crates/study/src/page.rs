@@ -299,6 +299,13 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
             ))
             .unwrap_or_else(|| ", a disk not measured (no fio run)".into())
     );
+    if let Some(share) = findings.others_cpu_share {
+        let _ = writeln!(
+            w,
+            "- **A shared machine**: other processes, interrupts and the hypervisor took {:.0}% of its CPU over the runs; each ratio's range shows the noise this leaves.",
+            100.0 * share
+        );
+    }
     let _ = writeln!(
         w,
         "- **Measured, not projected**: every figure above is from runs on this machine; none is projected onto the research's machine."
