@@ -77,7 +77,7 @@ for target in "${targets[@]}"; do
     start=$(date +%s)
     status=0
     env -u CARGO_TARGET_DIR cargo +nightly fuzz run "$target" "corpus/$target" -- \
-        -runs="$runs" -rss_limit_mb=4096 -print_final_stats=1 > "$log" 2>&1 || status=$?
+        -runs="$runs" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 > "$log" 2>&1 || status=$?
     seconds=$(( $(date +%s) - start ))
     grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)' "$log" || true
     echo "$target: exit $status, $runs runs, ${seconds} s (build included)," \
