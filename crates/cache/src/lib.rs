@@ -339,7 +339,7 @@ impl<S: StateReader> SharedCache<S> {
         let value = self.codes.get_or_insert_with(&hash, || {
             missed = true;
             match self.timed(ReadKind::Code, || self.inner.code(hash))? {
-                Some(bytes) => Ok(Bytecode::new_raw(bytes)),
+                Some(bytes) => bal_replay_state::decode_code(hash, bytes),
                 None => Err(StateError::MissingCode { hash }),
             }
         })?;
@@ -400,6 +400,8 @@ impl<S: StateReader> SharedCache<S> {
             self.storage.insert((*address, *slot), *value);
         }
         for (hash, code) in &changes.codes {
+            // A commit's codes were deployed by execution or set by a BAL whose code changes
+            // `check_bal` accepted (whole designations only), so revm can load each.
             self.codes.insert(*hash, Bytecode::new_raw(code.clone()));
         }
     }

@@ -259,16 +259,41 @@ fn check_account(last: u64, account: &AccountChanges) -> Result<(), BalDefect> {
         &mut account.code_changes.iter().map(|c| c.block_access_index.0),
     )?;
     for change in &account.code_changes {
-        let code = &change.new_code;
-        let is_delegation = code.len() == DELEGATION_LEN && code[2] == DELEGATION_VERSION;
-        if code.starts_with(&DELEGATION_MARKER) && !is_delegation {
-            return Err(BalDefect::MalformedDelegation {
-                address,
-                index: change.block_access_index.0,
-                len: code.len(),
-                version: code.get(2).copied(),
-            });
-        }
+        check_code(&change.new_code).map_err(|defect| BalDefect::MalformedDelegation {
+            address,
+            index: change.block_access_index.0,
+            len: defect.len,
+            version: defect.version,
+        })?;
+    }
+    Ok(())
+}
+
+/// Code revm cannot load: it starts with EIP-7702's delegation marker `0xef01` but is no
+/// designation (`0xef0100` and a 20-byte address). No transaction can deploy such code (EIP-3541
+/// refuses new code starting with `0xef`), so where a dump or a state holds it, the input is
+/// corrupt; revm's `Bytecode::new_raw` would panic on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{len} bytes of code starting 0xef01{}; code starting 0xef01 must be an EIP-7702 delegation: 0xef0100 and a 20-byte address, 23 bytes",
+    version.map(|v| format!(" version {v}")).unwrap_or_default()
+)]
+pub struct MalformedCode {
+    /// The code's length.
+    pub len: usize,
+    /// The byte after the marker (the delegation's version), if there is one.
+    pub version: Option<u8>,
+}
+
+/// Checks that `code` is loadable by revm: either not starting with `0xef01`, or a whole
+/// EIP-7702 designation.
+pub fn check_code(code: &[u8]) -> Result<(), MalformedCode> {
+    let is_delegation = code.len() == DELEGATION_LEN && code[2] == DELEGATION_VERSION;
+    if code.starts_with(&DELEGATION_MARKER) && !is_delegation {
+        return Err(MalformedCode {
+            len: code.len(),
+            version: code.get(2).copied(),
+        });
     }
     Ok(())
 }

@@ -278,6 +278,22 @@ pub enum DumpError {
         defect: Box<crate::BalDefect>,
     },
 
+    /// A record's pre-state carries code revm cannot load (see [`check_code`](crate::check_code)).
+    #[error("{}: frame at byte {offset}: block {block}: pre-state code {hash}: {defect}", path.display())]
+    MalformedPreCode {
+        /// The segment file.
+        path: PathBuf,
+        /// Start of the frame.
+        offset: u64,
+        /// The record's block number.
+        block: u64,
+        /// The code's hash as the record lists it.
+        hash: alloy_primitives::B256,
+        /// What is wrong with it.
+        #[source]
+        defect: crate::MalformedCode,
+    },
+
     /// A record of a chained dump does not name the record before it as its parent: the dump was
     /// spliced from two chains (or a record replaced).
     #[error("{}: frame at byte {offset}: block {}: {link}", path.display(), link.block)]
@@ -371,6 +387,7 @@ impl DumpError {
             | Self::WrongChain { path, .. }
             | Self::SenderCountMismatch { path, .. }
             | Self::MalformedBal { path, .. }
+            | Self::MalformedPreCode { path, .. }
             | Self::BrokenLink { path, .. }
             | Self::CountMismatch { path, .. }
             | Self::BlockRangeMismatch { path, .. }
@@ -393,6 +410,7 @@ impl DumpError {
             | Self::OutOfOrder { offset, .. }
             | Self::SenderCountMismatch { offset, .. }
             | Self::MalformedBal { offset, .. }
+            | Self::MalformedPreCode { offset, .. }
             | Self::BrokenLink { offset, .. } => Some(*offset),
             _ => None,
         }

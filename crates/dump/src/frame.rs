@@ -174,6 +174,24 @@ pub(crate) fn check_record_bal(
     })
 }
 
+/// Checks that every code of a record's pre-state is loadable ([`crate::check_code`]).
+pub(crate) fn check_record_codes(
+    record: &BlockRecord,
+    path: &Path,
+    offset: u64,
+) -> Result<(), DumpError> {
+    for code in &record.pre_state.codes {
+        crate::check_code(&code.code).map_err(|defect| DumpError::MalformedPreCode {
+            path: path.to_path_buf(),
+            offset,
+            block: record.number(),
+            hash: code.hash,
+            defect,
+        })?;
+    }
+    Ok(())
+}
+
 /// Checks the record invariant `senders.len() == transactions.len()`.
 pub(crate) fn check_sender_count(
     record: &BlockRecord,
@@ -316,6 +334,7 @@ impl<R: Read> FrameCursor<R> {
         })?;
         check_sender_count(&record, &self.path, offset)?;
         check_record_bal(&record, &self.path, offset)?;
+        check_record_codes(&record, &self.path, offset)?;
         Ok((record, offset))
     }
 

@@ -87,7 +87,7 @@ mod schedule;
 mod summary;
 mod writer;
 
-pub use bal::{BalDefect, BalList, check_bal};
+pub use bal::{BalDefect, BalList, MalformedCode, check_bal, check_code};
 pub use chain::{BrokenLink, ChainLinks, FirstPreValues, PreChainState, pre_chain_state};
 pub use error::{DumpError, FramePart, LengthField};
 pub use frame::{

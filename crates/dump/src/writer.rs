@@ -10,7 +10,7 @@ use crate::{
     BlockRecord, DumpError,
     frame::{
         DEFAULT_ZSTD_LEVEL, FrameCursor, SEGMENT_HEADER_LEN, check_block_order, check_record_bal,
-        check_sender_count, encode_frame, segment_file_name, segment_header,
+        check_record_codes, check_sender_count, encode_frame, segment_file_name, segment_header,
     },
     lock::WriterLock,
     manifest::{DumpMeta, Manifest, SegmentInfo},
@@ -226,6 +226,7 @@ impl DumpWriter {
         )?;
         check_sender_count(record, &path, offset)?;
         check_record_bal(record, &path, offset)?;
+        check_record_codes(record, &path, offset)?;
         let frame = encode_frame(record, self.options.zstd_level, &path, offset)?;
 
         let result = self.write_frame(record.number(), &frame);

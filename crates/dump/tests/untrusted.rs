@@ -205,3 +205,46 @@ fn a_segment_file_that_appears_after_creation_is_never_truncated() {
     );
     assert_eq!(fs::read(&segment).unwrap(), b"not ours");
 }
+
+/// Pre-state code starting with EIP-7702's marker that is no designation: revm's
+/// `Bytecode::new_raw` panics on it, so the writer and the reader refuse it, naming the code.
+#[test]
+fn pre_state_code_that_revm_cannot_load_is_refused_by_the_writer_and_the_reader() {
+    let mut bad = record(1);
+    let code = alloy_primitives::Bytes::from_static(&[0xef, 0x01, 0x00, 0x60]);
+    let hash = alloy_primitives::keccak256(&code);
+    bad.pre_state.codes = vec![bal_replay_dump::CodePre { hash, code }];
+    let expected = bal_replay_dump::MalformedCode {
+        len: 4,
+        version: Some(0),
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut writer = DumpWriter::create(dir.path(), meta(true), WriterOptions::default()).unwrap();
+    match writer.append(&bad).unwrap_err() {
+        DumpError::MalformedPreCode {
+            block: 1,
+            hash: h,
+            defect,
+            ..
+        } => assert_eq!((h, defect), (hash, expected)),
+        other => panic!("expected malformed pre-state code, got {other:?}"),
+    }
+
+    let bytes = segment_from_records(&[bad]);
+    let err = decode_segment_bytes(&bytes).unwrap_err();
+    assert_eq!(err.frame_offset(), Some(12));
+    let message = err.to_string();
+    assert!(
+        message.contains(&hash.to_string()) && message.contains("4 bytes of code starting 0xef01"),
+        "{message}"
+    );
+    match err {
+        DumpError::MalformedPreCode { defect, .. } => assert_eq!(defect, expected),
+        other => panic!("expected malformed pre-state code, got {other:?}"),
+    }
+    // A whole designation is loadable code.
+    let mut designation = vec![0xef, 0x01, 0x00];
+    designation.extend_from_slice(address(0xbb).as_slice());
+    assert_eq!(bal_replay_dump::check_code(&designation), Ok(()));
+}

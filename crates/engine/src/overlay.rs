@@ -54,6 +54,7 @@ impl<D: DatabaseRef> DatabaseRef for OverlayDb<'_, D> {
 
     fn code_by_hash_ref(&self, code_hash: B256) -> Result<Bytecode, Self::Error> {
         match self.overlay.code(code_hash) {
+            // Committed code was deployed by execution or set by a BAL `check_bal` accepted.
             Some(code) => Ok(Bytecode::new_raw(code.clone())),
             None => self.inner.code_by_hash_ref(code_hash),
         }

@@ -2,7 +2,8 @@
 
 use crate::PreValueMissing;
 use alloy_primitives::{Address, B256, U256, map::HashMap};
-use bal_replay_dump::{BlockRecord, FirstPreValues};
+use bal_replay_dump::{BlockRecord, FirstPreValues, check_code};
+use bal_replay_executor::ExecError;
 use bal_replay_state::FlatAccount;
 use revm::{
     DatabaseRef,
@@ -25,10 +26,18 @@ pub struct PreValueDb {
 }
 
 impl PreValueDb {
-    /// The pre-batch values of `records` (consecutive blocks, in order).
-    pub fn from_records(records: &[BlockRecord]) -> Self {
+    /// The pre-batch values of `records` (consecutive blocks, in order). A pre-state code revm
+    /// cannot load is an error naming its block and hash.
+    pub fn from_records(records: &[BlockRecord]) -> Result<Self, ExecError> {
         let mut values = FirstPreValues::default();
         for record in records {
+            for code in &record.pre_state.codes {
+                check_code(&code.code).map_err(|defect| ExecError::MalformedPreCode {
+                    block: record.number(),
+                    hash: code.hash,
+                    defect,
+                })?;
+            }
             values.add(record);
             // Later blocks of the batch may ask for the hashes of earlier ones.
             values
@@ -40,7 +49,7 @@ impl PreValueDb {
             .drain()
             .map(|(hash, code)| (hash, Bytecode::new_raw(code)))
             .collect();
-        Self { values, codes }
+        Ok(Self { values, codes })
     }
 
     /// The batch's first values (codes excepted: they are held decoded).

@@ -20,7 +20,7 @@ pub fn check_record(config: &ChainConfig, record: &BlockRecord) -> Result<BlockC
     // The BAL's indices are checked first: the dump is untrusted, and the comparison with the
     // executed BAL below must not be the first to meet an index outside the block.
     check_bal(record.number(), record.tx_count(), &record.bal)?;
-    let db = PreValueDb::from_records(std::slice::from_ref(record));
+    let db = PreValueDb::from_records(std::slice::from_ref(record))?;
     let output = execute_block(
         config,
         &db,

@@ -616,14 +616,14 @@ fn execute_batch<S: StateReader>(
     let design = options.design;
     let changes = match (options.mode, design) {
         (ExecMode::Sequential, IoDesign::Full) => {
-            let db = PreValueDb::from_records(&plan.records);
+            let db = PreValueDb::from_records(&plan.records)?;
             let out = execute_sequential(config, &plan.records, &db)?;
             report.exec = out.exec_time;
             report.longest_tx = out.longest_block;
             out.changes
         }
         (mode, IoDesign::FullVerify) => {
-            let db = PreValueDb::from_records(&plan.records);
+            let db = PreValueDb::from_records(&plan.records)?;
             // Execution reads the BAL's values while the readers check them against the state.
             let (verified, out) = std::thread::scope(|scope| {
                 let verifier = scope.spawn(|| verify_pre_values(cache, plan, &db, &pools.readers));
@@ -664,7 +664,7 @@ fn execute_batch<S: StateReader>(
             out.changes
         }
         (ExecMode::Parallel, IoDesign::Full) => {
-            let db = PreValueDb::from_records(&plan.records);
+            let db = PreValueDb::from_records(&plan.records)?;
             let out = execute_parallel_with(config, plan, &db, parallel_options(options))?;
             report.take_parallel(out)
         }

@@ -75,6 +75,26 @@ fn altered_records_are_named() {
         other => panic!("unexpected error {other}"),
     }
 
+    // Pre-state code revm cannot load (EIP-7702's marker, no designation): an error naming the
+    // block and the code, not revm's panic.
+    let mut bad = good.clone();
+    let code = alloy_primitives::Bytes::from_static(&[0xef, 0x01, 0x07]);
+    let hash = alloy_primitives::keccak256(&code);
+    bad.pre_state
+        .codes
+        .push(bal_replay_dump::CodePre { hash, code });
+    match check_record(&config, &bad).unwrap_err() {
+        EngineError::Exec(ExecError::MalformedPreCode {
+            block,
+            hash: h,
+            defect,
+        }) => assert_eq!(
+            (block, h, defect.len, defect.version),
+            (number, hash, 3, Some(7))
+        ),
+        other => panic!("unexpected error {other}"),
+    }
+
     // A slot the block reads, without its pre-block value: the dump is incomplete.
     let mut bad = good.clone();
     let removed = bad.pre_state.storage.remove(0);

@@ -109,6 +109,17 @@ pub enum ExecError {
         #[source]
         defect: bal_replay_dump::BalDefect,
     },
+    /// A record's pre-state carries code revm cannot load ([`bal_replay_dump::check_code`]).
+    #[error("block {block}: pre-state code {hash}: {defect}")]
+    MalformedPreCode {
+        /// Block number.
+        block: u64,
+        /// The code's hash as the record lists it.
+        hash: alloy_primitives::B256,
+        /// What is wrong with it.
+        #[source]
+        defect: bal_replay_dump::MalformedCode,
+    },
     /// The state store failed while a block executed or a batch was read for its commit: an I/O
     /// or store error, not a verification failure. The store's error is the `source()`.
     #[error("block {block}, {position}: the state store failed", position = describe_read_at(*bal_index, *tx_count))]
@@ -170,6 +181,7 @@ impl ExecError {
                 | Self::BalMismatch { .. }
                 | Self::BalIndexOutOfRange { .. }
                 | Self::MalformedBal { .. }
+                | Self::MalformedPreCode { .. }
                 | Self::PreValueMissing { .. }
                 | Self::BalCode { .. }
                 | Self::BalHash(_)

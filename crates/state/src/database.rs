@@ -10,6 +10,14 @@ use revm::{
 
 use crate::{StateError, StateReader};
 
+/// The code a state holds under `hash`, decoded for revm. Code revm cannot load (EIP-7702's marker
+/// without a whole designation; `Bytecode::new_raw` would panic) is a corrupt state, named by hash.
+pub fn decode_code(hash: B256, bytes: alloy_primitives::Bytes) -> Result<Bytecode, StateError> {
+    bal_replay_dump::check_code(&bytes)
+        .map_err(|defect| StateError::MalformedCode { hash, defect })?;
+    Ok(Bytecode::new_raw(bytes))
+}
+
 /// Presents a flat state to revm. Reads go straight to the store; caching is left to revm's
 /// `State` / `CacheDB` on top, which know what a block has already touched.
 #[derive(Debug, Clone, Default)]
@@ -51,7 +59,7 @@ impl<S: StateReader> DatabaseRef for StateDatabase<S> {
             return Ok(Bytecode::default());
         }
         match self.inner.code(code_hash)? {
-            Some(bytes) => Ok(Bytecode::new_raw(bytes)),
+            Some(bytes) => decode_code(code_hash, bytes),
             None => Err(StateError::MissingCode { hash: code_hash }),
         }
     }
@@ -88,5 +96,41 @@ impl<S: StateReader> Database for StateDatabase<S> {
 
     fn block_hash(&mut self, number: u64) -> Result<B256, StateError> {
         self.block_hash_ref(number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{MemStore, StateChanges};
+    use alloy_primitives::{Bytes, keccak256};
+
+    /// Code starting with EIP-7702's marker that is no designation: revm's `Bytecode::new_raw`
+    /// panics on it, so a state holding it is reported corrupt, by hash.
+    #[test]
+    fn code_revm_cannot_load_is_a_corrupt_state_not_a_panic() {
+        let bad = Bytes::from_static(&[0xef, 0x01, 0x00, 0x60, 0x00]);
+        let good = Bytes::from_static(&[0x60, 0x00, 0x60, 0x00, 0xf3]);
+        let changes = StateChanges {
+            codes: vec![
+                (keccak256(&bad), bad.clone()),
+                (keccak256(&good), good.clone()),
+            ],
+            ..Default::default()
+        };
+        let db = StateDatabase::new(MemStore::from_changes(&changes, 0));
+        match db.code_by_hash_ref(keccak256(&bad)) {
+            Err(StateError::MalformedCode { hash, defect }) => {
+                assert_eq!(hash, keccak256(&bad));
+                assert_eq!((defect.len, defect.version), (5, Some(0)));
+            }
+            other => panic!("expected a malformed code error, got {other:?}"),
+        }
+        assert_eq!(
+            db.code_by_hash_ref(keccak256(&good))
+                .unwrap()
+                .original_bytes(),
+            good
+        );
     }
 }

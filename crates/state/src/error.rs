@@ -171,6 +171,15 @@ pub enum StateError {
         /// The code hash.
         hash: B256,
     },
+    /// The state holds code revm cannot load under `hash`: the state is corrupt.
+    #[error("the state's code {hash}: {defect}")]
+    MalformedCode {
+        /// The code hash.
+        hash: B256,
+        /// What is wrong with it.
+        #[source]
+        defect: bal_replay_dump::MalformedCode,
+    },
     /// EVM execution asked for a block hash the state does not hold.
     #[error("the state has no hash for block {number}")]
     MissingBlockHash {
