@@ -47,6 +47,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod cf;
 mod change_map;
 mod codec;
 mod contents;
@@ -68,7 +69,7 @@ pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use error::StateError;
 pub use mem::MemStore;
 pub use overlay::MemOverlay;
-pub use rocks::{FlatEntry, RocksOptions, RocksReadCounters, RocksStore, cf};
+pub use rocks::{FlatEntry, RocksOptions, RocksReadCounters, RocksStore};
 pub use types::{AppliedBlock, FlatAccount, KeyScheme, StateChanges};
 
 use alloy_primitives::{Address, B256, Bytes, U256};

@@ -10,6 +10,10 @@
 //!   `<!-- END generated crates -->`) must equal what this test generates. After changing a crate's
 //!   dependencies or description, regenerate them with
 //!   `BAL_REPLAY_BLESS=1 cargo test -p bal-replay-test-utils --test architecture`.
+//! - Inside a crate, no two files import each other, directly or round a longer loop: a file's
+//!   `crate::` paths (in `use` or in code) name the file that defines what they reach, re-exports
+//!   followed, and those edges have no cycle. The crate root declares and re-exports every module,
+//!   so edges into it are left out; `super::` paths stay in a file (tests) and are not followed.
 
 use serde_json::Value;
 use std::{
@@ -22,6 +26,11 @@ const LAYERS_BEGIN: &str = "<!-- BEGIN layers -->";
 const LAYERS_END: &str = "<!-- END layers -->";
 const CRATES_BEGIN: &str = "<!-- BEGIN generated crates -->";
 const CRATES_END: &str = "<!-- END generated crates -->";
+
+/// Files of one crate that import each other (as `module_cycles` reports them, `package: a.rs <->
+/// b.rs`), known and not yet untangled. An entry that no longer occurs fails the test, so the list
+/// only shrinks.
+const KNOWN_MODULE_CYCLES: &[&str] = &[];
 
 /// One workspace package, as `cargo metadata` describes it.
 #[derive(Debug)]
@@ -245,4 +254,383 @@ fn the_crate_table_and_picture_match_cargo_metadata() {
          BAL_REPLAY_BLESS=1 cargo test -p bal-replay-test-utils --test architecture\n\
          expected:\n{expected}\nfound:\n{current}"
     );
+}
+
+/// Rust source as tokens, comments and string and character literals left out: identifiers
+/// (`$crate` is one), `::`, and every other character on its own.
+fn tokens(source: &str) -> Vec<String> {
+    let chars: Vec<char> = source.chars().collect();
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    let (mut out, mut i) = (Vec::new(), 0);
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && chars[i] != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            let mut depth = 0;
+            loop {
+                if at(i) == '/' && at(i + 1) == '*' {
+                    (depth, i) = (depth + 1, i + 2);
+                } else if at(i) == '*' && at(i + 1) == '/' {
+                    (depth, i) = (depth - 1, i + 2);
+                    if depth == 0 {
+                        break;
+                    }
+                } else if i >= chars.len() {
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+        } else if let Some(hashes) = raw_string_start(&chars, i) {
+            // r"..", r#".."#, br"..": ends at a quote followed by as many hashes.
+            i += hashes.1;
+            while i < chars.len() && !(chars[i] == '"' && (1..=hashes.0).all(|h| at(i + h) == '#'))
+            {
+                i += 1;
+            }
+            i += 1 + hashes.0;
+        } else if c == '"' || (c == 'b' && at(i + 1) == '"') {
+            i += if c == 'b' { 2 } else { 1 };
+            while i < chars.len() && chars[i] != '"' {
+                i += if chars[i] == '\\' { 2 } else { 1 };
+            }
+            i += 1;
+        } else if c == '\'' && (at(i + 1) == '\\' || at(i + 2) == '\'') {
+            // A character literal ('x', '\n', '\u{..}'); a lifetime ('a) has no closing quote.
+            i += 2;
+            while i < chars.len() && chars[i] != '\'' {
+                i += 1;
+            }
+            i += 1;
+        } else if c.is_alphanumeric() || c == '_' || (c == '$' && at(i + 1).is_alphabetic()) {
+            let start = i;
+            i += 1;
+            while at(i).is_alphanumeric() || at(i) == '_' {
+                i += 1;
+            }
+            out.push(chars[start..i].iter().collect());
+        } else if c == ':' && at(i + 1) == ':' {
+            out.push("::".to_string());
+            i += 2;
+        } else {
+            if !c.is_whitespace() {
+                out.push(c.to_string());
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+/// At a raw string's start (`r"`, `r#"`, `br#"`): its number of hashes and the length of its
+/// opening.
+fn raw_string_start(chars: &[char], i: usize) -> Option<(usize, usize)> {
+    if i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_') {
+        return None;
+    }
+    let mut j = i;
+    if chars.get(j) == Some(&'b') {
+        j += 1;
+    }
+    if chars.get(j) != Some(&'r') {
+        return None;
+    }
+    j += 1;
+    let hashes = chars[j..].iter().take_while(|c| **c == '#').count();
+    (chars.get(j + hashes) == Some(&'"')).then_some((hashes, j + hashes + 1 - i))
+}
+
+/// The paths a `use` tree starting at `tokens[*at]` names, each with the name it binds there:
+/// `a::{b, c::d as e, self}` names `a::b` (b), `a::c::d` (e) and `a` (a). A glob binds `*`.
+fn use_tree(
+    tokens: &[String],
+    at: &mut usize,
+    mut path: Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    while let Some(token) = tokens.get(*at) {
+        match token.as_str() {
+            "{" => {
+                *at += 1;
+                while tokens.get(*at).is_some_and(|t| t != "}") {
+                    let before = *at;
+                    use_tree(tokens, at, path.clone(), out);
+                    if tokens.get(*at).is_some_and(|t| t == ",") || *at == before {
+                        *at += 1;
+                    }
+                }
+                *at += 1;
+                return;
+            }
+            "*" => {
+                *at += 1;
+                out.push((path, "*".to_string()));
+                return;
+            }
+            t if t.starts_with(|c: char| c.is_alphabetic() || c == '_') => {
+                path.push(t.to_string());
+                *at += 1;
+                if tokens.get(*at).is_some_and(|t| t == "::") {
+                    *at += 1;
+                } else {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    if path.last().is_some_and(|s| s == "self") {
+        path.pop();
+    }
+    let mut name = path.last().cloned().unwrap_or_default();
+    if tokens.get(*at).is_some_and(|t| t == "as") {
+        name = tokens.get(*at + 1).cloned().unwrap_or_default();
+        *at += 2;
+    }
+    out.push((path, name));
+}
+
+/// One file of a crate, as a module.
+#[derive(Debug, Default)]
+struct SourceFile {
+    /// Relative to the package's directory.
+    file: String,
+    /// Its file modules (`mod x;`).
+    children: BTreeSet<String>,
+    /// What it re-exports (`pub use`, `pub(crate) use`): the bound name and the crate path it
+    /// names.
+    reexports: BTreeMap<String, Vec<String>>,
+    /// Every crate path it names (without the leading `crate`).
+    paths: Vec<Vec<String>>,
+}
+
+/// The crate path `path` names in the module at `module`, if it is in the crate (not a
+/// dependency's, nor `super::`, which stays in the file).
+fn in_crate(
+    path: &[String],
+    module: &[String],
+    children: &BTreeSet<String>,
+) -> Option<Vec<String>> {
+    let first = path.first()?;
+    match first.as_str() {
+        "crate" => Some(path[1..].to_vec()),
+        "self" => Some([module, &path[1..]].concat()),
+        _ if children.contains(first) => Some([module, path].concat()),
+        _ => None,
+    }
+}
+
+/// Reads the file of the module at `module` and, recursively, those of its file modules.
+fn read_modules(
+    package_dir: &std::path::Path,
+    file: PathBuf,
+    module: Vec<String>,
+    out: &mut BTreeMap<Vec<String>, SourceFile>,
+) {
+    let source =
+        std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("read {}: {e}", file.display()));
+    let tokens = tokens(&source);
+    let mut this = SourceFile {
+        file: file
+            .strip_prefix(package_dir)
+            .unwrap_or(&file)
+            .display()
+            .to_string(),
+        ..SourceFile::default()
+    };
+    for i in 0..tokens.len() {
+        if tokens[i] == "mod" && tokens.get(i + 2).is_some_and(|t| t == ";") {
+            this.children.insert(tokens[i + 1].clone());
+        }
+    }
+    let mut i = 0;
+    while i < tokens.len() {
+        if tokens[i] == "use" {
+            let public = i >= 1 && tokens[i - 1] == "pub" || i >= 4 && tokens[i - 4] == "pub";
+            let mut named = Vec::new();
+            i += 1;
+            use_tree(&tokens, &mut i, Vec::new(), &mut named);
+            for (path, name) in named {
+                let Some(path) = in_crate(&path, &module, &this.children) else {
+                    continue;
+                };
+                if public && name != "*" {
+                    this.reexports.insert(name, path.clone());
+                }
+                this.paths.push(path);
+            }
+        } else if tokens[i] == "crate" && tokens.get(i + 1).is_some_and(|t| t == "::") {
+            let mut path = Vec::new();
+            i += 2;
+            while tokens
+                .get(i)
+                .is_some_and(|t| t.starts_with(char::is_alphabetic))
+            {
+                path.push(tokens[i].clone());
+                i += if tokens.get(i + 1).is_some_and(|t| t == "::") {
+                    2
+                } else {
+                    1
+                };
+            }
+            this.paths.push(path);
+        } else {
+            i += 1;
+        }
+    }
+    // A crate root's or mod.rs's modules sit beside it; foo.rs's in foo/.
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let dir = file
+        .parent()
+        .expect("a source file's directory")
+        .to_path_buf();
+    let dir = if module.is_empty() || stem == "mod" {
+        dir
+    } else {
+        dir.join(stem)
+    };
+    let children = this.children.clone();
+    out.insert(module.clone(), this);
+    for child in children {
+        let flat = dir.join(format!("{child}.rs"));
+        let file = if flat.exists() {
+            flat
+        } else {
+            dir.join(&child).join("mod.rs")
+        };
+        read_modules(
+            package_dir,
+            file,
+            [module.clone(), vec![child]].concat(),
+            out,
+        );
+    }
+}
+
+/// The module whose file defines what the crate path `path` reaches, re-exports followed.
+fn defining_module(modules: &BTreeMap<Vec<String>, SourceFile>, path: &[String]) -> Vec<String> {
+    let mut module = Vec::new();
+    for (i, segment) in path.iter().enumerate() {
+        let file = &modules[&module];
+        if file.children.contains(segment) {
+            module.push(segment.clone());
+        } else if let Some(target) = file.reexports.get(segment)
+            && target.as_slice() != &path[..=i]
+        {
+            return defining_module(modules, &[target.as_slice(), &path[i + 1..]].concat());
+        } else {
+            break;
+        }
+    }
+    module
+}
+
+/// The cycles among the files of the library or binary rooted at `root`: for each, its files
+/// (`a.rs <-> b.rs`) and the paths that make its edges.
+fn module_cycles(package_dir: &std::path::Path, root: PathBuf) -> Vec<(String, String)> {
+    let mut modules = BTreeMap::new();
+    read_modules(package_dir, root, Vec::new(), &mut modules);
+    // Edges between files, each with the first path that makes it.
+    let mut edges: BTreeMap<&Vec<String>, BTreeMap<Vec<String>, String>> = BTreeMap::new();
+    for (module, file) in &modules {
+        for path in &file.paths {
+            let target = defining_module(&modules, path);
+            if !target.is_empty() && &target != module {
+                edges
+                    .entry(module)
+                    .or_default()
+                    .entry(target)
+                    .or_insert_with(|| format!("crate::{}", path.join("::")));
+            }
+        }
+    }
+    let reaches = |from: &Vec<String>| {
+        let (mut seen, mut todo) = (BTreeSet::new(), vec![from.clone()]);
+        while let Some(m) = todo.pop() {
+            for next in edges.get(&m).into_iter().flat_map(|e| e.keys()) {
+                if seen.insert(next.clone()) {
+                    todo.push(next.clone());
+                }
+            }
+        }
+        seen
+    };
+    let reach: BTreeMap<&Vec<String>, BTreeSet<Vec<String>>> =
+        modules.keys().map(|m| (m, reaches(m))).collect();
+    let mut cycles = BTreeMap::new();
+    for module in modules.keys() {
+        let members: Vec<&Vec<String>> = modules
+            .keys()
+            .filter(|m| reach[module].contains(*m) && reach[*m].contains(module))
+            .collect();
+        if members.len() < 2 {
+            continue;
+        }
+        let files: Vec<&str> = members.iter().map(|m| modules[*m].file.as_str()).collect();
+        let evidence: Vec<String> = members
+            .iter()
+            .flat_map(|m| {
+                edges[*m]
+                    .iter()
+                    .filter(|(to, _)| members.contains(to))
+                    .map(|(to, path)| {
+                        format!("{} -> {} ({path})", modules[*m].file, modules[to].file)
+                    })
+            })
+            .collect();
+        cycles.insert(files.join(" <-> "), evidence.join(", "));
+    }
+    cycles.into_iter().collect()
+}
+
+#[test]
+fn no_two_files_of_a_crate_import_each_other() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("run cargo metadata");
+    let metadata: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+    let mut found = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let manifest = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
+        let dir = manifest.parent().expect("a manifest's directory");
+        for target in package["targets"].as_array().expect("targets") {
+            let kinds = target["kind"].as_array().expect("kind");
+            if !kinds.iter().any(|k| k == "lib" || k == "bin") {
+                continue;
+            }
+            let root = PathBuf::from(target["src_path"].as_str().expect("src_path"));
+            for (files, evidence) in module_cycles(dir, root) {
+                let name = package["name"].as_str().expect("name");
+                found.insert(format!("{name}: {files}"), evidence);
+            }
+        }
+    }
+    let mut problems: Vec<String> = found
+        .iter()
+        .filter(|(cycle, _)| !KNOWN_MODULE_CYCLES.contains(&cycle.as_str()))
+        .map(|(cycle, evidence)| format!("{cycle} import each other: {evidence}"))
+        .collect();
+    for known in KNOWN_MODULE_CYCLES {
+        if !found.contains_key(*known) {
+            problems.push(format!(
+                "{known} no longer import each other: take it off KNOWN_MODULE_CYCLES"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
