@@ -1,6 +1,8 @@
 //! Counts the command line takes are at least 1: a zero is refused before anything runs, naming
-//! the option, instead of running as 1 and being reported as 0. A state that does not say which
-//! chain it holds is refused by `run` and `bench` unless `--trust-state`.
+//! the option, instead of running as 1 and being reported as 0. Disk flags that contradict each
+//! other or the state are refused before anything runs too. A state that does not say which
+//! chain it holds is refused by `run` and `bench` unless `--trust-state`. `bench --help` fits on
+//! one screen, and no help names one machine's CPUs.
 
 use std::process::Command;
 
@@ -47,6 +49,129 @@ fn zero_workers_batches_or_readers_are_refused() {
     // Nothing was created: the refusal came before the run.
     assert!(!dir.path().join("state").exists());
     assert!(!dir.path().join("state.bench-run").exists());
+}
+
+/// `run`, `bench` and `bench-db` refuse disk flags that cannot apply, naming them, before the
+/// dump or the state is opened (neither exists here) or a memory cgroup is entered.
+#[test]
+fn contradicting_disk_flags_are_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dump");
+    let (dump, state) = (dump.to_str().unwrap(), dir.path().join("state"));
+    let rocksdb = state.to_str().unwrap();
+    let mdbx = format!("mdbx:{rocksdb}");
+    for (args, message) in [
+        (
+            vec![
+                "run",
+                "--dump",
+                dump,
+                "--state",
+                rocksdb,
+                "--unpinned-metadata",
+            ],
+            "--unpinned-metadata applies with --disk-resident only",
+        ),
+        (
+            vec!["bench", "--dump", dump, "--state", &mdbx, "--direct-io"],
+            "--direct-io applies to RocksDB states only",
+        ),
+        (
+            vec![
+                "run",
+                "--dump",
+                dump,
+                "--state",
+                &mdbx,
+                "--disk-resident",
+                "--memory-limit",
+                "1GiB",
+                "--block-cache",
+                "64MiB",
+            ],
+            "--block-cache applies to RocksDB states only",
+        ),
+        (
+            vec!["bench-db", "--db", &mdbx, "--pin-metadata"],
+            "--pin-metadata applies to RocksDB states only",
+        ),
+    ] {
+        let (ok, stderr) = bal_replay(&args);
+        assert!(!ok, "{args:?} ran");
+        assert!(stderr.contains(message), "{args:?}: {stderr}");
+    }
+    assert!(!state.exists());
+}
+
+/// The lines of `bal-replay <args> --help`.
+fn help(args: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .expect("run bal-replay");
+    assert!(out.status.success(), "{args:?} --help failed");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Whether `line` names a particular CPU or core count ("CPU 1", "cpus 0-3", "16 cores").
+fn names_cpus(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    let number = |w: &str| w.chars().all(|c| c.is_ascii_digit());
+    words.windows(2).any(|pair| match pair {
+        [cpu, n] if matches!(*cpu, "cpu" | "cpus" | "core" | "cores") => number(n),
+        [n, cpu] if matches!(*cpu, "cpu" | "cpus" | "core" | "cores") => number(n),
+        _ => false,
+    }) || words.iter().any(|w| {
+        w.strip_prefix("cpu")
+            .is_some_and(|n| !n.is_empty() && number(n))
+    })
+}
+
+#[test]
+fn bench_help_fits_on_a_screen_and_no_help_names_this_machine() {
+    let bench = help(&["bench"]);
+    assert!(
+        bench.len() <= 50,
+        "bench --help is {} lines:\n{}",
+        bench.len(),
+        bench.join("\n")
+    );
+    // Each of bench's options is one line: its flag and its help.
+    assert!(
+        bench
+            .iter()
+            .any(|l| l.trim_start().starts_with("--disk-resident ")),
+        "{bench:?}"
+    );
+    for command in [
+        &[][..],
+        &["run"],
+        &["bench"],
+        &["bench-db"],
+        &["bench-reference"],
+        &["demo"],
+        &["study"],
+        &["report"],
+    ] {
+        for line in help(command) {
+            let lower = line.to_lowercase();
+            assert!(
+                !lower.contains("this vm") && !lower.contains("this machine") && !names_cpus(&line),
+                "{command:?} --help: {line}"
+            );
+        }
+    }
+    assert!(names_cpus("worker 0 on CPU 1") && names_cpus("the research's machine: 16 cores"));
+    assert!(!names_cpus("the (w mod n)-th CPU of this list") && !names_cpus("1 and all cores"));
 }
 
 /// A state without a chain id (as a migration by an older `bal-migrate` left it) is refused by

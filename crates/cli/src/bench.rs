@@ -1,6 +1,8 @@
 //! `bal-replay bench`, `demo`, `bench-db` and `bench-reference`: the research's measurements.
 
-use crate::{CacheArgs, DiskArgs, TrustArgs, at_least_one, count, progress_bar};
+use crate::{
+    ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, at_least_one, count, progress_bar,
+};
 use bal_replay_bench::{
     BenchMatrix, BenchResult,
     device::disk_bound_mgas_per_s,
@@ -8,126 +10,104 @@ use bal_replay_bench::{
     render_tables, run_bench,
 };
 use bal_replay_dump::DumpReader;
-use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder, drop_page_cache};
+use bal_replay_engine::IoDesign;
 use bal_replay_executor::ChainConfig;
+use bal_replay_host::drop_page_cache;
 use bal_replay_mdbx_state::StateSpec;
 use clap::Args;
 use eyre::WrapErr;
 use std::{num::NonZeroUsize, path::PathBuf};
 
-/// Run the research's matrix from the same pre-state and print its tables.
+/// What `bench` varies where `run` takes one value, and how often it repeats each configuration.
 #[derive(Debug, Clone, Args)]
-pub struct BenchCommand {
-    /// Dump directory: a chain, or independent blocks (`bal-dump import-fixture`), each then
-    /// replayed as a batch of one block over its own state (`--batch 1 --no-baselines`).
-    #[arg(long)]
-    pub dump: PathBuf,
-    /// Pristine state at the block before the dump's first, never written: `<dir>` or
-    /// `rocksdb:<dir>` (a RocksDB flat state; every run replays over a hard-link clone), or
-    /// `mdbx:<dir>` (reth's database; every run opens it read-only and keeps its commits in
-    /// memory). Over MDBX the in-memory baseline is left out (it would need the whole state
-    /// loaded into memory; a note says so) and --direct-io is refused. For independent blocks:
-    /// the directory of their states (`<dir>/<number>`, as `import-fixture --state` writes it),
-    /// each opened read-only with its block's commit kept in memory.
-    #[arg(long)]
-    pub state: StateSpec,
+#[command(next_help_heading = "Matrix")]
+pub struct BenchShapeArgs {
     /// Worker counts.
-    #[arg(long, value_parser = count, default_value = "1,2", value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_parser = count, default_value = "1,2", value_delimiter = ',')]
     pub threads: Vec<NonZeroUsize>,
     /// Batch sizes.
-    #[arg(long, value_parser = count, default_value = "1,10,50", value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_parser = count, default_value = "1,10,50", value_delimiter = ',')]
     pub batch: Vec<NonZeroUsize>,
     /// I/O designs.
     #[arg(
         long,
+        value_name = "LIST",
         default_value = "full,full-verify,batched,parallel,hybrid",
         value_delimiter = ','
     )]
     pub io: Vec<IoDesign>,
-    /// Prefetch readers.
-    #[arg(long, value_parser = count, default_value = "8")]
-    pub io_threads: NonZeroUsize,
-    /// Prefetch batch k+1 while batch k executes (batched and hybrid designs).
-    #[arg(long)]
-    pub pipeline: bool,
-    #[command(flatten)]
-    pub cache: CacheArgs,
-    /// Task order: block or longest-first.
-    #[arg(long, default_value = "block")]
-    pub order: TaskOrder,
-    /// The order of hybrid's prefetch: key (one multi-get per reader, in key order) or
-    /// first-use (account by account as tasks first change them, in multi-gets of 64 keys).
-    #[arg(long, default_value = "key")]
-    pub prefetch_order: PrefetchOrder,
-    #[command(flatten)]
-    pub disk: DiskArgs,
-    #[command(flatten)]
-    pub trust: TrustArgs,
     /// Skip the sequential and in-memory baselines.
     #[arg(long)]
     pub no_baselines: bool,
-    /// Runs per configuration; the median by throughput is reported with the spread.
-    #[arg(long, value_parser = count, default_value = "1")]
+    /// Runs per configuration, reported as their median and spread.
+    #[arg(long, value_name = "N", value_parser = count, default_value = "1")]
     pub repeat: NonZeroUsize,
-    /// Write the result as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
-    /// Record each parallel run's batch profiles (every task's CPU time, on-demand reads, worker
-    /// and start; each prefetch and commit) in the JSON, for `bal-replay project`.
-    #[arg(long)]
-    pub task_profile: bool,
-    /// Pin worker w of every batch to the w-mod-n-th CPU of this list (`--pin-workers 1,0`:
-    /// worker 0 on CPU 1, worker 1 on CPU 0, worker 2 on CPU 1...), instead of letting the
-    /// scheduler place them.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
-    pub pin_workers: Option<Vec<usize>>,
-    /// The disk's random-read curve on the state's filesystem (`scripts/fio-random-reads.sh`'s
-    /// table): each run that read the state is then set against the disk's bound, its gas per
-    /// device read at fio's best IOPS.
-    #[arg(long)]
+}
+
+/// Run the research's matrix from the same pre-state (never written) and print its tables.
+#[derive(Debug, Clone, Args)]
+pub struct BenchCommand {
+    #[command(flatten)]
+    pub chain: ChainArgs,
+    #[command(flatten)]
+    pub shape: BenchShapeArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
+    pub disk: DiskArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// The disk's fio table (scripts/fio-random-reads.sh): each run against its bound.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub fio: Option<PathBuf>,
 }
 
 impl BenchCommand {
-    /// The matrix these options ask for (no in-memory baseline over MDBX).
-    pub fn matrix(&self) -> BenchMatrix {
-        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
+    /// The matrix these options ask for (no in-memory baseline over MDBX), or why the disk flags
+    /// cannot apply to the state.
+    pub fn matrix(&self) -> eyre::Result<BenchMatrix> {
+        Ok(self.matrix_over(&self.disk.resolve([&self.chain.state])?))
+    }
+
+    /// The matrix these options ask for, with the disk flags resolved as `disk`.
+    fn matrix_over(&self, disk: &DiskMode) -> BenchMatrix {
+        let over_mdbx = matches!(self.chain.state, StateSpec::Mdbx(_));
+        let rocksdb = disk.rocksdb_reads();
+        let (shape, replay) = (&self.shape, &self.replay);
         BenchMatrix {
-            threads: self.threads.clone(),
-            batches: self.batch.clone(),
-            designs: self.io.clone(),
-            io_threads: self.io_threads,
-            order: self.order,
-            prefetch_order: self.prefetch_order,
-            drop_caches: self.disk.drop_caches(over_mdbx),
-            direct_io: self.disk.direct_io() && !over_mdbx,
-            pin_metadata: self.disk.pin_metadata() && !over_mdbx,
-            sequential: !self.no_baselines,
-            in_memory: !self.no_baselines && !over_mdbx,
-            block_cache_bytes: self.disk.block_cache_bytes(),
-            cache: self.cache.into(),
-            repeat: self.repeat,
-            pipeline: self.pipeline,
-            profile: self.task_profile,
-            pin_workers: self.pin_workers.clone(),
-            trust_state: self.trust.trust_state,
+            threads: shape.threads.clone(),
+            batches: shape.batch.clone(),
+            designs: shape.io.clone(),
+            io_threads: replay.io_threads,
+            order: replay.order,
+            prefetch_order: replay.prefetch_order,
+            drop_caches: disk.drop_caches,
+            direct_io: rocksdb.direct_io,
+            pin_metadata: rocksdb.pin_metadata,
+            sequential: !shape.no_baselines,
+            in_memory: !shape.no_baselines && !over_mdbx,
+            block_cache_bytes: rocksdb.block_cache_bytes,
+            cache: replay.cache.into(),
+            repeat: shape.repeat,
+            pipeline: replay.pipeline,
+            profile: replay.task_profile,
+            pin_workers: replay.pin_workers.clone(),
+            trust_state: replay.trust.trust_state,
         }
     }
 
     /// Runs the matrix and prints its tables.
     pub fn run(&self) -> eyre::Result<()> {
-        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
-        let _memory_limit = self.disk.enter_memory_limit(over_mdbx)?;
-        if over_mdbx {
-            self.disk.refuse_over_mdbx()?;
-            if !self.no_baselines {
-                eprintln!(
-                    "note: no in-memory baseline over MDBX (it would need the whole state loaded \
-                     into memory, and MDBX is read by key); bench the RocksDB state bal-migrate \
-                     makes of {} for it",
-                    self.state
-                );
-            }
+        // Contradicting disk flags are refused before the process enters a cgroup.
+        let disk = self.disk.resolve([&self.chain.state])?;
+        let _memory_limit = disk.enter_memory_limit()?;
+        if matches!(self.chain.state, StateSpec::Mdbx(_)) && !self.shape.no_baselines {
+            eprintln!(
+                "note: no in-memory baseline over MDBX (it would need the whole state loaded \
+                 into memory, and MDBX is read by key); bench the RocksDB state bal-migrate \
+                 makes of {} for it",
+                self.chain.state
+            );
         }
         // Read before the runs: a bad table fails now, not after an hour of them.
         let fio = self
@@ -136,10 +116,10 @@ impl BenchCommand {
             .map(bal_replay_model::DiskModel::from_fio_file)
             .transpose()?;
         bench(
-            &self.dump,
-            &self.state,
-            &self.matrix(),
-            self.json.as_ref(),
+            &self.chain.dump,
+            &self.chain.state,
+            &self.matrix_over(&disk),
+            self.output.json.as_ref(),
             fio.as_ref(),
         )
     }
@@ -347,35 +327,37 @@ pub struct BenchDbCommand {
     /// Seed of the sampling and of the key choice.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Read engine: sorted multi-gets of this many keys per call, not point reads (latency per key).
+    // RocksDB's `MultiGet` with sorted input; MDBX reads the keys one by one in key order.
+    #[arg(long, value_name = "N", value_parser = at_least_one::<usize>)]
+    pub multiget: Option<usize>,
+    /// Write the results as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
     /// `--drop-caches` closes the store, drops the page cache and reopens it before each run;
     /// `--disk-resident` (or `--direct-io`, `--block-cache`) makes each reader's read reach the
     /// disk, a pread pool whose queue depth is the thread count (compare `scripts/fio-random-reads.sh`).
+    /// Last: its help heading would otherwise be the heading of the options declared after it.
     #[command(flatten)]
     pub disk: DiskArgs,
-    /// Read engine: sorted multi-gets of this many keys per call per thread (RocksDB's
-    /// `MultiGet` with sorted input; MDBX reads them one by one in key order) instead of point
-    /// reads. Avg latency is then per key.
-    #[arg(long, value_parser = at_least_one::<usize>)]
-    pub multiget: Option<usize>,
-    /// Write the results as JSON.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 impl BenchDbCommand {
     /// Reads every store and prints the table.
     pub fn run(&self) -> eyre::Result<()> {
         let any_mdbx = self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)));
-        let _memory_limit = self.disk.enter_memory_limit(any_mdbx)?;
+        let disk = self.disk.resolve(&self.db)?;
+        let _memory_limit = disk.enter_memory_limit()?;
+        let rocksdb = disk.rocksdb_reads();
         let options = BenchDbOptions {
             threads: self.threads.clone(),
             reads: self.reads,
             sample: self.sample,
             seed: self.seed,
-            drop_caches: self.disk.drop_caches(any_mdbx),
-            rocks_direct_io: self.disk.direct_io(),
-            rocks_block_cache_bytes: self.disk.block_cache_bytes(),
-            rocks_pin_metadata: self.disk.pin_metadata(),
+            drop_caches: disk.drop_caches,
+            rocks_direct_io: rocksdb.direct_io,
+            rocks_block_cache_bytes: rocksdb.block_cache_bytes,
+            rocks_pin_metadata: rocksdb.pin_metadata,
             multiget_keys: self.multiget,
         };
         let drop_caches = || -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

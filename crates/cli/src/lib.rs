@@ -1,7 +1,7 @@
 //! The `bal-replay` command line: each command's options as clap types, and what each command runs.
 //!
 //! The binary is `Cli::parse().run()`. A command's options fill the libraries' own option types
-//! ([`ReplayOptions`](bal_replay_engine::ReplayOptions) from [`run::ReplayArgs`],
+//! ([`ReplayOptions`](bal_replay_engine::ReplayOptions) from [`run::RunCommand::replay_options`],
 //! [`BenchMatrix`](bal_replay_bench::BenchMatrix) from [`bench::BenchCommand::matrix`]); its `run`
 //! calls the libraries and prints what they report. Counts that must be at least 1 are parsed as
 //! `NonZeroUsize`, so a zero is refused, naming the option, before anything runs.
@@ -13,18 +13,21 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 pub mod bench;
+pub mod disk;
 pub mod project;
 pub mod record;
 pub mod run;
 pub mod study;
 
-use bal_replay_bench::memory_limit::MemoryLimit;
 use bal_replay_cache::CacheCapacity;
-use bal_replay_state::RocksOptions;
+use bal_replay_engine::{PrefetchOrder, TaskOrder};
+use bal_replay_mdbx_state::StateSpec;
 use clap::{Args, Parser, Subcommand};
 use eyre::WrapErr;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{num::NonZeroUsize, path::PathBuf};
+
+pub use disk::{DiskArgs, DiskMode};
 
 /// `bal-replay`'s command line.
 #[derive(Debug, Parser)]
@@ -45,7 +48,7 @@ pub enum Command {
     /// Generate a small mainnet-like chain and study it: the answer for it, and where its findings
     /// page is (the default job).
     Demo(bench::DemoCommand),
-    /// Replay a dump once over a state (modified in place unless --rewind).
+    /// Replay a dump once over a state, modified in place unless --rewind (a stopped run resumes).
     Run(run::RunCommand),
     /// Random point reads of existing keys per reader-thread count, MDBX vs RocksDB (the research's
     /// random-read table): keys are sampled from each store first, then every run reads among them.
@@ -53,7 +56,7 @@ pub enum Command {
     /// Time the reference executor, single-threaded, on a dump of independent blocks (e.g. imported
     /// mainnet fixtures): in memory and over RocksDB.
     BenchReference(bench::BenchReferenceCommand),
-    /// Run the research's matrix from the same pre-state and print its tables.
+    /// Run the research's matrix from the same pre-state (never written) and print its tables.
     Bench(bench::BenchCommand),
     /// Charts (PNG and SVG) and a Markdown summary next to the research's figures, from
     /// `bench --json` results.
@@ -180,13 +183,13 @@ fn read_projection(
 #[derive(Debug, Clone, Copy, Args)]
 pub struct CacheArgs {
     /// Shared cache: accounts held at most.
-    #[arg(long, default_value_t = CacheCapacity::default().accounts)]
+    #[arg(long, value_name = "N", default_value_t = CacheCapacity::default().accounts)]
     pub cache_accounts: usize,
     /// Shared cache: storage slots held at most.
-    #[arg(long, default_value_t = CacheCapacity::default().storage)]
+    #[arg(long, value_name = "N", default_value_t = CacheCapacity::default().storage)]
     pub cache_slots: usize,
     /// Shared cache: contract codes held at most.
-    #[arg(long, default_value_t = CacheCapacity::default().codes)]
+    #[arg(long, value_name = "N", default_value_t = CacheCapacity::default().codes)]
     pub cache_codes: usize,
 }
 
@@ -204,169 +207,60 @@ impl From<CacheArgs> for CacheCapacity {
 /// it holds ([`ReplayOptions::trust_state`](bal_replay_engine::ReplayOptions::trust_state)).
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct TrustArgs {
-    /// Replay over a state that records no chain id or block hash (otherwise refused), unchecked.
+    /// Replay over a state that records no chain id or block hash, unchecked.
     #[arg(long)]
     pub trust_state: bool,
 }
 
-/// Where the state's reads may be served from: the page cache, RocksDB's block cache, or only the
-/// disk (`--disk-resident`).
-#[derive(Debug, Clone, Copy, Default, Args)]
-pub struct DiskArgs {
-    /// Drop the page cache first (root only).
+/// The dump a replay (`run`, `bench`) reads and the state it starts from.
+#[derive(Debug, Clone, Args)]
+pub struct ChainArgs {
+    /// Dump directory: a chain, or (bench only) imported independent blocks.
+    #[arg(long, value_name = "DIR")]
+    pub dump: PathBuf,
+    /// The state before the dump: <dir> or rocksdb:<dir>, or mdbx:<dir> (reth's).
     #[arg(long)]
-    pub drop_caches: bool,
-    /// RocksDB direct reads (O_DIRECT): SST blocks are never served from the page cache.
-    #[arg(long)]
-    pub direct_io: bool,
-    /// Disk-resident mode. RocksDB: direct reads, index and filters pinned (see --pin-metadata)
-    /// and a block cache of --block-cache (default 8MiB) for data blocks. MDBX (memory-mapped):
-    /// the page cache dropped before each run and the process in a memory cgroup of
-    /// --memory-limit (default 512MiB; cgroup v1, root). The results say whether at least 80% of
-    /// the key reads reached the device.
-    #[arg(long)]
-    pub disk_resident: bool,
-    /// RocksDB block cache, e.g. 64MiB or 1GiB [default: 512MiB; 8MiB with --disk-resident].
-    #[arg(long, value_parser = parse_size)]
-    pub block_cache: Option<usize>,
-    /// RocksDB: load every SST file's index and filter partitions at open and pin them beyond the
-    /// block cache, so the cache bounds data blocks only and a key read costs one device read,
-    /// as on a node with RocksDB's default options (index and filters in memory). Memory grows
-    /// by the state's metadata (about 4% of its size), reported per run. On by default with
-    /// --disk-resident.
-    #[arg(long, conflicts_with = "unpinned_metadata")]
-    pub pin_metadata: bool,
-    /// RocksDB with --disk-resident: leave index and filter partitions to the block cache, as
-    /// before --disk-resident pinned them; a lookup that misses then also reads them from the disk.
-    #[arg(long)]
-    pub unpinned_metadata: bool,
-    /// Run in a memory cgroup of this size (cgroup v1, root): memory charged from then on, heap
-    /// and page cache, stays under it, which bounds how much of a memory-mapped state (MDBX) is
-    /// served from memory [default: none; 512MiB with --disk-resident over MDBX].
-    #[arg(long, value_parser = parse_size)]
-    pub memory_limit: Option<usize>,
+    pub state: StateSpec,
 }
 
-impl DiskArgs {
-    /// The block cache under `--disk-resident` unless `--block-cache` says otherwise: data blocks
-    /// only, the index and filters being pinned beside it (or, with `--unpinned-metadata`, room
-    /// for their pinned top levels and little else). With 64 MiB, a
-    /// generated chain's hot contracts and senders stay cached and fewer than 80% of the key reads
-    /// reach the disk (docs/notes/2026-11-23-disk-resident-mode.md).
-    pub const DISK_RESIDENT_BLOCK_CACHE: usize = 8 << 20;
-
-    /// The memory cgroup's limit under `--disk-resident` over MDBX unless `--memory-limit` says
-    /// otherwise: the run's own heap growth (shared cache, overlay of commits, decoded dumps:
-    /// about 200-300 MiB on a 200-block chain) must fit beside the page cache, or the kernel
-    /// kills the process instead of reclaiming.
-    pub const DISK_RESIDENT_MEMORY_LIMIT: usize = 512 << 20;
-
-    /// Whether RocksDB reads directly.
-    pub fn direct_io(&self) -> bool {
-        self.direct_io || self.disk_resident
-    }
-
-    /// RocksDB's block cache, bytes.
-    pub fn block_cache_bytes(&self) -> usize {
-        match (self.block_cache, self.disk_resident) {
-            (Some(bytes), _) => bytes,
-            (None, true) => Self::DISK_RESIDENT_BLOCK_CACHE,
-            (None, false) => RocksOptions::default().block_cache_bytes,
-        }
-    }
-
-    /// Whether every SST file's index and filter partitions are pinned: asked for, or
-    /// `--disk-resident` without `--unpinned-metadata`.
-    pub fn pin_metadata(&self) -> bool {
-        self.pin_metadata || (self.disk_resident && !self.unpinned_metadata)
-    }
-
-    /// RocksDB's options for these flags (statistics on: they are the runs' evidence).
-    pub fn rocks_options(&self) -> RocksOptions {
-        RocksOptions {
-            direct_io: self.direct_io(),
-            block_cache_bytes: self.block_cache_bytes(),
-            statistics: true,
-            pin_metadata: self.pin_metadata(),
-            ..RocksOptions::default()
-        }
-    }
-
-    /// The first flag given that only RocksDB reads (MDBX ignores it).
-    pub fn rocksdb_flag(&self) -> Option<&'static str> {
-        if self.direct_io {
-            Some("--direct-io")
-        } else if self.block_cache.is_some() {
-            Some("--block-cache")
-        } else if self.pin_metadata {
-            Some("--pin-metadata")
-        } else if self.unpinned_metadata {
-            Some("--unpinned-metadata")
-        } else {
-            None
-        }
-    }
-
-    /// The error for RocksDB's own flags over reth's MDBX, which is memory-mapped: its pages are
-    /// bounded by `--memory-limit` (or `--disk-resident`) instead.
-    pub fn refuse_over_mdbx(&self) -> eyre::Result<()> {
-        let Some(flag) = self.rocksdb_flag() else {
-            return Ok(());
-        };
-        Err(eyre::eyre!(
-            "{flag} applies to RocksDB states only: MDBX is memory-mapped, so its pages are served \
-             from the page cache; bound it with --memory-limit SIZE or --disk-resident (a memory \
-             cgroup around the process, see docs/notes/2026-11-23-disk-resident-mode.md)"
-        ))
-    }
-
-    /// Whether the page cache is dropped before each run: `--drop-caches`, and `--disk-resident`
-    /// over MDBX (a page cached before the process entered its cgroup would be served uncharged).
-    pub fn drop_caches(&self, over_mdbx: bool) -> bool {
-        self.drop_caches || (over_mdbx && self.disk_resident)
-    }
-
-    /// The memory cgroup's limit for a run over MDBX (`over_mdbx`) or RocksDB, if any.
-    pub fn memory_limit(&self, over_mdbx: bool) -> Option<usize> {
-        self.memory_limit
-            .or((over_mdbx && self.disk_resident).then_some(Self::DISK_RESIDENT_MEMORY_LIMIT))
-    }
-
-    /// Puts the process in its memory cgroup if these flags ask for one; it leaves the cgroup
-    /// when the returned guard drops.
-    pub fn enter_memory_limit(&self, over_mdbx: bool) -> eyre::Result<Option<MemoryLimit>> {
-        self.memory_limit(over_mdbx)
-            .map(|bytes| {
-                MemoryLimit::enter(bytes as u64)
-                    .wrap_err("--memory-limit / --disk-resident over MDBX needs a memory cgroup")
-            })
-            .transpose()
-    }
+/// How a replay runs, the same in `run` and `bench`: the command line's part of
+/// [`ReplayOptions`](bal_replay_engine::ReplayOptions) and
+/// [`BenchMatrix`](bal_replay_bench::BenchMatrix) that neither varies. Worker counts, batch sizes
+/// and designs are each command's own: one of each in `run`, lists in `bench`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Replay")]
+pub struct ReplayArgs {
+    /// Prefetch readers.
+    #[arg(long, value_name = "N", value_parser = count, default_value = "8")]
+    pub io_threads: NonZeroUsize,
+    /// Prefetch batch k+1 while batch k executes (batched and hybrid I/O).
+    #[arg(long)]
+    pub pipeline: bool,
+    /// Task order: block or longest-first.
+    #[arg(long, value_name = "ORDER", default_value = "block")]
+    pub order: TaskOrder,
+    /// Hybrid's prefetch order: key or first-use (the tasks' first changes).
+    #[arg(long, value_name = "ORDER", default_value = "key")]
+    pub prefetch_order: PrefetchOrder,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    /// Record parallel batches' task profiles in the JSON (for `bal-replay project`).
+    #[arg(long)]
+    pub task_profile: bool,
+    /// Pin worker w of each batch to the (w mod n)-th CPU of this list.
+    #[arg(long, value_name = "CPUS", value_delimiter = ',', num_args = 1..)]
+    pub pin_workers: Option<Vec<usize>>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
 }
 
-/// Parses a size in bytes: a number with an optional binary unit (`64MiB`, `64M`, `1GiB`, `4k`).
-fn parse_size(s: &str) -> Result<usize, String> {
-    let s = s.trim();
-    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
-    let (number, unit) = s.split_at(split);
-    let number: usize = number
-        .parse()
-        .map_err(|_| format!("{s:?} is not a size (e.g. 64MiB, 1GiB, 4096)"))?;
-    let shift = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        other => {
-            return Err(format!(
-                "unknown size unit {other:?} in {s:?} (use KiB, MiB, GiB)"
-            ));
-        }
-    };
-    number
-        .checked_mul(1 << shift)
-        .ok_or_else(|| format!("{s:?} is too large"))
+/// Where a replay's (`run`, `bench`) results go beside what it prints.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Output")]
+pub struct OutputArgs {
+    /// Write the results as JSON to this file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
 }
 
 /// Parses a number that must be at least 1 (blocks, readers, reads): a zero would otherwise run as
@@ -401,80 +295,11 @@ fn progress_bar(len: u64, template: &str) -> ProgressBar {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions};
-    use bal_replay_mdbx_state::StateSpec;
+    use bal_replay_engine::{ExecMode, IoDesign};
     use clap::CommandFactory;
 
     fn n(count: usize) -> NonZeroUsize {
         NonZeroUsize::new(count).unwrap()
-    }
-
-    #[test]
-    fn sizes_and_the_disk_resident_defaults() {
-        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
-        assert_eq!(parse_size("64M"), Ok(64 << 20));
-        assert_eq!(parse_size("1GiB"), Ok(1 << 30));
-        assert_eq!(parse_size("4k"), Ok(4096));
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert!(
-            parse_size("64 parsecs")
-                .unwrap_err()
-                .contains("unknown size unit")
-        );
-        assert!(parse_size("MiB").unwrap_err().contains("is not a size"));
-        let parse = |args: &[&str]| {
-            let mut all = vec!["bal-replay", "run", "--dump", "d", "--state", "s"];
-            all.extend_from_slice(args);
-            match Cli::try_parse_from(all).unwrap().command {
-                Command::Run(run) => run.disk,
-                other => panic!("{other:?}"),
-            }
-        };
-        let plain = parse(&[]);
-        assert!(!plain.direct_io());
-        assert_eq!(plain.block_cache_bytes(), 512 << 20);
-        let resident = parse(&["--disk-resident"]);
-        assert!(resident.direct_io());
-        assert_eq!(resident.block_cache_bytes(), 8 << 20);
-        assert!(resident.rocks_options().statistics);
-        let sized = parse(&["--disk-resident", "--block-cache", "64MiB"]);
-        assert_eq!(sized.block_cache_bytes(), 64 << 20);
-        let err = sized.refuse_over_mdbx().unwrap_err().to_string();
-        assert!(
-            err.starts_with("--block-cache applies to RocksDB states only"),
-            "{err}"
-        );
-        assert!(plain.refuse_over_mdbx().is_ok());
-        // --disk-resident pins the index and filters unless told not to; alone, nothing is pinned.
-        assert!(resident.rocks_options().pin_metadata);
-        assert!(!plain.rocks_options().pin_metadata);
-        let unpinned = parse(&["--disk-resident", "--unpinned-metadata"]);
-        assert!(!unpinned.rocks_options().pin_metadata && unpinned.direct_io());
-        let err = unpinned.refuse_over_mdbx().unwrap_err().to_string();
-        assert!(
-            err.starts_with("--unpinned-metadata applies to RocksDB states only"),
-            "{err}"
-        );
-        let pinned = parse(&["--pin-metadata"]);
-        assert!(pinned.rocks_options().pin_metadata && !pinned.direct_io());
-        let err = pinned.refuse_over_mdbx().unwrap_err().to_string();
-        assert!(
-            err.starts_with("--pin-metadata applies to RocksDB states only"),
-            "{err}"
-        );
-        let both = "bal-replay run --dump d --state s --pin-metadata --unpinned-metadata";
-        assert!(Cli::try_parse_from(both.split(' ')).is_err());
-        // Over MDBX, --disk-resident is a memory cgroup (512 MiB unless --memory-limit) and the
-        // page cache dropped before each run; over RocksDB it sets neither.
-        assert!(resident.refuse_over_mdbx().is_ok());
-        assert_eq!(resident.memory_limit(true), Some(512 << 20));
-        assert_eq!(resident.memory_limit(false), None);
-        assert!(resident.drop_caches(true) && !resident.drop_caches(false));
-        let limited = parse(&["--memory-limit", "1GiB"]);
-        assert_eq!(limited.memory_limit(false), Some(1 << 30));
-        assert_eq!(limited.memory_limit(true), Some(1 << 30));
-        assert!(!limited.drop_caches(true));
-        assert_eq!(plain.memory_limit(true), None);
     }
 
     #[test]
@@ -499,7 +324,7 @@ mod tests {
         .unwrap();
         match cli.command {
             Command::Bench(bench) => {
-                let matrix = bench.matrix();
+                let matrix = bench.matrix().unwrap();
                 assert_eq!(matrix.threads, vec![n(1), n(2), n(4)]);
                 assert_eq!(matrix.batches, vec![n(1), n(50)]);
                 assert_eq!(matrix.designs, vec![IoDesign::Full, IoDesign::Hybrid]);
@@ -555,7 +380,7 @@ mod tests {
             let Command::Run(run) = cli.command else {
                 panic!("parsed another command")
             };
-            let options = ReplayOptions::from(&run.replay);
+            let options = run.replay_options();
             assert_eq!(options.mode, expected);
             assert_eq!(
                 (options.threads, options.batch, options.io_threads),
@@ -608,15 +433,15 @@ mod tests {
         let cli = Cli::try_parse_from(["bal-replay", "run", "--dump", "d", "--state", "mdbx:/r"])
             .unwrap();
         match cli.command {
-            Command::Run(c) => assert_eq!(c.state, StateSpec::Mdbx("/r".into())),
+            Command::Run(c) => assert_eq!(c.chain.state, StateSpec::Mdbx("/r".into())),
             _ => panic!("parsed another command"),
         }
         let cli = Cli::try_parse_from(["bal-replay", "bench", "--dump", "d", "--state", "mdbx:/r"])
             .unwrap();
         match cli.command {
             Command::Bench(c) => {
-                assert_eq!(c.state, StateSpec::Mdbx("/r".into()));
-                assert!(!c.matrix().in_memory);
+                assert_eq!(c.chain.state, StateSpec::Mdbx("/r".into()));
+                assert!(!c.matrix().unwrap().in_memory);
             }
             _ => panic!("parsed another command"),
         }

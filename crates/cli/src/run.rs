@@ -1,6 +1,6 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
-use crate::{CacheArgs, DiskArgs, TrustArgs, count, progress_bar, record};
+use crate::{ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, count, progress_bar, record};
 use bal_replay_bench::{
     DiskEvidence,
     device::{IoSample, RunProbe},
@@ -9,133 +9,110 @@ use bal_replay_bench::{
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchProfile, BatchReport, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ReplayReport,
-    ScratchState, TaskOrder, drop_page_cache, replay, warm_up_kzg,
+    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState,
+    replay, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
+use bal_replay_host::drop_page_cache;
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_state::{RocksReadCounters, RocksStore, StateReader, StateWriter};
 use clap::Args;
 use eyre::WrapErr;
 use indicatif::ProgressBar;
-use std::{
-    net::SocketAddr,
-    num::NonZeroUsize,
-    path::{Path, PathBuf},
-};
+use std::{net::SocketAddr, num::NonZeroUsize, path::Path};
 
-/// How to replay: the command line's form of [`ReplayOptions`].
+/// What `run` replays with where `bench` takes lists: one mode, worker count, batch size and design.
 #[derive(Debug, Clone, Args)]
-pub struct ReplayArgs {
-    /// Sequential or parallel.
-    #[arg(long, value_enum, default_value = "parallel")]
+#[command(next_help_heading = "Replay")]
+pub struct RunShapeArgs {
+    /// Sequential (a block, a transaction at a time) or parallel.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "parallel",
+        hide_possible_values = true
+    )]
     pub mode: ExecMode,
     /// Execution workers.
-    #[arg(long, value_parser = count, default_value = "2")]
+    #[arg(long, value_name = "N", value_parser = count, default_value = "2")]
     pub threads: NonZeroUsize,
     /// Blocks per batch.
-    #[arg(long, value_parser = count, default_value = "50")]
+    #[arg(long, value_name = "N", value_parser = count, default_value = "50")]
     pub batch: NonZeroUsize,
     /// I/O design: full, full-verify, batched, parallel or hybrid.
-    #[arg(long, default_value = "parallel")]
+    #[arg(long, value_name = "DESIGN", default_value = "parallel")]
     pub io: IoDesign,
-    /// Prefetch readers.
-    #[arg(long, value_parser = count, default_value = "8")]
-    pub io_threads: NonZeroUsize,
-    /// Prefetch batch k+1 while batch k executes (batched and hybrid designs).
-    #[arg(long)]
-    pub pipeline: bool,
-    #[command(flatten)]
-    pub cache: CacheArgs,
-    /// Task order: block or longest-first.
-    #[arg(long, default_value = "block")]
-    pub order: TaskOrder,
-    /// The order of hybrid's prefetch: key (one multi-get per reader, in key order) or
-    /// first-use (account by account as tasks first change them, in multi-gets of 64 keys).
-    #[arg(long, default_value = "key")]
-    pub prefetch_order: PrefetchOrder,
-    /// Record each parallel batch's profile (every task's CPU time, on-demand reads, worker and
-    /// start; each prefetch and commit) in the JSON, for `bal-replay project`.
-    #[arg(long)]
-    pub task_profile: bool,
-    /// Pin worker w of every batch to the w-mod-n-th CPU of this list (`--pin-workers 1,0`),
-    /// instead of letting the scheduler place them.
-    #[arg(long, value_delimiter = ',', num_args = 1..)]
-    pub pin_workers: Option<Vec<usize>>,
-    #[command(flatten)]
-    pub trust: TrustArgs,
 }
 
-impl From<&ReplayArgs> for ReplayOptions {
-    fn from(a: &ReplayArgs) -> Self {
-        Self {
-            mode: a.mode,
-            threads: a.threads,
-            order: a.order,
-            design: a.io,
-            batch: a.batch,
-            io_threads: a.io_threads,
-            prefetch_order: a.prefetch_order,
-            cache: a.cache.into(),
-            pipeline: a.pipeline,
-            profile: a.task_profile,
-            pin_workers: a.pin_workers.as_deref().map(Into::into),
-            trust_state: a.trust.trust_state,
-        }
-    }
-}
-
-/// Replay a dump once over a state (modified in place unless --rewind).
+/// Replay a dump once over a state, modified in place unless --rewind (a stopped run resumes).
 #[derive(Debug, Clone, Args)]
 pub struct RunCommand {
-    /// Dump directory (chained).
-    #[arg(long)]
-    pub dump: PathBuf,
-    /// State at the block before the dump's first, or at a block of the dump (a stopped run:
-    /// the blocks it holds are skipped and the replay resumes): `<dir>` or `rocksdb:<dir>` (a RocksDB flat
-    /// state, modified in place unless --rewind), or `mdbx:<dir>` (reth's database, read in
-    /// place and never written: each batch's commit stays in memory).
-    #[arg(long)]
-    pub state: StateSpec,
     #[command(flatten)]
-    pub replay: ReplayArgs,
-    /// Replay over a RocksDB checkpoint of the state (hard links, in a fresh directory beside
-    /// it, removed afterwards), leaving the state as it was.
+    pub chain: ChainArgs,
+    /// Replay over a checkpoint of the RocksDB state, leaving the state as it was.
     #[arg(long)]
     pub rewind: bool,
     #[command(flatten)]
+    pub shape: RunShapeArgs,
+    #[command(flatten)]
+    pub replay: ReplayArgs,
+    #[command(flatten)]
     pub disk: DiskArgs,
-    /// Serve Prometheus metrics on this address (e.g. 127.0.0.1:9464).
-    #[arg(long)]
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Serve Prometheus metrics on this address, e.g. 127.0.0.1:9464.
+    #[arg(long, value_name = "ADDR", help_heading = "Output")]
     pub metrics: Option<SocketAddr>,
-    /// Keep serving metrics this many seconds after the replay, so a scraper sees the end.
-    #[arg(long, default_value_t = 0)]
+    /// Keep serving metrics this many seconds after the replay.
+    #[arg(
+        long,
+        value_name = "SECS",
+        default_value_t = 0,
+        help_heading = "Output"
+    )]
     pub metrics_linger: u64,
-    /// Write a JSON summary (totals and timings) here.
-    #[arg(long)]
-    pub json: Option<PathBuf>,
 }
 
 impl RunCommand {
+    /// The engine's options for this run.
+    pub fn replay_options(&self) -> ReplayOptions {
+        let (shape, replay) = (&self.shape, &self.replay);
+        ReplayOptions {
+            mode: shape.mode,
+            threads: shape.threads,
+            order: replay.order,
+            design: shape.io,
+            batch: shape.batch,
+            io_threads: replay.io_threads,
+            prefetch_order: replay.prefetch_order,
+            cache: replay.cache.into(),
+            pipeline: replay.pipeline,
+            profile: replay.task_profile,
+            pin_workers: replay.pin_workers.as_deref().map(Into::into),
+            trust_state: replay.trust.trust_state,
+        }
+    }
+
     /// Replays, prints the summary and writes it as JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
+        // Contradicting disk flags are refused before anything is served, opened or entered.
+        let disk = self.disk.resolve([&self.chain.state])?;
         if let Some(addr) = self.metrics {
             bal_replay_metrics::install_exporter(addr)?;
             record::record_start();
         }
-        let dump = DumpReader::open(&self.dump)?;
+        let dump = DumpReader::open(&self.chain.dump)?;
         let config = ChainConfig::for_dump(&dump)?;
-        let over_mdbx = matches!(self.state, StateSpec::Mdbx(_));
-        let memory_limit = self.disk.enter_memory_limit(over_mdbx)?;
-        let run = match &self.state {
-            StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state)?,
-            StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir)?,
+        let memory_limit = disk.enter_memory_limit()?;
+        let run = match &self.chain.state {
+            StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state, &disk)?,
+            StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir, &disk)?,
         };
         drop(memory_limit);
         record::record_disk_evidence(&run.disk);
         print_summary(&dump, &run.report);
         print_disk_evidence(&run.disk);
-        if let Some(json) = &self.json {
+        if let Some(json) = &self.output.json {
             // Task profiles are tens of thousands of numbers: on one line.
             let bytes = if run.batch_profiles.is_empty() {
                 serde_json::to_vec_pretty(&run)?
@@ -156,6 +133,7 @@ impl RunCommand {
         dump: &DumpReader,
         config: &ChainConfig,
         state: &Path,
+        disk: &DiskMode,
     ) -> eyre::Result<RunOutput> {
         // With --rewind the replay writes to a checkpoint in a fresh directory of its own beside
         // the state (removed when `scratch` drops, after the store); the state is never written.
@@ -168,10 +146,10 @@ impl RunCommand {
             None
         };
         let path = scratch.as_ref().map_or(state, |s| s.path());
-        if self.disk.drop_caches {
+        if disk.drop_caches {
             drop_page_cache()?;
         }
-        let options = self.disk.rocks_options();
+        let options = disk.rocksdb_reads().rocks_options();
         let store = RocksStore::open(path, &options)
             .wrap_err_with(|| format!("opening state {}", path.display()))?;
         let output = self
@@ -199,16 +177,16 @@ impl RunCommand {
         dump: &DumpReader,
         config: &ChainConfig,
         dir: &Path,
+        disk: &DiskMode,
     ) -> eyre::Result<RunOutput> {
-        self.disk.refuse_over_mdbx()?;
-        if self.disk.drop_caches(true) {
+        if disk.drop_caches {
             drop_page_cache()?;
         }
         let hashes = first_block_hashes(dump)?;
         with_mdbx_overlay(dir, &hashes, |store| {
             self.replay(dump, config, store, dir, || None, || None)
         })
-        .wrap_err_with(|| format!("reading {}", self.state))?
+        .wrap_err_with(|| format!("reading {}", self.chain.state))?
     }
 
     /// Replays `dump` over `store` (on the device holding `path`) with the progress bar, recording
@@ -223,7 +201,7 @@ impl RunCommand {
         rocks_counters: impl Fn() -> Option<RocksReadCounters>,
     ) -> eyre::Result<RunOutput> {
         warm_up_kzg();
-        let options = ReplayOptions::from(&self.replay);
+        let options = self.replay_options();
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
         let probe = RunProbe::start(path, rocks_counters());

@@ -10,25 +10,25 @@ use std::{num::NonZeroUsize, path::PathBuf};
 #[derive(Debug, Clone, Args)]
 pub struct StudyCommand {
     /// The dump.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub dump: PathBuf,
     /// The RocksDB state before the dump's first block (never written).
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub state: PathBuf,
     /// Where the findings page, its chart and the bench's JSON go.
-    #[arg(long)]
+    #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
     /// The quick form: 1 and all cores, batch 1 and 10, two repeats.
     #[arg(long)]
     pub quick: bool,
     /// Worker counts, in place of 1, the cores, 2x and 4x the cores.
-    #[arg(long, value_parser = count, value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
     pub threads: Option<Vec<NonZeroUsize>>,
     /// Batch sizes, in place of 1, 10 and 50.
-    #[arg(long, value_parser = count, value_delimiter = ',')]
+    #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
     pub batch: Option<Vec<NonZeroUsize>>,
     /// Runs of each configuration, interleaved (default 3; 2 with --quick).
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_name = "N", value_parser = count)]
     pub repeat: Option<NonZeroUsize>,
     /// Leave out the disk's bound (fio).
     #[arg(long)]
@@ -37,7 +37,7 @@ pub struct StudyCommand {
     #[arg(long)]
     pub title: Option<String>,
     /// Compute the page again from an earlier study's bench.json of the same dump and state.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub from_bench: Option<PathBuf>,
 }
 
