@@ -27,7 +27,7 @@ use std::{
     num::NonZeroUsize,
     sync::{
         Mutex,
-        atomic::{AtomicU64, AtomicUsize, Ordering},
+        atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
     },
     time::{Duration, Instant},
 };
@@ -207,11 +207,6 @@ where
     D: DatabaseRef + Sync + std::fmt::Debug,
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
 {
-    let envs: Vec<EvmEnv> = plan
-        .records
-        .iter()
-        .map(|r| config.evm_env(&r.block.header))
-        .collect();
     let ParallelOptions {
         design,
         threads,
@@ -220,124 +215,212 @@ where
         pin_workers,
     } = options;
     let pin_workers = pin_workers.as_deref().filter(|cpus| !cpus.is_empty());
-    // A worker that cannot be pinned takes no task, and the batch fails saying why (the lowest
-    // such worker's, whatever the order they fail in).
-    let pin_failure: Mutex<Option<(u32, String)>> = Mutex::new(None);
-    let tasks = plan.ordered_tasks(order);
-    // A task's global index is its position in `plan.tasks` (block order): its output slot.
-    let outputs: Vec<Mutex<Option<TaskOutput>>> =
-        plan.tasks.iter().map(|_| Mutex::new(None)).collect();
-    let cursor = AtomicUsize::new(0);
-    let lowest_failed = AtomicU64::new(u64::MAX);
-    let lowest_error: Mutex<Option<(u64, EngineError)>> = Mutex::new(None);
-    // The workers' run delay (profiling only), and whether every worker could read its own.
-    let run_delay = AtomicU64::new(0);
-    let run_delay_known = std::sync::atomic::AtomicBool::new(true);
+    let board = TaskBoard::new(plan, order);
+    let worker = BatchWorker {
+        config,
+        plan,
+        db,
+        design,
+        profile,
+        batch_start,
+        envs: plan
+            .records
+            .iter()
+            .map(|r| config.evm_env(&r.block.header))
+            .collect(),
+        board: &board,
+    };
+    let worker = &worker;
     let started = std::thread::scope(|scope| {
-        for worker in 0..threads.get() {
-            let worker = worker as u32;
-            let (tasks, envs, outputs, cursor) = (&tasks, &envs, &outputs, &cursor);
-            let (lowest_failed, lowest_error) = (&lowest_failed, &lowest_error);
-            let (run_delay, run_delay_known) = (&run_delay, &run_delay_known);
-            let pin_failure = &pin_failure;
-            let spawned = worker_thread(worker).spawn_scoped(scope, move || {
-                if let Some(cpus) = pin_workers {
-                    let cpu = cpus[worker as usize % cpus.len()];
-                    if let Err(e) = crate::cpus::pin_current_thread(cpu) {
-                        if let Ok(mut failure) = pin_failure.lock()
-                            && failure.as_ref().is_none_or(|(w, _)| worker < *w)
-                        {
-                            *failure = Some((
-                                worker,
-                                format!("pinning bal-worker-{worker} to CPU {cpu}: {e}"),
-                            ));
-                        }
-                        return;
-                    }
-                }
-                // Two reads of a proc file per worker and batch, outside every task's clock.
-                let delay_at_start = profile.then(crate::profile::thread_run_delay_ns);
-                loop {
-                    let i = cursor.fetch_add(1, Ordering::Relaxed);
-                    let Some(task) = tasks.get(i) else { break };
-                    if task.global_index > lowest_failed.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    let t0 = Instant::now();
-                    let clock = profile.then(TaskClock::start);
-                    match run_task(config, plan, &envs[task.block], db, design, task) {
-                        Ok((receipt, gas)) => {
-                            let elapsed = t0.elapsed();
-                            let profile = clock.map(|c| {
-                                let tx_gas =
-                                    receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
-                                c.finish(
-                                    batch_start,
-                                    plan.records[task.block].number(),
-                                    task.local_index,
-                                    worker,
-                                    tx_gas,
-                                )
-                            });
-                            let out = TaskOutput {
-                                receipt,
-                                gas,
-                                elapsed,
-                                profile,
-                            };
-                            if let Ok(mut slot) = outputs[task.global_index as usize].lock() {
-                                *slot = Some(out);
-                            }
-                        }
-                        Err(e) => {
-                            lowest_failed.fetch_min(task.global_index, Ordering::Relaxed);
-                            if let Ok(mut lowest) = lowest_error.lock()
-                                && lowest.as_ref().is_none_or(|(g, _)| task.global_index < *g)
-                            {
-                                *lowest = Some((task.global_index, e));
-                            }
-                        }
-                    }
-                }
-                if let Some(start) = delay_at_start {
-                    match start.zip(crate::profile::thread_run_delay_ns()) {
-                        Some((start, end)) => {
-                            run_delay.fetch_add(end.saturating_sub(start), Ordering::Relaxed);
-                        }
-                        None => run_delay_known.store(false, Ordering::Relaxed),
-                    }
+        for index in 0..threads.get() {
+            let index = index as u32;
+            let spawned = worker_thread(index).spawn_scoped(scope, move || {
+                if pin_workers.is_none_or(|cpus| worker.board.pin(index, cpus)) {
+                    worker.run(index);
                 }
             });
             if let Err(e) = spawned {
                 // The workers already started take no further task: the batch fails as a whole.
-                cursor.store(usize::MAX / 2, Ordering::Relaxed);
-                return Err(EngineError::ThreadStart(format!(
-                    "bal-worker-{worker}: {e}"
-                )));
+                board.cursor.store(usize::MAX / 2, Ordering::Relaxed);
+                return Err(EngineError::ThreadStart(format!("bal-worker-{index}: {e}")));
             }
         }
         Ok(())
     });
     started?;
-    if let Some((_, e)) = pin_failure.into_inner().ok().flatten() {
-        return Err(EngineError::ThreadStart(e));
+    board.into_run(profile)
+}
+
+/// What the workers of one batch share: the tasks in the order they are taken, a slot for each
+/// task's output, and the lowest failure so far.
+struct TaskBoard {
+    tasks: Vec<Task>,
+    /// By global index: a task's position in `plan.tasks` (block order).
+    outputs: Vec<Mutex<Option<TaskOutput>>>,
+    /// The next task to take, in `tasks`.
+    cursor: AtomicUsize,
+    lowest_failed: AtomicU64,
+    lowest_error: Mutex<Option<(u64, EngineError)>>,
+    /// The workers' run delay (profiling only), and whether every worker could read its own.
+    run_delay: AtomicU64,
+    run_delay_known: AtomicBool,
+    /// A worker that cannot be pinned takes no task, and the batch fails saying why (the lowest
+    /// such worker's, whatever the order they fail in).
+    pin_failure: Mutex<Option<(u32, String)>>,
+}
+
+impl TaskBoard {
+    fn new(plan: &BatchPlan, order: TaskOrder) -> Self {
+        Self {
+            tasks: plan.ordered_tasks(order),
+            outputs: plan.tasks.iter().map(|_| Mutex::new(None)).collect(),
+            cursor: AtomicUsize::new(0),
+            lowest_failed: AtomicU64::new(u64::MAX),
+            lowest_error: Mutex::new(None),
+            run_delay: AtomicU64::new(0),
+            run_delay_known: AtomicBool::new(true),
+            pin_failure: Mutex::new(None),
+        }
     }
-    let failure = lowest_error
-        .into_inner()
-        .map_err(|e| EngineError::WorkerPanic(e.to_string()))?;
-    let outputs = outputs
-        .into_iter()
-        .map(|m| m.into_inner().ok().flatten())
-        .collect();
-    let dispatch = tasks.iter().map(|t| t.global_index).collect();
-    let worker_run_delay_ns =
-        (profile && run_delay_known.into_inner()).then(|| run_delay.into_inner());
-    Ok(TaskRun {
-        outputs,
-        failure,
-        dispatch,
-        worker_run_delay_ns,
-    })
+
+    /// Pins the calling thread, worker `worker`, to its CPU of `cpus`; false (and the failure
+    /// kept) where it cannot be.
+    fn pin(&self, worker: u32, cpus: &[usize]) -> bool {
+        let cpu = cpus[worker as usize % cpus.len()];
+        let Err(e) = crate::cpus::pin_current_thread(cpu) else {
+            return true;
+        };
+        if let Ok(mut failure) = self.pin_failure.lock()
+            && failure.as_ref().is_none_or(|(w, _)| worker < *w)
+        {
+            *failure = Some((
+                worker,
+                format!("pinning bal-worker-{worker} to CPU {cpu}: {e}"),
+            ));
+        }
+        false
+    }
+
+    /// Keeps `error` if its task is the lowest failing one so far.
+    fn fail(&self, global_index: u64, error: EngineError) {
+        self.lowest_failed
+            .fetch_min(global_index, Ordering::Relaxed);
+        if let Ok(mut lowest) = self.lowest_error.lock()
+            && lowest.as_ref().is_none_or(|(g, _)| global_index < *g)
+        {
+            *lowest = Some((global_index, error));
+        }
+    }
+
+    /// Once the workers are done: what they left.
+    fn into_run(self, profile: bool) -> Result<TaskRun, EngineError> {
+        if let Some((_, e)) = self.pin_failure.into_inner().ok().flatten() {
+            return Err(EngineError::ThreadStart(e));
+        }
+        let failure = self
+            .lowest_error
+            .into_inner()
+            .map_err(|e| EngineError::WorkerPanic(e.to_string()))?;
+        let outputs = self
+            .outputs
+            .into_iter()
+            .map(|m| m.into_inner().ok().flatten())
+            .collect();
+        let dispatch = self.tasks.iter().map(|t| t.global_index).collect();
+        let worker_run_delay_ns =
+            (profile && self.run_delay_known.into_inner()).then(|| self.run_delay.into_inner());
+        Ok(TaskRun {
+            outputs,
+            failure,
+            dispatch,
+            worker_run_delay_ns,
+        })
+    }
+}
+
+/// What every worker of a batch runs with.
+struct BatchWorker<'a, D> {
+    config: &'a ChainConfig,
+    plan: &'a BatchPlan,
+    db: &'a D,
+    design: IoDesign,
+    profile: bool,
+    batch_start: Instant,
+    /// Each block's EVM environment, by position in the batch.
+    envs: Vec<EvmEnv>,
+    board: &'a TaskBoard,
+}
+
+impl<D> BatchWorker<'_, D>
+where
+    D: DatabaseRef + Sync + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    /// Worker `worker`'s loop: takes the next task until none is left, skipping those above the
+    /// lowest failure.
+    fn run(&self, worker: u32) {
+        let board = self.board;
+        // Two reads of a proc file per worker and batch, outside every task's clock.
+        let delay_at_start = self.profile.then(crate::profile::thread_run_delay_ns);
+        loop {
+            let i = board.cursor.fetch_add(1, Ordering::Relaxed);
+            let Some(task) = board.tasks.get(i) else {
+                break;
+            };
+            if task.global_index > board.lowest_failed.load(Ordering::Relaxed) {
+                continue;
+            }
+            match self.output(worker, task) {
+                Ok(out) => {
+                    if let Ok(mut slot) = board.outputs[task.global_index as usize].lock() {
+                        *slot = Some(out);
+                    }
+                }
+                Err(e) => board.fail(task.global_index, e),
+            }
+        }
+        if let Some(start) = delay_at_start {
+            match start.zip(crate::profile::thread_run_delay_ns()) {
+                Some((start, end)) => {
+                    board
+                        .run_delay
+                        .fetch_add(end.saturating_sub(start), Ordering::Relaxed);
+                }
+                None => board.run_delay_known.store(false, Ordering::Relaxed),
+            }
+        }
+    }
+
+    /// Runs `task` on worker `worker`, timed (and profiled, when the run records profiles).
+    fn output(&self, worker: u32, task: &Task) -> Result<TaskOutput, EngineError> {
+        let t0 = Instant::now();
+        let clock = self.profile.then(TaskClock::start);
+        let (receipt, gas) = run_task(
+            self.config,
+            self.plan,
+            &self.envs[task.block],
+            self.db,
+            self.design,
+            task,
+        )?;
+        let elapsed = t0.elapsed();
+        let profile = clock.map(|c| {
+            let tx_gas = receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
+            c.finish(
+                self.batch_start,
+                self.plan.records[task.block].number(),
+                task.local_index,
+                worker,
+                tx_gas,
+            )
+        });
+        Ok(TaskOutput {
+            receipt,
+            gas,
+            elapsed,
+            profile,
+        })
+    }
 }
 
 /// Checks each block before `failed_block` against its header (gas used, receipts root, from its

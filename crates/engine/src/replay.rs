@@ -622,40 +622,8 @@ fn execute_batch<S: StateReader>(
             report.longest_tx = out.longest_block;
             out.changes
         }
-        (mode, IoDesign::FullVerify) => {
-            let db = PreValueDb::from_records(&plan.records)?;
-            // Execution reads the BAL's values while the readers check them against the state.
-            let (verified, out) = std::thread::scope(|scope| {
-                let verifier = scope.spawn(|| verify_pre_values(cache, plan, &db, &pools.readers));
-                let out = match mode {
-                    ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
-                        .map(|out| (out.exec_time, out.longest_block, out.changes)),
-                    ExecMode::Parallel => {
-                        execute_parallel_with(config, plan, &db, parallel_options(options)).map(
-                            |out| {
-                                let changes = report.take_parallel(out);
-                                (report.exec, report.longest_tx, changes)
-                            },
-                        )
-                    }
-                };
-                let verified = verifier
-                    .join()
-                    .map_err(|_| EngineError::WorkerPanic("pre-value verifier".into()));
-                (verified, out)
-            });
-            // A claimed value the state disagrees with is the root cause of any execution
-            // failure it led to: it is reported first.
-            let verified = verified??;
-            report.keys_prefetched = verified.keys;
-            report.prefetch_profile = Some(PrefetchProfile {
-                concurrent: true,
-                ..verified
-            });
-            let (exec, longest, changes) = out?;
-            report.exec = exec;
-            report.longest_tx = longest;
-            changes
+        (_, IoDesign::FullVerify) => {
+            execute_full_verify(config, plan, cache, pools, options, report)?
         }
         (ExecMode::Sequential, _) => {
             let out = execute_sequential(config, &plan.records, cache)?;
@@ -684,44 +652,101 @@ fn execute_batch<S: StateReader>(
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
-            // Prefetch the keys the diffs name while the workers start executing; the cache's
-            // single-flight reads keep a key a worker is already reading from being read twice.
-            let tracked = options.profile;
-            if tracked {
-                let (accounts, slots) = prefetch_keys(plan);
-                cache.track_prefetch(&accounts, &slots);
-            }
-            let (prefetched, out) = std::thread::scope(|scope| {
-                // Ordering the keys is the prefetcher's work, beside execution too.
-                let prefetcher = scope.spawn(|| match options.prefetch_order {
-                    PrefetchOrder::FirstUse => {
-                        let keys = plan.keys_by_first_use(options.order);
-                        prefetch_in_order(cache, &keys, &pools.readers)
-                    }
-                    PrefetchOrder::Key => prefetch(cache, plan, &pools.readers, design),
-                });
-                let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
-                    execute_parallel_with(config, plan, cache, parallel_options(options))
-                });
-                let prefetched = prefetcher
-                    .join()
-                    .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
-                (prefetched, out)
-            });
-            if tracked {
-                cache.stop_tracking_prefetch();
-            }
-            let prefetched = prefetched??;
-            report.keys_prefetched = prefetched.keys;
-            report.prefetch_profile = Some(PrefetchProfile {
-                concurrent: true,
-                ..prefetched
-            });
-            let out = out?;
-            report.take_parallel(out)
+            execute_hybrid(config, plan, ahead, cache, pools, options, report)?
         }
     };
     Ok(changes)
+}
+
+/// Executes one batch in the full-verify design: execution reads the BAL's values while the
+/// readers check them against the state; returns the batch's net change.
+fn execute_full_verify<S: StateReader>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    cache: &SharedCache<&S>,
+    pools: &EnginePools,
+    options: &ReplayOptions,
+    report: &mut BatchReport,
+) -> Result<StateChanges, EngineError> {
+    let mode = options.mode;
+    let db = PreValueDb::from_records(&plan.records)?;
+    let (verified, out) = std::thread::scope(|scope| {
+        let verifier = scope.spawn(|| verify_pre_values(cache, plan, &db, &pools.readers));
+        let out = match mode {
+            ExecMode::Sequential => execute_sequential(config, &plan.records, &db)
+                .map(|out| (out.exec_time, out.longest_block, out.changes)),
+            ExecMode::Parallel => {
+                execute_parallel_with(config, plan, &db, parallel_options(options)).map(|out| {
+                    let changes = report.take_parallel(out);
+                    (report.exec, report.longest_tx, changes)
+                })
+            }
+        };
+        let verified = verifier
+            .join()
+            .map_err(|_| EngineError::WorkerPanic("pre-value verifier".into()));
+        (verified, out)
+    });
+    // A claimed value the state disagrees with is the root cause of any execution failure it led
+    // to: it is reported first.
+    let verified = verified??;
+    report.keys_prefetched = verified.keys;
+    report.prefetch_profile = Some(PrefetchProfile {
+        concurrent: true,
+        ..verified
+    });
+    let (exec, longest, changes) = out?;
+    report.exec = exec;
+    report.longest_tx = longest;
+    Ok(changes)
+}
+
+/// Executes one batch in the hybrid design: the keys the diffs name are prefetched while the
+/// workers start executing; returns the batch's net change.
+fn execute_hybrid<S: StateReader>(
+    config: &ChainConfig,
+    plan: &BatchPlan,
+    ahead: Option<&BatchPlan>,
+    cache: &SharedCache<&S>,
+    pools: &EnginePools,
+    options: &ReplayOptions,
+    report: &mut BatchReport,
+) -> Result<StateChanges, EngineError> {
+    let design = options.design;
+    // The cache's single-flight reads keep a key a worker is already reading from being read
+    // twice.
+    let tracked = options.profile;
+    if tracked {
+        let (accounts, slots) = prefetch_keys(plan);
+        cache.track_prefetch(&accounts, &slots);
+    }
+    let (prefetched, out) = std::thread::scope(|scope| {
+        // Ordering the keys is the prefetcher's work, beside execution too.
+        let prefetcher = scope.spawn(|| match options.prefetch_order {
+            PrefetchOrder::FirstUse => {
+                let keys = plan.keys_by_first_use(options.order);
+                prefetch_in_order(cache, &keys, &pools.readers)
+            }
+            PrefetchOrder::Key => prefetch(cache, plan, &pools.readers, design),
+        });
+        let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
+            execute_parallel_with(config, plan, cache, parallel_options(options))
+        });
+        let prefetched = prefetcher
+            .join()
+            .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
+        (prefetched, out)
+    });
+    if tracked {
+        cache.stop_tracking_prefetch();
+    }
+    let prefetched = prefetched??;
+    report.keys_prefetched = prefetched.keys;
+    report.prefetch_profile = Some(PrefetchProfile {
+        concurrent: true,
+        ..prefetched
+    });
+    Ok(report.take_parallel(out?))
 }
 
 /// The options of a parallel batch of this replay.
