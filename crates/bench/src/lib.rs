@@ -32,11 +32,14 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
-    ReplayOptions, ReplayReport, ScratchState, TaskOrder, WORKER_START_ROUNDS,
-    WORKER_START_WORKERS, WorkerStartCost, check_state_identity, drop_page_cache,
-    measure_worker_start, replay, replay_independent, warm_up_kzg,
+    ReplayOptions, ReplayReport, ScratchState, TaskOrder, check_state_identity, replay,
+    replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
+use bal_replay_host::{
+    WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost, drop_page_cache,
+    measure_worker_start,
+};
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{
     AppliedBlock, FlatContents, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges,
@@ -68,9 +71,12 @@ pub enum BenchError {
         /// The dump.
         dump: PathBuf,
     },
-    /// The engine failed outside a run (cloning, dropping caches).
+    /// The engine failed outside a run (cloning the state).
     #[error(transparent)]
     Engine(#[from] EngineError),
+    /// The host refused what a cold run needs (dropping the page cache).
+    #[error(transparent)]
+    Host(#[from] bal_replay_host::HostError),
     /// The state store failed.
     #[error(transparent)]
     State(#[from] StateError),

@@ -3,9 +3,9 @@
 
 use crate::count;
 use bal_replay_bench::{BenchResult, RunResult, StoreKind};
-use bal_replay_engine::{
-    BatchProfile, ExecMode, IoDesign, PrefetchOrder, WORKER_START_ROUNDS, WORKER_START_WORKERS,
-    WorkerStartCost, measure_worker_start,
+use bal_replay_engine::{BatchProfile, ExecMode, IoDesign, PrefetchOrder};
+use bal_replay_host::{
+    WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost, measure_worker_start,
 };
 use bal_replay_model::{
     Calibration, CalibrationRow, Check, DiskModel, Machine, MachineDescription, Measured,

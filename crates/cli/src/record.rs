@@ -168,7 +168,7 @@ mod tests {
                 record_replay_error(e);
             }
             // Neither: a setup error.
-            record_replay_error(&EngineError::DropCaches("not root".into()));
+            record_replay_error(&EngineError::ThreadStart("bal-worker-0: no threads".into()));
         });
         let rendered = handle.render();
         assert_eq!(

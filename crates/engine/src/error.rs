@@ -165,9 +165,6 @@ pub enum EngineError {
     /// The replay's prefetch reader threads could not be started.
     #[error("cannot start the replay's threads: {0}")]
     ThreadStart(String),
-    /// Dropping the page cache failed.
-    #[error("cannot drop the page cache: {0}")]
-    DropCaches(String),
     /// Rewinding the state failed.
     #[error("cannot rewind the state at {path}: {source}")]
     Rewind {

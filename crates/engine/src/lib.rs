@@ -43,16 +43,15 @@ pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};
 pub use parallel::{ParallelOptions, ParallelOutcome, execute_parallel, execute_parallel_with};
 pub use prevalues::PreValueDb;
-pub use profile::{
-    BatchProfile, PrefetchProfile, TaskProfile, WORKER_START_ROUNDS, WORKER_START_WORKERS,
-    WorkerStartCost, measure_worker_start, process_cpu_time,
-};
+pub use profile::{BatchProfile, PrefetchProfile, TaskProfile};
+// Part of a bench's profile, which the model reads; measured by the host crate.
+pub use bal_replay_host::WorkerStartCost;
 pub use record_check::check_record;
 pub use replay::{
     BatchReport, ExecMode, ReplayOptions, ReplayReport, check_state_identity, replay,
     replay_independent,
 };
-pub use rewind::{ScratchState, drop_page_cache};
+pub use rewind::ScratchState;
 pub use sequential::{SequentialOutcome, execute_sequential};
 pub use verify::{check_block, check_block_bal, check_output};
 

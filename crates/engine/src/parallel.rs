@@ -3,7 +3,6 @@
 use crate::{
     BatchPlan, EngineError, IoDesign, TaskOrder,
     batch::{Task, TaskKind},
-    pool::worker_thread,
     profile::{TaskClock, TaskProfile},
     verify::check_block,
 };
@@ -16,6 +15,7 @@ use alloy_evm::{
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
 use bal_replay_executor::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
+use bal_replay_host::{process_cpu_time, worker_thread};
 use bal_replay_state::{FlatAccount, StateChanges};
 use revm::{
     DatabaseRef,
@@ -130,7 +130,7 @@ where
 {
     let start = Instant::now();
     // Two reads of the process's CPU clock per batch, outside every task's clock.
-    let process_cpu_at_start = options.profile.then(crate::profile::process_cpu_time);
+    let process_cpu_at_start = options.profile.then(process_cpu_time);
     let TaskRun {
         outputs,
         failure,
@@ -138,9 +138,8 @@ where
         worker_run_delay_ns,
     } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
-    let process_cpu_ns = process_cpu_at_start.map(|at_start| {
-        crate::profile::nanos(crate::profile::process_cpu_time().saturating_sub(at_start))
-    });
+    let process_cpu_ns = process_cpu_at_start
+        .map(|at_start| crate::profile::nanos(process_cpu_time().saturating_sub(at_start)));
     // The block of the failing task: every block before it ran all its tasks, so its header check
     // (gas used, receipts root) comes first, as sequential execution would report it.
     let failed_block = failure

@@ -114,13 +114,6 @@ impl EnginePools {
     }
 }
 
-/// The thread of worker `worker` of a batch: named, so a profile (perf, top -H) tells the workers
-/// from RocksDB's and the readers' threads. Started per batch ([`EnginePools`] says why); what
-/// starting one costs is [`crate::profile::measure_worker_start`]'s to measure.
-pub(crate) fn worker_thread(worker: u32) -> std::thread::Builder {
-    std::thread::Builder::new().name(format!("bal-worker-{worker}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

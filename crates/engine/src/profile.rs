@@ -8,6 +8,7 @@
 //! pay. On-demand reads are tallied by the cache on every run ([`ReadTally`]).
 
 use bal_replay_cache::ReadTally;
+use bal_replay_host::thread_cpu_time;
 use std::time::{Duration, Instant};
 
 /// One task of a parallel batch, as it ran.
@@ -209,30 +210,6 @@ pub fn thread_run_delay_ns() -> Option<u64> {
     text.split_whitespace().nth(1)?.parse().ok()
 }
 
-/// CPU time this thread has used (`CLOCK_THREAD_CPUTIME_ID`); zero where the clock cannot be read.
-pub fn thread_cpu_time() -> Duration {
-    cpu_clock(libc::CLOCK_THREAD_CPUTIME_ID)
-}
-
-/// CPU time this process has used (`CLOCK_PROCESS_CPUTIME_ID`); zero where it cannot be read.
-pub fn process_cpu_time() -> Duration {
-    cpu_clock(libc::CLOCK_PROCESS_CPUTIME_ID)
-}
-
-/// The reading of CPU-time clock `clock`; zero where it cannot be read.
-fn cpu_clock(clock: libc::clockid_t) -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `clock_gettime` writes one `timespec` to the pointer it is given, a valid local.
-    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
-    if rc != 0 {
-        return Duration::ZERO;
-    }
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 /// Readings taken at a task's start, to profile it at its end.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TaskClock {
@@ -279,71 +256,6 @@ impl TaskClock {
     }
 }
 
-/// What starting and joining one batch worker costs the CPU on this machine
-/// ([`measure_worker_start`]): a parallel batch starts its workers (all but the first: a one-worker
-/// profile has that one in its serial part) and joins them, so this is what more workers add to
-/// each batch beyond their tasks. The model simulates the starting thread sharing the cores with
-/// the workers it has started (`bal_replay_model`), which a one-worker profile cannot show.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct WorkerStartCost {
-    /// CPU of the starting thread per worker it starts (the `clone` and the stack), ns.
-    pub spawn_ns: f64,
-    /// CPU of the worker's own thread to start and end with no task (its setup, its exit), ns.
-    pub thread_ns: f64,
-    /// CPU of the starting thread per worker it joins, ns.
-    pub join_ns: f64,
-    /// Workers started per measurement, and measurements: the cost is their mean.
-    pub workers: usize,
-    /// See `workers`.
-    pub rounds: usize,
-}
-
-/// Workers started per round, and rounds, where a bench or a projection measures what starting a
-/// worker costs ([`measure_worker_start`]): 800 threads, a few tens of milliseconds.
-pub const WORKER_START_WORKERS: usize = 8;
-/// See [`WORKER_START_WORKERS`].
-pub const WORKER_START_ROUNDS: usize = 100;
-
-/// Measures [`WorkerStartCost`]: `rounds` times, starts `workers` threads as a batch starts its
-/// workers ([`crate::pool`]'s thread builder, scoped) with nothing to run, and joins them. The
-/// workers' own CPU is the process's less the starting thread's, so other threads of the process
-/// (RocksDB's) must be idle: measure before a store opens. `None` if a thread cannot start.
-pub fn measure_worker_start(workers: usize, rounds: usize) -> Option<WorkerStartCost> {
-    let (workers, rounds) = (workers.max(1), rounds.max(1));
-    let (mut spawn, mut join, mut all) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    for _ in 0..rounds {
-        let (process, main) = (process_cpu_time(), thread_cpu_time());
-        let joined = std::thread::scope(|scope| {
-            let mut handles = Vec::with_capacity(workers);
-            for w in 0..workers {
-                handles.push(
-                    crate::pool::worker_thread(w as u32)
-                        .spawn_scoped(scope, || {})
-                        .ok()?,
-                );
-            }
-            let spawned = thread_cpu_time();
-            for h in handles {
-                h.join().ok()?;
-            }
-            Some(spawned)
-        })?;
-        let (main_end, process_end) = (thread_cpu_time(), process_cpu_time());
-        spawn += joined.saturating_sub(main);
-        join += main_end.saturating_sub(joined);
-        all += process_end.saturating_sub(process);
-    }
-    let per = |d: Duration| d.as_nanos() as f64 / (workers * rounds) as f64;
-    let main = per(spawn) + per(join);
-    Some(WorkerStartCost {
-        spawn_ns: per(spawn),
-        thread_ns: (per(all) - main).max(0.0),
-        join_ns: per(join),
-        workers,
-        rounds,
-    })
-}
-
 /// A duration in whole nanoseconds (saturating).
 pub fn nanos(d: Duration) -> u64 {
     d.as_nanos().min(u64::MAX as u128) as u64
@@ -352,20 +264,6 @@ pub fn nanos(d: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn starting_a_worker_costs_its_starter_cpu_per_worker() {
-        let cost = measure_worker_start(4, 25).expect("threads start");
-        assert_eq!((cost.workers, cost.rounds), (4, 25));
-        // A `clone` with a new stack is microseconds of CPU, not nothing and not a millisecond.
-        assert!(
-            cost.spawn_ns > 500.0 && cost.spawn_ns < 1e6,
-            "spawn {} ns",
-            cost.spawn_ns
-        );
-        assert!(cost.join_ns >= 0.0 && cost.join_ns < 1e6, "{cost:?}");
-        assert!(cost.thread_ns >= 0.0 && cost.thread_ns < 1e6, "{cost:?}");
-    }
 
     fn task(i: u64) -> TaskProfile {
         TaskProfile {

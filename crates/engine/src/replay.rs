@@ -4,12 +4,13 @@ use crate::{
     BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, PrefetchOrder, StateKey,
     TaskOrder, execute_parallel_with, execute_sequential,
     pool::{EnginePools, ThreadGroup},
-    profile::{BatchProfile, PrefetchProfile, nanos, thread_cpu_time},
+    profile::{BatchProfile, PrefetchProfile, nanos},
 };
 use alloy_primitives::{Address, U256};
 use bal_replay_cache::{CacheCapacity, CacheStats, SharedCache};
 use bal_replay_dump::{BlockRecord, DumpError, DumpReader, Records};
 use bal_replay_executor::ChainConfig;
+use bal_replay_host::thread_cpu_time;
 use bal_replay_state::{
     AppliedBlock, FlatAccount, StateChanges, StateError, StateReader, StateWriter,
 };

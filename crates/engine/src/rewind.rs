@@ -79,23 +79,6 @@ impl ScratchState {
     }
 }
 
-/// Writes dirty pages and drops the kernel's page cache, so the next reads come from the disk.
-/// Needs root; says so clearly otherwise.
-pub fn drop_page_cache() -> Result<(), EngineError> {
-    // SAFETY-free: `sync(2)` through the coreutils binary keeps this crate free of libc.
-    let synced = std::process::Command::new("sync")
-        .status()
-        .map_err(|e| EngineError::DropCaches(format!("running sync: {e}")))?;
-    if !synced.success() {
-        return Err(EngineError::DropCaches("sync failed".into()));
-    }
-    std::fs::write("/proc/sys/vm/drop_caches", b"3\n").map_err(|e| {
-        EngineError::DropCaches(format!(
-            "writing /proc/sys/vm/drop_caches: {e} (dropping the page cache needs root; run without --drop-caches or as root)"
-        ))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
