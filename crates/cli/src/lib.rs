@@ -164,18 +164,7 @@ impl ReportCommand {
 fn read_projection(
     path: &std::path::Path,
 ) -> eyre::Result<Option<bal_replay_model::ProjectionReport>> {
-    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).wrap_err_with(|| format!("{}: not JSON", path.display()))?;
-    if value.get("calibrations").is_none() {
-        return Ok(None);
-    }
-    serde_json::from_value(value).map(Some).wrap_err_with(|| {
-        format!(
-            "{}: not a `bal-replay project --json` output",
-            path.display()
-        )
-    })
+    Ok(bal_replay_projection::read_projection(path)?)
 }
 
 /// The shared cache's bounds (entries per table). Resident memory is bounded by these plus

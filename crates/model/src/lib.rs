@@ -98,14 +98,12 @@ pub struct Measured {
     pub total_s: f64,
     /// On-demand reads the workers made (0 where unknown: a run without a task profile). Where
     /// a prefetch races the tasks, how many it lost is part of the prediction.
-    #[serde(default)]
     pub on_demand_reads: f64,
     /// The tasks' CPU, s: measured, each task's thread CPU summed; predicted, the profile's
     /// less what a target's cheaper reads save. Where a check misses, their ratio says how much
     /// of the miss is the tasks' CPU itself changing with the workers (caches shared by more
     /// threads than cores, reads costing more CPU in flight together), which a one-worker
     /// profile cannot show. 0 where unknown.
-    #[serde(default)]
     pub task_cpu_s: f64,
     /// The workers' time runnable but off a core, summed over them, s: measured, the kernel's
     /// (`BatchProfile::worker_run_delay_ns`; 0 for profiles recorded before it was); predicted,
@@ -595,10 +593,8 @@ pub struct MachineDescription {
     /// The disk model's description.
     pub disk: String,
     /// What a key read costs the CPU there, ns, where it replaces the profile's.
-    #[serde(default)]
     pub read_cpu_ns: Option<f64>,
     /// Prefetch readers there, where they replace the profile's.
-    #[serde(default)]
     pub readers: Option<usize>,
     /// What starting a worker cost there, where the simulation started them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -618,10 +614,6 @@ impl From<&Machine> for MachineDescription {
     }
 }
 
-fn one_run() -> usize {
-    1
-}
-
 /// One fitted calibration: which run, and the factor.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CalibrationRow {
@@ -639,20 +631,17 @@ pub struct CalibrationRow {
     /// The fit.
     pub calibration: Calibration,
     /// What a key read cost the CPU in its profile, ns, where known.
-    #[serde(default)]
     pub read_cpu_ns: Option<f64>,
     /// Its measured throughput, Mgas/s.
     pub measured_mgas_per_s: f64,
     /// Runs of that configuration the bench made (`bench --repeat`); the calibration is their
     /// median by throughput.
-    #[serde(default = "one_run")]
     pub runs: usize,
     /// Their spread, highest throughput over lowest less 1, where more than one run was made:
     /// run-to-run noise every check of the group inherits through its calibration.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spread: Option<f64>,
-    /// Those runs' throughput, where more than one was made (results written before it was
-    /// recorded have only `runs` and `spread`).
+    /// Those runs' throughput, where more than one was made.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
 }
@@ -677,11 +666,18 @@ pub struct Projection {
     pub predicted: Measured,
 }
 
+/// The version of [`ProjectionReport`]'s JSON schema this build writes and reads: the report's
+/// first field. Files written before it was recorded are version 1.
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// What `bal-replay project` writes: predictions checked against measured runs on the machine
 /// the profiles were taken on, and projections onto another machine. Every figure in
 /// `projections` is a model's output, not a measurement.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProjectionReport {
+    /// The schema version it was written in ([`SCHEMA_VERSION`] by this build): a reader checks
+    /// it before the rest.
+    pub schema_version: u32,
     /// The bench results the runs came from, in the order given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inputs: Vec<String>,

@@ -190,301 +190,444 @@ pub fn simulate_phase(
     machine: Cores,
     read: ReadCost<'_>,
 ) -> PhaseTimes {
-    let speed = machine.cpu_speed.max(1e-9);
-    let race = readers
-        .race
-        .filter(|_| readers.readers > 0 && readers.keys > 0);
-    // Under a race: served lookups before each task, in task order, and of the whole batch.
-    let served = |t: &TaskProfile| t.raced.min(t.reads) + t.prefetch_hits;
-    let mut served_total = 0u64;
-    let served_before: Vec<u64> = if race.is_some() {
-        tasks
-            .iter()
-            .map(|t| {
-                let before = served_total;
-                served_total += served(t);
-                before
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let served_total = served_total.max(1);
-    let task_job = |i: usize, t: &TaskProfile, now: f64| match race {
-        Some(race) => {
-            let (served, unserved) = (served(t), t.reads - t.raced.min(t.reads));
-            let points = served + unserved;
-            let read_cpu = race.read_cpu_ns / speed;
-            let base = (t.cpu_ns as f64 / speed - t.reads as f64 * read_cpu).max(0.0);
-            Job {
-                chunk: base / (points + 1) as f64,
-                ios_left: points,
-                start: now,
-                race: Some(RacedTask {
-                    task: i,
-                    points,
-                    served,
-                    done: 0,
-                    served_done: 0,
-                    served_before: served_before[i],
-                    read_cpu,
-                }),
-                exit: false,
-            }
+    let mut phase = Phase::start(tasks, workers, readers, machine, read);
+    loop {
+        phase.settle();
+        if !phase.run_to_next_boundary() {
+            break;
         }
-        None => Job {
-            chunk: t.cpu_ns as f64 / speed / (t.reads + 1) as f64,
-            ios_left: t.reads,
-            start: now,
-            race: None,
-            exit: false,
-        },
-    };
-    // Workers 1.. wait for the starting thread where starting them costs.
-    let start = machine.worker_start.filter(|_| workers > 1);
-    let mut actors: Vec<Actor> = Vec::with_capacity(workers + readers.readers);
-    // Worker `w` taking the next task at `now`, or, with none left, ending its thread.
-    let mut next_task = 0;
-    let mut take_next = |w: usize, now: f64| match tasks.get(next_task) {
-        Some(t) => {
-            next_task += 1;
-            let job = task_job(next_task - 1, t, now);
-            let state = State::Cpu {
-                remaining: job.chunk,
-            };
-            (job, state)
-        }
-        None => thread_end(w, start, speed),
-    };
-    for w in 0..workers {
-        let (job, state) = if w > 0 && start.is_some() {
-            (Job::default(), State::Unstarted)
-        } else {
-            take_next(w, 0.0)
-        };
-        actors.push(Actor {
-            kind: Kind::Worker,
-            state,
-            job,
-        });
     }
-    if readers.readers > 0 && readers.keys > 0 {
-        let n = readers.readers as u64;
-        for r in 0..n {
-            // Keys split as evenly as the engine's chunks.
-            let keys = readers.keys / n + u64::from(r < readers.keys % n);
-            if keys == 0 {
-                continue;
-            }
-            let job = Job {
-                chunk: keys as f64 * readers.cpu_per_key_ns / speed / (keys + 1) as f64,
-                ios_left: keys,
-                start: 0.0,
-                race: None,
-                exit: false,
+    phase.end()
+}
+
+/// Lookups of `t` the prefetch was there to serve: those it lost, and those it served.
+fn served_lookups(t: &TaskProfile) -> u64 {
+    t.raced.min(t.reads) + t.prefetch_hits
+}
+
+/// One phase under simulation: its threads, the time, and what the prefetch has read so far.
+struct Phase<'a> {
+    tasks: &'a [TaskProfile],
+    workers: usize,
+    /// Keys the prefetch reads, in all.
+    prefetch_keys: u64,
+    read: ReadCost<'a>,
+    speed: f64,
+    cores: f64,
+    race: Option<Race>,
+    /// Under a race: served lookups before each task, in task order, and of the whole batch
+    /// (at least 1).
+    served_before: Vec<u64>,
+    served_total: u64,
+    /// Workers 1.. wait for the starting thread where starting them costs.
+    start: Option<WorkerStartCost>,
+    /// The workers, then the readers, then the starting thread.
+    actors: Vec<Actor>,
+    reader_count: usize,
+    /// The next task a worker takes.
+    next_task: usize,
+    /// Workers started so far (worker 0 at once), and when the last thread (started worker
+    /// ending, or the starter) was done.
+    started: usize,
+    threads_end: f64,
+    /// Under a race: keys the readers have read, and which readers have read all of theirs
+    /// (actors after the workers, in order).
+    keys_read: u64,
+    reader_done: Vec<bool>,
+    /// Keys the readers will not read: tasks read them first.
+    skipped: u64,
+    in_flight: usize,
+    now: f64,
+    out: PhaseTimes,
+    /// Within one settling pass: workers the starting thread has just started, and keys tasks
+    /// have just read before the prefetch did (the reader whose key it was, in key order; any,
+    /// in first-use order: one queue).
+    to_start: usize,
+    skips: Vec<Option<usize>>,
+}
+
+impl<'a> Phase<'a> {
+    /// The phase at time 0: worker 0 (every worker, where starting them costs nothing) on its
+    /// first task, the readers on their first key, the starting thread on its first worker.
+    fn start(
+        tasks: &'a [TaskProfile],
+        workers: usize,
+        readers: Readers,
+        machine: Cores,
+        read: ReadCost<'a>,
+    ) -> Self {
+        let race = readers
+            .race
+            .filter(|_| readers.readers > 0 && readers.keys > 0);
+        let mut served_total = 0u64;
+        let served_before: Vec<u64> = if race.is_some() {
+            tasks
+                .iter()
+                .map(|t| {
+                    let before = served_total;
+                    served_total += served_lookups(t);
+                    before
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut phase = Self {
+            tasks,
+            workers,
+            prefetch_keys: readers.keys,
+            read,
+            speed: machine.cpu_speed.max(1e-9),
+            cores: machine.cores.max(0.05),
+            race,
+            served_before,
+            served_total: served_total.max(1),
+            start: machine.worker_start.filter(|_| workers > 1),
+            actors: Vec::with_capacity(workers + readers.readers),
+            reader_count: 0,
+            next_task: 0,
+            started: 1,
+            threads_end: 0.0,
+            keys_read: 0,
+            reader_done: Vec::new(),
+            skipped: 0,
+            in_flight: 0,
+            now: 0.0,
+            out: PhaseTimes::default(),
+            to_start: 0,
+            skips: Vec::new(),
+        };
+        phase.start_workers(workers);
+        phase.start_readers(readers);
+        phase.start_starter();
+        phase
+    }
+
+    /// The workers, each on its first task, or waiting for the starting thread.
+    fn start_workers(&mut self, workers: usize) {
+        for w in 0..workers {
+            let (job, state) = if w > 0 && self.start.is_some() {
+                (Job::default(), State::Unstarted)
+            } else {
+                self.take_next(w)
             };
-            actors.push(Actor {
-                kind: Kind::Reader,
-                state: State::Cpu {
-                    remaining: job.chunk,
-                },
+            self.actors.push(Actor {
+                kind: Kind::Worker,
+                state,
                 job,
             });
         }
     }
-    let cores = machine.cores.max(0.05);
-    let reader_count = actors.iter().filter(|a| a.kind == Kind::Reader).count();
-    // The starting thread, after the readers (a reader's index less `workers` is its number).
-    if let Some(cost) = start {
-        actors.push(Actor {
-            kind: Kind::Starter,
-            state: State::Cpu {
-                remaining: cost.spawn_ns / speed,
-            },
-            job: Job::default(),
-        });
+
+    /// The prefetch readers, the keys split among them as evenly as the engine's chunks.
+    fn start_readers(&mut self, readers: Readers) {
+        if readers.readers > 0 && readers.keys > 0 {
+            let n = readers.readers as u64;
+            for r in 0..n {
+                let keys = readers.keys / n + u64::from(r < readers.keys % n);
+                if keys == 0 {
+                    continue;
+                }
+                let job = Job {
+                    chunk: keys as f64 * readers.cpu_per_key_ns / self.speed / (keys + 1) as f64,
+                    ios_left: keys,
+                    start: 0.0,
+                    race: None,
+                    exit: false,
+                };
+                self.actors.push(Actor {
+                    kind: Kind::Reader,
+                    state: State::Cpu {
+                        remaining: job.chunk,
+                    },
+                    job,
+                });
+            }
+        }
+        self.reader_count = self
+            .actors
+            .iter()
+            .filter(|a| a.kind == Kind::Reader)
+            .count();
+        self.reader_done = vec![false; self.reader_count];
     }
-    // Workers started so far (worker 0 at once), and when the last thread (started worker
-    // ending, or the starter) was done.
-    let mut started = 1usize;
-    let mut threads_end = 0.0f64;
-    // Under a race: keys the readers have read, and which readers have read all of theirs
-    // (actors after the workers, in order).
-    let mut keys_read = 0u64;
-    // Keys the readers will not read: tasks read them first.
-    let mut skipped = 0u64;
-    let mut reader_done = vec![false; reader_count];
-    let mut out = PhaseTimes::default();
-    let mut now = 0.0f64;
-    let mut in_flight = 0usize;
-    loop {
-        // Settle every actor at a boundary now (a zero-length piece ends at once).
+
+    /// The starting thread, after the readers (a reader's index less `workers` is its number).
+    fn start_starter(&mut self) {
+        if let Some(cost) = self.start {
+            self.actors.push(Actor {
+                kind: Kind::Starter,
+                state: State::Cpu {
+                    remaining: cost.spawn_ns / self.speed,
+                },
+                job: Job::default(),
+            });
+        }
+    }
+
+    /// Task `i`'s job, from now: its CPU cut into equal pieces around its lookups.
+    fn task_job(&self, i: usize, t: &TaskProfile) -> Job {
+        let speed = self.speed;
+        match self.race {
+            Some(race) => {
+                let (served, unserved) = (served_lookups(t), t.reads - t.raced.min(t.reads));
+                let points = served + unserved;
+                let read_cpu = race.read_cpu_ns / speed;
+                let base = (t.cpu_ns as f64 / speed - t.reads as f64 * read_cpu).max(0.0);
+                Job {
+                    chunk: base / (points + 1) as f64,
+                    ios_left: points,
+                    start: self.now,
+                    race: Some(RacedTask {
+                        task: i,
+                        points,
+                        served,
+                        done: 0,
+                        served_done: 0,
+                        served_before: self.served_before[i],
+                        read_cpu,
+                    }),
+                    exit: false,
+                }
+            }
+            None => Job {
+                chunk: t.cpu_ns as f64 / speed / (t.reads + 1) as f64,
+                ios_left: t.reads,
+                start: self.now,
+                race: None,
+                exit: false,
+            },
+        }
+    }
+
+    /// Worker `w` taking the next task now, or, with none left, ending its thread.
+    fn take_next(&mut self, w: usize) -> (Job, State) {
+        match self.tasks.get(self.next_task) {
+            Some(t) => {
+                self.next_task += 1;
+                let job = self.task_job(self.next_task - 1, t);
+                let state = State::Cpu {
+                    remaining: job.chunk,
+                };
+                (job, state)
+            }
+            None => thread_end(w, self.start, self.speed),
+        }
+    }
+
+    /// Settles every actor at a boundary now (a zero-length piece ends at once).
+    fn settle(&mut self) {
         loop {
+            self.to_start = 0;
+            self.skips.clear();
             let mut changed = false;
-            // Workers the starting thread has just started.
-            let mut to_start = 0usize;
-            // Keys tasks have just read before the prefetch did: the reader whose key it was
-            // (key order), or any (first-use order: one queue).
-            let mut skips: Vec<Option<usize>> = Vec::new();
-            for (index, a) in actors.iter_mut().enumerate() {
-                match a.state {
-                    State::Cpu { remaining }
-                        if a.kind == Kind::Starter && remaining <= EPS * now.max(1.0) =>
-                    {
-                        changed = true;
-                        to_start += 1;
-                        a.state = match start {
-                            Some(cost) if started + to_start < workers => State::Cpu {
-                                remaining: cost.spawn_ns / speed,
-                            },
-                            _ => {
-                                threads_end = threads_end.max(now);
-                                State::Idle
-                            }
-                        };
-                    }
-                    State::Cpu { remaining } if a.job.exit && remaining <= EPS * now.max(1.0) => {
-                        changed = true;
-                        threads_end = threads_end.max(now);
-                        a.state = State::Idle;
-                    }
-                    State::Cpu { remaining } if remaining <= EPS * now.max(1.0) => {
-                        changed = true;
-                        // A lookup the prefetch has served: no read, the next piece at once.
-                        if a.job.ios_left > 0
-                            && let Some(r) = a.job.race.as_mut()
-                        {
-                            // Served lookups spread evenly among the task's lookups.
-                            let is_served =
-                                (r.done + 1) * r.served / r.points > r.done * r.served / r.points;
-                            r.done += 1;
-                            let served_m = is_served.then(|| {
-                                r.served_done += 1;
-                                r.served_done - 1
-                            });
-                            let key_order =
-                                race.is_some_and(|race| race.order == PrefetchOrder::Key);
-                            let loaded = served_m.is_some_and(|m| {
-                                if key_order {
-                                    reader_done[reader_of(r.task, m, reader_count)]
-                                } else {
-                                    let share =
-                                        (r.served_before + m + 1) as f64 / served_total as f64;
-                                    (keys_read + skipped) as f64 >= share * readers.keys as f64
-                                }
-                            });
-                            // Lost: the task reads the key, and the prefetch then finds it cached
-                            // and skips it (the engine's readers read only keys not yet cached).
-                            if let Some(m) = served_m.filter(|_| !loaded) {
-                                skips.push(key_order.then(|| reader_of(r.task, m, reader_count)));
-                            }
-                            if loaded {
-                                a.job.ios_left -= 1;
-                                a.state = State::Cpu {
-                                    remaining: a.job.chunk,
-                                };
-                                continue;
-                            }
-                        }
-                        if a.job.ios_left > 0 {
-                            a.job.ios_left -= 1;
-                            in_flight += 1;
-                            if a.worker() {
-                                out.worker_reads += 1;
-                            }
-                            a.state = State::Io {
-                                until: now + read.wait_ns(in_flight),
-                            };
-                        } else if a.worker() {
-                            out.longest_task_ns = out.longest_task_ns.max(now - a.job.start);
-                            out.tasks_end_ns = out.tasks_end_ns.max(now);
-                            (a.job, a.state) = take_next(index, now);
-                        } else {
-                            out.readers_end_ns = out.readers_end_ns.max(now);
-                            if let Some(done) = reader_done.get_mut(index - workers) {
-                                *done = true;
-                            }
-                            a.state = State::Idle;
-                        }
-                    }
-                    State::Io { until } if until <= now + EPS * now.max(1.0) => {
-                        changed = true;
-                        in_flight -= 1;
-                        if a.kind == Kind::Reader {
-                            keys_read += 1;
-                        }
-                        let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
-                        a.state = State::Cpu {
-                            remaining: a.job.chunk + read_cpu,
-                        };
-                    }
-                    _ => {}
-                }
+            for index in 0..self.actors.len() {
+                changed |= self.settle_actor(index);
             }
-            for skip in skips {
-                let reader = match skip {
-                    Some(r) => Some(workers + r),
-                    None => {
-                        (workers..workers + reader_count).max_by_key(|&i| actors[i].job.ios_left)
-                    }
-                };
-                if let Some(a) = reader.and_then(|i| actors.get_mut(i))
-                    && a.job.ios_left > 0
-                {
-                    a.job.ios_left -= 1;
-                    skipped += 1;
-                }
-            }
-            // Each started worker takes the next task, or ends at once without one.
-            for _ in 0..to_start {
-                let Some(a) = actors.get_mut(started) else {
-                    break;
-                };
-                (a.job, a.state) = take_next(started, now);
-                started += 1;
-            }
+            self.skip_keys_tasks_read();
+            self.start_started_workers();
             if !changed {
                 break;
             }
         }
-        // Every runnable thread gets the same share of the cores.
-        let running = actors
+    }
+
+    /// Moves actor `index` past a boundary it is at now; false where it is at none.
+    fn settle_actor(&mut self, index: usize) -> bool {
+        let a = self.actors[index];
+        let tolerance = EPS * self.now.max(1.0);
+        match a.state {
+            State::Cpu { remaining } if a.kind == Kind::Starter && remaining <= tolerance => {
+                self.worker_started(index)
+            }
+            State::Cpu { remaining } if a.job.exit && remaining <= tolerance => {
+                self.threads_end = self.threads_end.max(self.now);
+                self.actors[index].state = State::Idle;
+            }
+            State::Cpu { remaining } if remaining <= tolerance => self.piece_ended(index),
+            State::Io { until } if until <= self.now + tolerance => self.read_done(index),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The starting thread has started a worker: it starts the next, or, with all started,
+    /// ends.
+    fn worker_started(&mut self, index: usize) {
+        self.to_start += 1;
+        self.actors[index].state = match self.start {
+            Some(cost) if self.started + self.to_start < self.workers => State::Cpu {
+                remaining: cost.spawn_ns / self.speed,
+            },
+            _ => {
+                self.threads_end = self.threads_end.max(self.now);
+                State::Idle
+            }
+        };
+    }
+
+    /// Actor `index`'s piece of CPU has ended: it looks up a key (served by the prefetch, or
+    /// read), or its task or its keys are done.
+    fn piece_ended(&mut self, index: usize) {
+        if self.actors[index].job.ios_left > 0 && self.lookup_was_prefetched(index) {
+            // No read: the next piece at once.
+            let a = &mut self.actors[index];
+            a.job.ios_left -= 1;
+            a.state = State::Cpu {
+                remaining: a.job.chunk,
+            };
+            return;
+        }
+        let a = &mut self.actors[index];
+        if a.job.ios_left > 0 {
+            a.job.ios_left -= 1;
+            self.in_flight += 1;
+            if a.worker() {
+                self.out.worker_reads += 1;
+            }
+            a.state = State::Io {
+                until: self.now + self.read.wait_ns(self.in_flight),
+            };
+        } else if a.worker() {
+            self.out.longest_task_ns = self.out.longest_task_ns.max(self.now - a.job.start);
+            self.out.tasks_end_ns = self.out.tasks_end_ns.max(self.now);
+            let (job, state) = self.take_next(index);
+            (self.actors[index].job, self.actors[index].state) = (job, state);
+        } else {
+            self.out.readers_end_ns = self.out.readers_end_ns.max(self.now);
+            if let Some(done) = self.reader_done.get_mut(index - self.workers) {
+                *done = true;
+            }
+            a.state = State::Idle;
+        }
+    }
+
+    /// Under a race, whether actor `index`'s next lookup is one the prefetch has already
+    /// loaded. A served lookup it has not loaded is lost: the task reads the key, and the
+    /// prefetch then finds it cached and skips it (the engine's readers read only keys not yet
+    /// cached).
+    fn lookup_was_prefetched(&mut self, index: usize) -> bool {
+        let key_order = self
+            .race
+            .is_some_and(|race| race.order == PrefetchOrder::Key);
+        let Some(r) = self.actors[index].job.race.as_mut() else {
+            return false;
+        };
+        // Served lookups spread evenly among the task's lookups.
+        let is_served = (r.done + 1) * r.served / r.points > r.done * r.served / r.points;
+        r.done += 1;
+        let served_m = is_served.then(|| {
+            r.served_done += 1;
+            r.served_done - 1
+        });
+        let (task, served_before) = (r.task, r.served_before);
+        let loaded = served_m.is_some_and(|m| {
+            if key_order {
+                self.reader_done[reader_of(task, m, self.reader_count)]
+            } else {
+                let share = (served_before + m + 1) as f64 / self.served_total as f64;
+                (self.keys_read + self.skipped) as f64 >= share * self.prefetch_keys as f64
+            }
+        });
+        if let Some(m) = served_m.filter(|_| !loaded) {
+            self.skips
+                .push(key_order.then(|| reader_of(task, m, self.reader_count)));
+        }
+        loaded
+    }
+
+    /// Actor `index`'s read has completed: its next piece of CPU (with the read's, under a
+    /// race).
+    fn read_done(&mut self, index: usize) {
+        self.in_flight -= 1;
+        let a = &mut self.actors[index];
+        if a.kind == Kind::Reader {
+            self.keys_read += 1;
+        }
+        let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
+        a.state = State::Cpu {
+            remaining: a.job.chunk + read_cpu,
+        };
+    }
+
+    /// Each key a task read before the prefetch did: one read fewer for the reader whose key it
+    /// was, or (first-use order) for the reader with most left.
+    fn skip_keys_tasks_read(&mut self) {
+        let readers = self.workers..self.workers + self.reader_count;
+        for skip in std::mem::take(&mut self.skips) {
+            let reader = match skip {
+                Some(r) => Some(self.workers + r),
+                None => readers.clone().max_by_key(|&i| self.actors[i].job.ios_left),
+            };
+            if let Some(a) = reader.and_then(|i| self.actors.get_mut(i))
+                && a.job.ios_left > 0
+            {
+                a.job.ios_left -= 1;
+                self.skipped += 1;
+            }
+        }
+    }
+
+    /// Each worker the starting thread has just started takes the next task, or ends at once
+    /// without one.
+    fn start_started_workers(&mut self) {
+        for _ in 0..self.to_start {
+            if self.started >= self.actors.len() {
+                break;
+            }
+            let (job, state) = self.take_next(self.started);
+            let a = &mut self.actors[self.started];
+            (a.job, a.state) = (job, state);
+            self.started += 1;
+        }
+    }
+
+    /// Runs every runnable thread, at its equal share of the cores, to the next boundary;
+    /// false where none is left (nothing runs or waits).
+    fn run_to_next_boundary(&mut self) -> bool {
+        let running = self
+            .actors
             .iter()
             .filter(|a| matches!(a.state, State::Cpu { .. }))
             .count();
-        let rate = if running as f64 > cores {
-            cores / running as f64
+        let rate = if running as f64 > self.cores {
+            self.cores / running as f64
         } else {
             1.0
         };
         let mut dt = f64::INFINITY;
-        for a in &actors {
+        for a in &self.actors {
             match a.state {
                 State::Cpu { remaining } => dt = dt.min(remaining / rate),
-                State::Io { until } => dt = dt.min(until - now),
+                State::Io { until } => dt = dt.min(until - self.now),
                 _ => {}
             }
         }
         if !dt.is_finite() {
-            break;
+            return false;
         }
         let dt = dt.max(0.0);
-        now += dt;
-        for a in actors.iter_mut() {
+        self.now += dt;
+        for a in self.actors.iter_mut() {
             if let State::Cpu { remaining } = &mut a.state {
                 *remaining -= dt * rate;
                 if a.kind == Kind::Worker {
-                    out.worker_run_delay_ns += dt * (1.0 - rate);
+                    self.out.worker_run_delay_ns += dt * (1.0 - rate);
                 }
             }
         }
+        true
     }
-    // The workers' phase ends when the starting thread has joined every worker it started.
-    if let Some(cost) = start {
-        out.tasks_end_ns =
-            out.tasks_end_ns.max(threads_end) + (workers - 1) as f64 * cost.join_ns / speed;
+
+    /// When the phase ended: the workers' phase ends when the starting thread has joined every
+    /// worker it started.
+    fn end(mut self) -> PhaseTimes {
+        if let Some(cost) = self.start {
+            self.out.tasks_end_ns = self.out.tasks_end_ns.max(self.threads_end)
+                + (self.workers - 1) as f64 * cost.join_ns / self.speed;
+        }
+        self.out
     }
-    out
 }
 
 /// A worker with no task left: worker 0 ends at once (its thread's cost is in the profile's

@@ -63,6 +63,24 @@ pub(crate) fn design_label(design: IoDesign, order: Option<PrefetchOrder>) -> St
 /// projection onto the target machine next to the research's published figures.
 pub fn render_projection_markdown(report: &ProjectionReport) -> String {
     let mut md = String::new();
+    measured_on(&mut md, report);
+    calibrations_table(&mut md, report);
+    if !report.checks.is_empty() {
+        // With more than one input, each check names the one its run came from.
+        let inputs = report.inputs.len() > 1;
+        checks_table(&mut md, report, inputs);
+        checks_summary(&mut md, report, inputs);
+        if inputs {
+            across_inputs(&mut md, report);
+        }
+    }
+    projections_table(&mut md, report);
+    md
+}
+
+/// The machine the runs were measured on (and the calibrations' legend), and how its workers
+/// were started.
+fn measured_on(md: &mut String, report: &ProjectionReport) {
     let m = &report.measured_on;
     let _ = writeln!(
         md,
@@ -94,6 +112,10 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
             );
         }
     }
+}
+
+/// One row per calibration, and what a calibration of one run leaves unseen.
+fn calibrations_table(md: &mut String, report: &ProjectionReport) {
     let _ = writeln!(
         md,
         "| design | batch | workers | device reads per key | k | fit | unexplained | measured MGas/s | runs (spread) |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
@@ -120,208 +142,226 @@ pub fn render_projection_markdown(report: &ProjectionReport) -> String {
              unseen: `bench --repeat 3` calibrates on the median run and shows the spread here."
         );
     }
-    if !report.checks.is_empty() {
-        // With more than one input, each check names the one its run came from.
-        let inputs = report.inputs.len() > 1;
-        if inputs {
-            let _ = writeln!(
-                md,
-                "\nInputs (each check's run came from one; each calibration from the first that has it):\n"
-            );
-            for (n, input) in report.inputs.iter().enumerate() {
-                let _ = writeln!(md, "{}. {input}", n + 1);
-            }
-        }
-        let _ = write!(
-            md,
-            "\nPredicted against measured (runs the calibration did not see; error = predicted / \
-             measured - 1; \"cores\" is what the run had: the machine's, less what other \
-             processes and interrupts used meanwhile):\n\n{}",
-            if inputs { "| input " } else { "" }
-        );
+}
+
+/// The inputs, where more than one, and one row per check: predicted against measured.
+fn checks_table(md: &mut String, report: &ProjectionReport, inputs: bool) {
+    if inputs {
         let _ = writeln!(
             md,
-            "| design | batch | workers | cores | \
-             measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
-             (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
-             predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
-             measured / predicted | error at the run's task CPU | error between the runs' \
-             extremes | verdict |\n{}| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
-             | --- | --- | --- | --- | --- | --- | --- |",
-            if inputs { "| --- " } else { "" }
+            "\nInputs (each check's run came from one; each calibration from the first that has it):\n"
         );
-        for c in &report.checks {
-            if inputs {
-                let _ = write!(md, "| {} ", input_number(c));
-            }
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
+        for (n, input) in report.inputs.iter().enumerate() {
+            let _ = writeln!(md, "{}. {input}", n + 1);
+        }
+    }
+    let _ = write!(
+        md,
+        "\nPredicted against measured (runs the calibration did not see; error = predicted / \
+         measured - 1; \"cores\" is what the run had: the machine's, less what other \
+         processes and interrupts used meanwhile):\n\n{}",
+        if inputs { "| input " } else { "" }
+    );
+    let _ = writeln!(
+        md,
+        "| design | batch | workers | cores | \
+         measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
+         (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
+         predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
+         measured / predicted | error at the run's task CPU | error between the runs' \
+         extremes | verdict |\n{}| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
+         | --- | --- | --- | --- | --- | --- | --- |",
+        if inputs { "| --- " } else { "" }
+    );
+    for c in &report.checks {
+        if inputs {
+            let _ = write!(md, "| {} ", input_number(c));
+        }
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            design_label(c.design, c.prefetch_order),
+            c.batch,
+            c.workers,
+            c.cores,
+            c.measured.mgas_per_s(c.gas),
+            c.predicted.mgas_per_s(c.gas),
+            percent(c.throughput_error()),
+            c.measured.longest_txs_s,
+            c.predicted.longest_txs_s,
+            percent(c.longest_error()),
+            reads(c),
+            c.task_cpu_ratio()
+                .map_or("-".to_string(), |r| format!("{r:.2}x")),
+            measured_over_predicted(c, |m| m.worker_run_delay_s),
+            measured_over_predicted(c, |m| m.beside_cpu_s),
+            c.error_at_run_task_cpu.map_or("-".to_string(), percent),
+            c.error_range()
+                .map_or("-".to_string(), |(low, high)| format!(
+                    "{} to {}",
+                    percent(low),
+                    percent(high)
+                )),
+            c.verdict().name(),
+        );
+    }
+}
+
+/// The checks summed up: how many are within 15%, which are inside their runs' noise, which
+/// miss, and how many are within 15% at their run's own task CPU.
+fn checks_summary(md: &mut String, report: &ProjectionReport, inputs: bool) {
+    let errors: Vec<f64> = report
+        .checks
+        .iter()
+        .map(|c| c.throughput_error().abs())
+        .collect();
+    let within = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict() == Verdict::Within)
+        .count();
+    let worst = errors.iter().copied().fold(0.0, f64::max);
+    let _ = writeln!(
+        md,
+        "\nThroughput: {within} of {} predictions within 15% of the measured run; the worst \
+         is off by {:.1}%.",
+        errors.len(),
+        worst * 100.0
+    );
+    let (noise, missed) = (
+        checks_of_verdict(report, Verdict::InsideNoise, inputs),
+        checks_of_verdict(report, Verdict::Miss, inputs),
+    );
+    if !noise.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nInside the runs' noise ({}): off by more than 15% at the medians, within 15% \
+             between some pair of the repeats' extremes (the prediction from the \
+             calibration's slowest or fastest repeat against the checked configuration's \
+             fastest or slowest), so these repeats cannot tell the error from the host: {}.",
+            noise.len(),
+            noise.join("; ")
+        );
+    }
+    if !missed.is_empty() {
+        misses(md, report, &missed);
+    }
+    let at_run_cpu: Vec<f64> = report
+        .checks
+        .iter()
+        .filter_map(|c| c.error_at_run_task_cpu)
+        .collect();
+    if !at_run_cpu.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nAt each run's own task CPU (not a prediction: it takes the held-out run's CPU; \
+             it separates the tasks' CPU changing with the workers from the schedule's other \
+             terms): {} of {} within 15%.",
+            at_run_cpu
+                .iter()
+                .filter(|e| e.abs() <= TARGET_ERROR)
+                .count(),
+            at_run_cpu.len()
+        );
+    }
+}
+
+/// Each check of `verdict` named: its configuration, its input where there are several, and
+/// its error.
+fn checks_of_verdict(report: &ProjectionReport, verdict: Verdict, inputs: bool) -> Vec<String> {
+    report
+        .checks
+        .iter()
+        .filter(|c| c.verdict() == verdict)
+        .map(|c| {
+            format!(
+                "{} at batch {}, {} workers{} ({})",
                 design_label(c.design, c.prefetch_order),
                 c.batch,
                 c.workers,
-                c.cores,
-                c.measured.mgas_per_s(c.gas),
-                c.predicted.mgas_per_s(c.gas),
-                percent(c.throughput_error()),
-                c.measured.longest_txs_s,
-                c.predicted.longest_txs_s,
-                percent(c.longest_error()),
-                reads(c),
-                c.task_cpu_ratio()
-                    .map_or("-".to_string(), |r| format!("{r:.2}x")),
-                measured_over_predicted(c, |m| m.worker_run_delay_s),
-                measured_over_predicted(c, |m| m.beside_cpu_s),
-                c.error_at_run_task_cpu.map_or("-".to_string(), percent),
-                c.error_range()
-                    .map_or("-".to_string(), |(low, high)| format!(
-                        "{} to {}",
-                        percent(low),
-                        percent(high)
-                    )),
-                c.verdict().name(),
-            );
-        }
-        let errors: Vec<f64> = report
-            .checks
-            .iter()
-            .map(|c| c.throughput_error().abs())
-            .collect();
-        let within = report
-            .checks
-            .iter()
-            .filter(|c| c.verdict() == Verdict::Within)
-            .count();
-        let worst = errors.iter().copied().fold(0.0, f64::max);
-        let _ = writeln!(
-            md,
-            "\nThroughput: {within} of {} predictions within 15% of the measured run; the worst \
-             is off by {:.1}%.",
-            errors.len(),
-            worst * 100.0
-        );
-        let misses = |verdict| {
-            report
-                .checks
-                .iter()
-                .filter(|c| c.verdict() == verdict)
-                .map(|c| {
-                    format!(
-                        "{} at batch {}, {} workers{} ({})",
-                        design_label(c.design, c.prefetch_order),
-                        c.batch,
-                        c.workers,
-                        if inputs {
-                            format!(", input {}", input_number(c))
-                        } else {
-                            String::new()
-                        },
-                        percent(c.throughput_error())
-                    )
-                })
-                .collect::<Vec<_>>()
-        };
-        let (noise, missed) = (misses(Verdict::InsideNoise), misses(Verdict::Miss));
-        if !noise.is_empty() {
-            let _ = writeln!(
-                md,
-                "\nInside the runs' noise ({}): off by more than 15% at the medians, within 15% \
-                 between some pair of the repeats' extremes (the prediction from the \
-                 calibration's slowest or fastest repeat against the checked configuration's \
-                 fastest or slowest), so these repeats cannot tell the error from the host: {}.",
-                noise.len(),
-                noise.join("; ")
-            );
-        }
-        if !missed.is_empty() {
-            let unrepeated = report
-                .checks
-                .iter()
-                .filter(|c| c.verdict() == Verdict::Miss && c.error_range().is_none())
-                .count();
-            let _ = writeln!(
-                md,
-                "\nMisses ({}): off by more than 15% {}: {}.",
-                missed.len(),
-                if unrepeated == missed.len() {
-                    "(single runs: `bench --repeat 3` shows whether an error is the host's noise)"
-                        .to_string()
-                } else if unrepeated > 0 {
-                    format!(
-                        "between every pair of the repeats' extremes ({unrepeated} of them single \
-                         runs, whose noise is unseen)"
-                    )
+                if inputs {
+                    format!(", input {}", input_number(c))
                 } else {
-                    "between every pair of the repeats' extremes".to_string()
+                    String::new()
                 },
-                missed.join("; ")
-            );
-        }
-        let at_run_cpu: Vec<f64> = report
-            .checks
-            .iter()
-            .filter_map(|c| c.error_at_run_task_cpu)
-            .collect();
-        if !at_run_cpu.is_empty() {
-            let _ = writeln!(
-                md,
-                "\nAt each run's own task CPU (not a prediction: it takes the held-out run's CPU; \
-                 it separates the tasks' CPU changing with the workers from the schedule's other \
-                 terms): {} of {} within 15%.",
-                at_run_cpu
-                    .iter()
-                    .filter(|e| e.abs() <= TARGET_ERROR)
-                    .count(),
-                at_run_cpu.len()
-            );
-        }
-        if inputs {
-            across_inputs(&mut md, report);
-        }
-    }
-    if let Some(t) = &report.target {
+                percent(c.throughput_error())
+            )
+        })
+        .collect()
+}
+
+/// The misses (`missed`, named), and whether their runs' noise was seen.
+fn misses(md: &mut String, report: &ProjectionReport, missed: &[String]) {
+    let unrepeated = report
+        .checks
+        .iter()
+        .filter(|c| c.verdict() == Verdict::Miss && c.error_range().is_none())
+        .count();
+    let _ = writeln!(
+        md,
+        "\nMisses ({}): off by more than 15% {}: {}.",
+        missed.len(),
+        if unrepeated == missed.len() {
+            "(single runs: `bench --repeat 3` shows whether an error is the host's noise)"
+                .to_string()
+        } else if unrepeated > 0 {
+            format!(
+                "between every pair of the repeats' extremes ({unrepeated} of them single \
+                 runs, whose noise is unseen)"
+            )
+        } else {
+            "between every pair of the repeats' extremes".to_string()
+        },
+        missed.join("; ")
+    );
+}
+
+/// The projection onto the target machine, where there is one, next to the research's
+/// published figures, and projected parallel I/O over full BAL.
+fn projections_table(md: &mut String, report: &ProjectionReport) {
+    let Some(t) = &report.target else {
+        return;
+    };
+    let _ = writeln!(
+        md,
+        "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x the \
+         profiled machine's core speed; disk: {}{}{}:\n\n| design | batch | threads | \
+         projected MGas/s | projected longest txs (s) | research, published (MGas/s) |\n| \
+         --- | --- | --- | --- | --- | --- |",
+        t.cores,
+        t.cpu_speed,
+        t.disk,
+        t.read_cpu_ns.map_or(String::new(), |ns| format!(
+            "; a key read costs {:.1} µs of CPU",
+            ns / 1e3
+        )),
+        t.readers
+            .map_or(String::new(), |n| format!("; {n} prefetch readers")),
+    );
+    for p in &report.projections {
+        let published = research::throughput(p.design, p.batch, p.workers)
+            .map_or("-".to_string(), |v| format!("{v:.0}"));
         let _ = writeln!(
             md,
-            "\nProjection (the model's output, not a measurement) onto {} cores at {:.2}x the \
-             profiled machine's core speed; disk: {}{}{}:\n\n| design | batch | threads | \
-             projected MGas/s | projected longest txs (s) | research, published (MGas/s) |\n| \
-             --- | --- | --- | --- | --- | --- |",
-            t.cores,
-            t.cpu_speed,
-            t.disk,
-            t.read_cpu_ns.map_or(String::new(), |ns| format!(
-                "; a key read costs {:.1} µs of CPU",
-                ns / 1e3
-            )),
-            t.readers
-                .map_or(String::new(), |n| format!("; {n} prefetch readers")),
+            "| {} | {} | {} | {:.1} | {:.3} | {published} |",
+            design_label(p.design, p.prefetch_order),
+            p.batch,
+            p.workers,
+            p.predicted.mgas_per_s(p.gas),
+            p.predicted.longest_txs_s,
         );
-        for p in &report.projections {
-            let published = research::throughput(p.design, p.batch, p.workers)
-                .map_or("-".to_string(), |v| format!("{v:.0}"));
-            let _ = writeln!(
-                md,
-                "| {} | {} | {} | {:.1} | {:.3} | {published} |",
-                design_label(p.design, p.prefetch_order),
-                p.batch,
-                p.workers,
-                p.predicted.mgas_per_s(p.gas),
-                p.predicted.longest_txs_s,
-            );
-        }
-        let ratios = parallel_over_full(report);
-        if !ratios.is_empty() {
-            let _ = writeln!(
-                md,
-                "\nProjected parallel I/O / full BAL (the research: 0.78 at 16 threads, batch \
-                 50):\n\n| batch | threads | parallel / full |\n| --- | --- | --- |"
-            );
-            for (batch, workers, ratio) in ratios {
-                let _ = writeln!(md, "| {batch} | {workers} | {ratio:.2} |");
-            }
+    }
+    let ratios = parallel_over_full(report);
+    if !ratios.is_empty() {
+        let _ = writeln!(
+            md,
+            "\nProjected parallel I/O / full BAL (the research: 0.78 at 16 threads, batch \
+             50):\n\n| batch | threads | parallel / full |\n| --- | --- | --- |"
+        );
+        for (batch, workers, ratio) in ratios {
+            let _ = writeln!(md, "| {batch} | {workers} | {ratio:.2} |");
         }
     }
-    md
 }
 
 /// Projected parallel I/O over full BAL throughput, per batch size and worker count.

@@ -1,0 +1,95 @@
+//! The machine a projection is onto, from what names it: the research's, or cores and a disk.
+
+use crate::error::ProjectionError;
+use bal_replay_engine::WorkerStartCost;
+use bal_replay_model::{DiskModel, Machine};
+use std::{num::NonZeroUsize, path::PathBuf};
+
+/// The research's machine: 16 cores, an NVMe array of about 960k IOPS at about 85 µs.
+const RESEARCH_CORES: usize = 16;
+const RESEARCH_IOPS: f64 = 960_000.0;
+const RESEARCH_LATENCY_US: f64 = 85.0;
+
+/// A target machine's disk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TargetDisk {
+    /// A measured curve: the table `scripts/fio-random-reads.sh` prints.
+    Fio(PathBuf),
+    /// A spec: best random-read IOPS, and latency at low queue depth, µs.
+    Spec {
+        /// Best random-read IOPS.
+        iops: f64,
+        /// Latency at low queue depth, µs.
+        latency_us: f64,
+    },
+}
+
+/// The machine to project onto, as named: none, the research's, or cores and a disk (each
+/// named one overrides the research's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TargetOptions {
+    /// The research's machine: 16 cores, 960k IOPS at 85 µs, where not named otherwise.
+    pub research_machine: bool,
+    /// Its cores.
+    pub cores: Option<NonZeroUsize>,
+    /// Its disk.
+    pub disk: Option<TargetDisk>,
+    /// One of its cores' speed relative to the profiled machine's (2.0: twice as fast).
+    pub cpu_speed: f64,
+    /// What a key read costs its CPU, µs, in place of what it cost in the profiles.
+    pub read_cpu_us: Option<f64>,
+    /// Prefetch readers there as the engine's `--io-threads` (it runs twice as many reader
+    /// threads), in place of the profiles' own.
+    pub io_threads: Option<NonZeroUsize>,
+}
+
+impl Default for TargetOptions {
+    /// No target.
+    fn default() -> Self {
+        Self {
+            research_machine: false,
+            cores: None,
+            disk: None,
+            cpu_speed: 1.0,
+            read_cpu_us: None,
+            io_threads: None,
+        }
+    }
+}
+
+impl TargetOptions {
+    /// The target machine, with workers started at `worker_start`, or `None` where none is
+    /// named; an error where only its cores or only its disk are.
+    pub fn machine(
+        &self,
+        worker_start: Option<WorkerStartCost>,
+    ) -> Result<Option<Machine>, ProjectionError> {
+        let cores = self
+            .cores
+            .map(NonZeroUsize::get)
+            .or(self.research_machine.then_some(RESEARCH_CORES));
+        let disk = match &self.disk {
+            Some(TargetDisk::Fio(path)) => Some(DiskModel::from_fio_file(path)?),
+            Some(TargetDisk::Spec { iops, latency_us }) => {
+                Some(DiskModel::from_spec(*iops, *latency_us)?)
+            }
+            None if self.research_machine => {
+                Some(DiskModel::from_spec(RESEARCH_IOPS, RESEARCH_LATENCY_US)?)
+            }
+            None => None,
+        };
+        match (cores, disk) {
+            (None, None) => Ok(None),
+            (Some(cores), Some(disk)) => Ok(Some(Machine {
+                cores: cores as f64,
+                cpu_speed: self.cpu_speed,
+                disk,
+                read_cpu_ns: self.read_cpu_us.map(|us| us * 1e3),
+                // The engine's reader threads: 2 x --io-threads (what profiles record).
+                readers: self.io_threads.map(|n| 2 * n.get()),
+                worker_start,
+            })),
+            _ => Err(ProjectionError::IncompleteTarget),
+        }
+    }
+}
