@@ -146,9 +146,9 @@ fn profiled(r: &RunResult) -> ProfiledRun {
 fn measured(r: &RunResult) -> Measured {
     let (task_cpu_ns, reads) = task_totals(&r.batch_profiles);
     Measured {
-        exec_with_io_s: r.exec_with_io_s,
-        longest_txs_s: r.longest_txs_s,
-        total_s: r.exec_with_io_s + r.commit_s,
+        exec_with_io_s: r.timing.exec_with_io_s,
+        longest_txs_s: r.timing.longest_txs_s,
+        total_s: r.timing.exec_with_io_s + r.timing.commit_s,
         on_demand_reads: reads as f64,
         task_cpu_s: task_cpu_ns / 1e9,
         worker_run_delay_s: batches_sum_s(r, |b| b.worker_run_delay_ns),
@@ -163,13 +163,16 @@ fn batches_sum_s(r: &RunResult, figure: impl Fn(&BatchProfile) -> Option<u64>) -
 
 /// A bench's repeats of one configuration, where it made more than one run.
 fn repeats(r: &RunResult) -> Option<Repeats> {
-    Repeats::new(r.repeats, r.mgas_per_s, r.mgas_per_s_min, r.mgas_per_s_max)
+    Repeats::new(
+        r.throughput.repeats,
+        r.throughput.mgas_per_s,
+        r.throughput.mgas_per_s_min,
+        r.throughput.mgas_per_s_max,
+    )
 }
 
 fn load(path: &Path) -> eyre::Result<BenchResult> {
-    let bytes = std::fs::read(path).wrap_err_with(|| format!("reading {}", path.display()))?;
-    serde_json::from_slice(&bytes)
-        .wrap_err_with(|| format!("{}: not a `bal-replay bench --json` result", path.display()))
+    Ok(BenchResult::read_json(path)?)
 }
 
 impl ProjectCommand {
@@ -299,7 +302,7 @@ fn project(
     }
     // The machine as a run had it: its cores less what everything else used meanwhile.
     let here = |cpus: usize, run: Option<&RunResult>| Machine {
-        cores: match (cores, run.and_then(|r| r.disk.cpu)) {
+        cores: match (cores, run.and_then(|r| r.cpu)) {
             (Some(c), _) => c.get() as f64,
             (None, Some(cpu)) => cpu.cpus_free(cpus),
             (None, None) => cpus as f64,
@@ -333,7 +336,7 @@ fn project(
             continue;
         };
         let machine = here(*cpus, Some(base));
-        let (runs_made, base_repeats) = (base.repeats, repeats(base));
+        let (runs_made, base_repeats) = (base.throughput.repeats, repeats(base));
         let mut base = profiled(base);
         base.read_cpu_ns = read_cpu(runs, group);
         let calibration = calibrate(&base, &machine);

@@ -38,9 +38,9 @@ fn row(
 
 fn sweep(rows: Vec<BenchDbRow>) -> BenchDbReport {
     BenchDbReport {
-        backend: "rocksdb".into(),
+        backend: bal_replay_bench::StoreKind::Rocksdb,
         path: "/data/state".into(),
-        key_scheme: "plain".into(),
+        key_scheme: bal_replay_state::KeyScheme::Plain,
         sampled_accounts: 1000,
         sampled_slots: 1000,
         total_accounts: 1_000_000,
