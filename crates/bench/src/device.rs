@@ -483,7 +483,6 @@ mod tests {
             block_cache_hits: hits,
             block_cache_misses: data_misses,
             block_cache_data_misses: data_misses,
-            ..RocksReadCounters::default()
         };
         // A sorted multi-get with direct reads: 95% of its 10,000 stored-key reads missed the
         // block cache, but neighbouring blocks went to the device in one request (0.17 requests

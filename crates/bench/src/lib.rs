@@ -1392,7 +1392,6 @@ mod tests {
                     block_cache_hits: 500,
                     block_cache_misses: 9_500,
                     block_cache_data_misses: 9_500,
-                    ..Default::default()
                 }),
                 true,
             ),

@@ -498,7 +498,6 @@ mod tests {
                     block_cache_hits: 20,
                     block_cache_misses: 80,
                     block_cache_data_misses: 60,
-                    ..Default::default()
                 }),
                 false,
             ),
