@@ -14,7 +14,10 @@
 //! Where a counter cannot be read (no `/proc`, a state on tmpfs or overlay with no block device),
 //! it is `None` and reported as such, never as zero.
 
-use crate::memory_limit::{MemoryLimit, MemoryUsage};
+use crate::{
+    Residency,
+    memory_limit::{MemoryLimit, MemoryUsage},
+};
 use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
@@ -138,9 +141,8 @@ fn parse_major_faults(text: &str) -> Option<u64> {
 }
 
 /// Where a run's reads were served from: the device's and the process's counters, RocksDB's, and
-/// the verdict of the 80% rule ([`DiskEvidence::disk_resident`]).
+/// the verdict judged from them ([`Residency`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
 pub struct DiskEvidence {
     /// Read requests the state's block device completed during the run (every process's).
     pub device_reads: Option<u64>,
@@ -169,23 +171,17 @@ pub struct DiskEvidence {
     pub block_cache_data_misses: Option<u64>,
     /// Device reads per key read.
     pub device_reads_per_key: Option<f64>,
-    /// At least 80% of the run's key reads that can reach the device did: the fewer of device
-    /// reads and RocksDB's data-block misses (where RocksDB counts) are at least 0.8 of the stored
-    /// key reads (RocksDB) or of the key reads (other stores). False for a run that read no key
-    /// from the store.
-    pub disk_resident: bool,
+    /// Whether the run was disk-resident, judged by what reached the device, and how it was
+    /// judged.
+    pub residency: Residency,
     /// The memory cgroup's bound and counts, for a run under `--memory-limit` (MDBX's
     /// disk-resident mode): what of the state could be served from the page cache.
     pub memory: Option<MemoryUsage>,
     /// Bytes RocksDB's block cache held pinned at the end of the run: with `--pin-metadata`, the
     /// state's index and filter partitions (served from memory, not counted as the state's
-    /// pages), otherwise only their top levels.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// pages), otherwise only their top levels. Absent for other stores.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub block_cache_pinned_bytes: Option<u64>,
-    /// The CPU this process and everything else used during the run: how much of the machine
-    /// the run had (this machine is shared).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<CpuUse>,
 }
 
 /// Clock ticks per second of `/proc/stat` and `/proc/<pid>/stat` (`USER_HZ`: 100 on Linux, on
@@ -286,24 +282,32 @@ pub struct RunProbe<'a> {
     /// The device's and the process's counters at the start.
     pub io: IoSample,
     rocks: Option<RocksReadCounters>,
+    /// The store reads with O_DIRECT (how residency is judged).
+    direct_io: bool,
     cpu: Option<CpuSample>,
 }
 
 impl<'a> RunProbe<'a> {
     /// Samples the counters of the device holding `path`, with RocksDB's (`None` for other
-    /// stores, or without statistics).
-    pub fn start(path: &'a Path, rocks: Option<RocksReadCounters>) -> Self {
+    /// stores, or without statistics); `direct_io`: the store reads with O_DIRECT.
+    pub fn start(path: &'a Path, rocks: Option<RocksReadCounters>, direct_io: bool) -> Self {
         MemoryLimit::reset_peak();
         Self {
             path,
             io: IoSample::take(path),
             rocks,
+            direct_io,
             cpu: CpuSample::take(),
         }
     }
 
-    /// The evidence of the run that replayed `report`, with RocksDB's counters now.
-    pub fn finish(&self, report: &ReplayReport, rocks: Option<RocksReadCounters>) -> DiskEvidence {
+    /// The evidence of the run that replayed `report`, with RocksDB's counters now, and the CPU
+    /// used meanwhile.
+    pub fn finish(
+        &self,
+        report: &ReplayReport,
+        rocks: Option<RocksReadCounters>,
+    ) -> (DiskEvidence, Option<CpuUse>) {
         let rocks = match (rocks, self.rocks) {
             (Some(now), Some(start)) => Some(now.since(&start)),
             _ => None,
@@ -313,11 +317,11 @@ impl<'a> RunProbe<'a> {
             (Some(now), Some(start)) => Some(now.since(&start)),
             _ => None,
         };
-        DiskEvidence {
+        let disk = DiskEvidence {
             memory: MemoryLimit::current_usage(),
-            cpu,
-            ..DiskEvidence::new(io, cache_key_reads(report), rocks)
-        }
+            ..DiskEvidence::new(io, cache_key_reads(report), rocks, self.direct_io)
+        };
+        (disk, cpu)
     }
 }
 
@@ -332,9 +336,6 @@ fn cache_key_reads(report: &ReplayReport) -> u64 {
             .sum::<u64>()
 }
 
-/// The share of key reads that must reach the device for a run to call itself disk-resident.
-pub const DISK_RESIDENT_SHARE: f64 = 0.8;
-
 /// The disk's bound on a run's throughput, MGas/s: the gas it replayed per device read, at the
 /// disk's best IOPS (`best_iops`, fio's best over its queue depths). A run can go no faster
 /// while every one of its device reads has to be served. `None` for a run that made no device
@@ -345,26 +346,24 @@ pub fn disk_bound_mgas_per_s(gas: u64, device_reads: u64, best_iops: f64) -> Opt
 }
 
 impl DiskEvidence {
-    /// The evidence of a run: its I/O counters, its key reads, and RocksDB's counters if the store
-    /// was RocksDB with statistics on.
-    pub fn new(io: IoDelta, key_reads: u64, rocks: Option<RocksReadCounters>) -> Self {
+    /// The evidence of a run: its I/O counters, its key reads, RocksDB's counters if the store
+    /// was RocksDB with statistics on, and its residency judged from them (`direct_io`: the store
+    /// read with O_DIRECT).
+    pub fn new(
+        io: IoDelta,
+        key_reads: u64,
+        rocks: Option<RocksReadCounters>,
+        direct_io: bool,
+    ) -> Self {
         let key_reads = rocks.map_or(key_reads, |r| r.keys_read);
-        let stored_key_reads = rocks.map(|r| r.keys_found_in_files);
-        let could_reach = stored_key_reads.unwrap_or(key_reads);
-        let reached_device = match (io.device_reads, rocks) {
-            (Some(reads), Some(r)) => Some(reads.min(r.block_cache_data_misses)),
-            (reads, _) => reads,
-        };
-        let disk_resident = could_reach > 0
-            && reached_device.is_some_and(|n| n as f64 >= DISK_RESIDENT_SHARE * could_reach as f64);
-        Self {
+        let mut evidence = Self {
             device_reads: io.device_reads,
             device_read_bytes: io.device_read_bytes,
             process_read_bytes: io.process_read_bytes,
             major_faults: io.major_faults,
             read_syscalls: io.read_syscalls,
             key_reads,
-            stored_key_reads,
+            stored_key_reads: rocks.map(|r| r.keys_found_in_files),
             block_cache_hits: rocks.map(|r| r.block_cache_hits),
             block_cache_misses: rocks.map(|r| r.block_cache_misses),
             block_cache_data_misses: rocks.map(|r| r.block_cache_data_misses),
@@ -372,11 +371,12 @@ impl DiskEvidence {
                 .device_reads
                 .filter(|_| key_reads > 0)
                 .map(|reads| reads as f64 / key_reads as f64),
-            disk_resident,
+            residency: Residency::default(),
             memory: None,
             block_cache_pinned_bytes: None,
-            cpu: None,
-        }
+        };
+        evidence.residency = Residency::judge(&evidence, direct_io);
+        evidence
     }
 }
 
@@ -469,47 +469,73 @@ mod tests {
         assert!(delta.process_read_bytes.unwrap() >= 1 << 20, "{delta:?}");
     }
 
-    /// O_DIRECT, whose value differs between architectures.
     #[test]
-    fn the_80_percent_rule() {
-        let io = |reads| IoDelta {
+    fn residency_is_judged_by_the_blocks_or_bytes_that_reached_the_device() {
+        use crate::ResidencyBasis;
+        let io = |reads, bytes| IoDelta {
             device_reads: Some(reads),
+            device_read_bytes: Some(bytes),
             ..IoDelta::default()
         };
-        let rocks = |keys_read, block_cache_data_misses| RocksReadCounters {
+        let rocks = |keys_read, hits, data_misses| RocksReadCounters {
             keys_read,
             keys_found_in_files: keys_read,
-            block_cache_data_misses,
-            ..RocksReadCounters::default()
+            block_cache_hits: hits,
+            block_cache_misses: data_misses,
+            block_cache_data_misses: data_misses,
         };
-        // RocksDB's own count of keys wins over the cache's.
-        let e = DiskEvidence::new(io(900), 5, Some(rocks(1000, 850)));
-        assert_eq!(e.key_reads, 1000);
-        assert!(e.disk_resident);
-        assert_eq!(e.device_reads_per_key, Some(0.9));
-        // Device reads by other processes do not count where RocksDB says the blocks were cached.
-        assert!(!DiskEvidence::new(io(5000), 0, Some(rocks(1000, 790))).disk_resident);
-        // Reads of absent keys (answered by bloom filters) cannot reach the device: the rule
-        // counts the keys found in SST files.
-        let mostly_absent = RocksReadCounters {
-            keys_found_in_files: 400,
-            ..rocks(1000, 330)
-        };
-        let e = DiskEvidence::new(io(600), 0, Some(mostly_absent));
-        assert_eq!(e.stored_key_reads, Some(400));
-        assert!(e.disk_resident);
-        // Without RocksDB's counters (MDBX), the device's reads decide.
-        assert!(DiskEvidence::new(io(800), 1000, None).disk_resident);
-        assert!(!DiskEvidence::new(io(799), 1000, None).disk_resident);
-        // No key read, or no device to count: never disk-resident.
-        assert!(!DiskEvidence::new(io(10), 0, None).disk_resident);
-        assert!(!DiskEvidence::new(IoDelta::default(), 1000, None).disk_resident);
-        assert_eq!(
-            DiskEvidence::new(IoDelta::default(), 1000, None).device_reads_per_key,
-            None
+        // A sorted multi-get with direct reads: 95% of its 10,000 stored-key reads missed the
+        // block cache, but neighbouring blocks went to the device in one request (0.17 requests
+        // per key). Counted in requests it looked cache-resident; counted in blocks it is not.
+        let multi_get = DiskEvidence::new(
+            io(1_700, 9_500 * 4096),
+            5,
+            Some(rocks(10_000, 500, 9_500)),
+            true,
         );
+        // RocksDB's own count of keys wins over the cache's.
+        assert_eq!(multi_get.key_reads, 10_000);
+        assert_eq!(multi_get.device_reads_per_key, Some(0.17));
+        assert_eq!(multi_get.residency.basis, ResidencyBasis::DataBlocks);
+        assert_eq!(multi_get.residency.reached_device, Some(0.95));
+        assert!(multi_get.residency.disk_resident);
+        // Through the page cache a miss reached the device only as far as its bytes say: device
+        // bytes of other processes do not count where RocksDB says the blocks were cached.
+        let cached = DiskEvidence::new(
+            io(5_000, 5_000 * 4096),
+            0,
+            Some(rocks(1_000, 210, 790)),
+            false,
+        );
+        assert_eq!(cached.residency.basis, ResidencyBasis::DeviceBytes);
+        assert_eq!(cached.residency.reached_device, Some(0.79));
+        assert_eq!(cached.residency.label(), "cache-resident");
+        let from_the_page_cache =
+            DiskEvidence::new(io(10, 10 * 4096), 0, Some(rocks(1_000, 0, 1_000)), false);
+        assert_eq!(from_the_page_cache.residency.reached_device, Some(0.01));
+        assert!(!from_the_page_cache.residency.disk_resident);
+        let from_the_device =
+            DiskEvidence::new(io(850, 850 * 4096), 0, Some(rocks(1_000, 150, 850)), false);
+        assert_eq!(from_the_device.residency.reached_device, Some(0.85));
+        assert_eq!(from_the_device.residency.label(), "disk-resident");
+        // Without RocksDB's counters (MDBX) no counter tells; fewer than 100 key reads read no
+        // state; no device to count through the page cache tells nothing either.
+        let mdbx = DiskEvidence::new(io(800, 800 * 4096), 1_000, None, false);
+        assert_eq!(mdbx.residency.basis, ResidencyBasis::Unknown);
+        assert_eq!(mdbx.residency.label(), "regime unknown");
+        assert_eq!(
+            DiskEvidence::new(io(10, 4096), 99, None, false)
+                .residency
+                .label(),
+            "reads no state"
+        );
+        let no_device =
+            DiskEvidence::new(IoDelta::default(), 0, Some(rocks(1_000, 0, 1_000)), false);
+        assert_eq!(no_device.residency.basis, ResidencyBasis::Unknown);
+        assert_eq!(no_device.device_reads_per_key, None);
     }
 
+    /// O_DIRECT, whose value differs between architectures.
     const fn libc_o_direct() -> i32 {
         if cfg!(any(target_arch = "aarch64", target_arch = "arm")) {
             0o200000

@@ -20,11 +20,15 @@
 pub mod device;
 pub mod memory_limit;
 pub mod point_reads;
+pub mod residency;
 mod result_file;
 mod tables;
 
-pub use device::DiskEvidence;
-pub use result_file::write_result_file;
+pub use device::{CpuUse, DiskEvidence};
+pub use residency::{Residency, ResidencyBasis};
+pub use result_file::{
+    ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
+};
 pub use tables::render_tables;
 
 use crate::device::RunProbe;
@@ -276,6 +280,14 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
+    /// The store a command line's state names.
+    pub fn of(spec: &StateSpec) -> Self {
+        match spec {
+            StateSpec::RocksDb(_) => Self::Rocksdb,
+            StateSpec::Mdbx(_) => Self::Mdbx,
+        }
+    }
+
     /// The backend's name in tables and charts: "RocksDB", "MDBX" or "memory".
     pub fn backend_name(self) -> &'static str {
         match self {
@@ -303,7 +315,7 @@ impl std::fmt::Display for StoreKind {
     }
 }
 
-/// One run of the matrix.
+/// One run of the matrix: what ran, then its figures by what they measure.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RunResult {
     /// Sequential or parallel.
@@ -318,72 +330,35 @@ pub struct RunResult {
     pub store: StoreKind,
     /// Whether the page cache was dropped before the run.
     pub cold: bool,
-    /// Blocks, transactions and gas replayed.
+    /// Whether batch k+1 was prefetched while batch k executed.
+    pub pipelined: bool,
+    /// The order of hybrid's prefetch (hybrid runs only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch_order: Option<PrefetchOrder>,
+    /// `--io-threads` of a parallel run whose design prefetches (batched I/O, hybrid,
+    /// full-verify): its prefetch runs twice as many reader threads. Absent for the other designs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub io_threads: Option<usize>,
+    /// Blocks replayed.
     pub blocks: u64,
     /// Transactions.
     pub txs: u64,
     /// Gas.
     pub gas: u64,
-    /// Execution with I/O (prefetch + execution), seconds.
-    pub exec_with_io_s: f64,
-    /// Of that, the prefetch that runs before execution (batched I/O), seconds. Hybrid's prefetch
-    /// overlaps execution and is not counted apart.
-    #[serde(default)]
-    pub prefetch_s: f64,
-    /// Sum of each batch's longest transaction, seconds.
-    pub longest_txs_s: f64,
-    /// Commits, seconds.
-    pub commit_s: f64,
-    /// Whole replay, seconds.
-    pub wall_s: f64,
-    /// Throughput over execution with I/O, Mgas/s (the research's measure).
-    pub mgas_per_s: f64,
-    /// Throughput end to end, Mgas/s: gas over the whole replay's wall time, with planning,
-    /// prefetch, the look-ahead, commits and reading the dump counted.
-    #[serde(default)]
-    pub end_to_end_mgas_per_s: f64,
-    /// Whether batch k+1 was prefetched while batch k executed.
-    #[serde(default)]
-    pub pipelined: bool,
-    /// The look-ahead prefetches (overlapping execution, not in `exec_with_io_s`), seconds.
-    #[serde(default)]
-    pub prefetch_ahead_s: f64,
-    /// The order of hybrid's prefetch (hybrid runs only; absent from results recorded before
-    /// it could be chosen, which read in key order).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefetch_order: Option<PrefetchOrder>,
-    /// `--io-threads` of a parallel run whose design prefetches (batched I/O, hybrid,
-    /// full-verify): its prefetch runs twice as many reader threads. Absent for the other
-    /// designs, and from results recorded before it was kept.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub io_threads: Option<usize>,
-    /// Shared-cache hits and misses, and store reads (on demand and prefetched keys).
-    pub cache_hits: u64,
-    /// Misses.
-    pub cache_misses: u64,
-    /// Keys prefetched.
-    pub keys_prefetched: u64,
-    /// Median and 99th percentile of on-demand read latency, µs (bucket upper bounds).
-    pub read_p50_us: u64,
-    /// 99th percentile.
-    pub read_p99_us: u64,
-    /// Median and 99th percentile transaction time, µs.
-    pub tx_p50_us: u64,
-    /// 99th percentile.
-    pub tx_p99_us: u64,
-    /// How many runs of this configuration were made (this one is the median by throughput).
-    #[serde(default = "one")]
-    pub repeats: usize,
-    /// Lowest and highest throughput over the repeats, Mgas/s.
-    #[serde(default)]
-    pub mgas_per_s_min: f64,
-    /// Highest.
-    #[serde(default)]
-    pub mgas_per_s_max: f64,
-    /// What the run read from the disk, and whether it is disk-resident by the 80% rule.
-    #[serde(flatten)]
+    /// Mgas/s of this run and the spread of its configuration's repeats.
+    pub throughput: Throughput,
+    /// Where the replay's time went.
+    pub timing: RunTiming,
+    /// The shared cache's counts.
+    pub cache: CacheCounts,
+    /// Read and transaction latency percentiles.
+    pub latency: Latency,
+    /// What the run read from the disk, and whether it was disk-resident ([`Residency`]).
     pub disk: DiskEvidence,
-    /// Each batch of this run, in order (empty in JSON written before batches were recorded).
+    /// The CPU this process and everything else used during the run (where `/proc` tells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
+    /// Each batch of this run, in order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub batches: Vec<BatchSample>,
     /// Each parallel batch's profile (every task's CPU time, on-demand reads, worker and start;
@@ -392,8 +367,96 @@ pub struct RunResult {
     pub batch_profiles: Vec<BatchProfile>,
 }
 
-fn one() -> usize {
-    1
+/// A run's throughput, with its configuration's repeats.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Throughput {
+    /// Over execution with I/O, Mgas/s (the research's measure).
+    pub mgas_per_s: f64,
+    /// End to end, Mgas/s: gas over the whole replay's wall time, with planning, prefetch, the
+    /// look-ahead, commits and reading the dump counted.
+    pub end_to_end_mgas_per_s: f64,
+    /// How many runs of this configuration were made (this one is the median by throughput).
+    pub repeats: usize,
+    /// The lowest throughput over the repeats, Mgas/s.
+    pub mgas_per_s_min: f64,
+    /// The highest.
+    pub mgas_per_s_max: f64,
+}
+
+/// Where a replay's time went, seconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunTiming {
+    /// Execution with I/O (prefetch + execution).
+    pub exec_with_io_s: f64,
+    /// Of that, the prefetch that runs before execution (batched I/O). Hybrid's prefetch
+    /// overlaps execution and is not counted apart.
+    pub prefetch_s: f64,
+    /// The look-ahead prefetches (overlapping execution, not in `exec_with_io_s`).
+    pub prefetch_ahead_s: f64,
+    /// Sum of each batch's longest transaction.
+    pub longest_txs_s: f64,
+    /// Commits.
+    pub commit_s: f64,
+    /// The whole replay.
+    pub wall_s: f64,
+}
+
+impl RunTiming {
+    /// The timings of a replay.
+    pub fn of(r: &ReplayReport) -> Self {
+        Self {
+            exec_with_io_s: r.exec_with_io.as_secs_f64(),
+            prefetch_s: r.prefetch().as_secs_f64(),
+            prefetch_ahead_s: r
+                .batches
+                .iter()
+                .map(|b| b.prefetch_ahead.as_secs_f64())
+                .sum(),
+            longest_txs_s: r.longest_txs.as_secs_f64(),
+            commit_s: r.commit.as_secs_f64(),
+            wall_s: r.wall.as_secs_f64(),
+        }
+    }
+}
+
+/// The shared cache's counts over a replay.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CacheCounts {
+    /// Lookups answered by the cache.
+    pub hits: u64,
+    /// Lookups read from the store on demand.
+    pub misses: u64,
+    /// Keys prefetched before their batch executed (not the look-ahead's).
+    pub keys_prefetched: u64,
+}
+
+impl CacheCounts {
+    /// The counts of a replay.
+    pub fn of(r: &ReplayReport) -> Self {
+        Self {
+            hits: r.cache.hits,
+            misses: r.cache.misses,
+            keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
+        }
+    }
+
+    /// Hits over lookups (0 without a lookup).
+    pub fn hit_ratio(&self) -> f64 {
+        self.hits as f64 / (self.hits + self.misses).max(1) as f64
+    }
+}
+
+/// Latency percentiles of a run, µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Latency {
+    /// Median on-demand read (a bucket's upper bound).
+    pub read_p50_us: u64,
+    /// 99th percentile on-demand read.
+    pub read_p99_us: u64,
+    /// Median transaction.
+    pub tx_p50_us: u64,
+    /// 99th percentile transaction.
+    pub tx_p99_us: u64,
 }
 
 /// One batch of a run: its throughput, when it ended, and the process's memory and the state's size
@@ -409,16 +472,15 @@ pub struct BatchSample {
     /// Execution with I/O (prefetch + execution), seconds.
     pub exec_with_io_s: f64,
     /// Of that, the prefetch before execution, seconds.
-    #[serde(default)]
     pub prefetch_s: f64,
     /// Seconds from the start of the replay to the end of this batch's commit.
     pub end_s: f64,
     /// Resident memory of the process after the batch, bytes (Linux only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
     /// RocksDB's estimate of the state's size after the batch (SST files and memtables), bytes;
     /// none for in-memory and MDBX runs (MDBX is never written).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state_bytes: Option<u64>,
 }
 
@@ -472,6 +534,7 @@ impl RunResult {
             let i = ((tx_times.len() - 1) as f64 * p).round() as usize;
             tx_times[i].as_micros() as u64
         };
+        let mgas_per_s = r.mgas_per_s();
         Self {
             mode: config.mode,
             design: config.design,
@@ -479,35 +542,29 @@ impl RunResult {
             batch: config.batch.get(),
             store: config.store,
             cold,
+            pipelined: r.batches.iter().any(|b| b.keys_prefetched_ahead > 0),
+            prefetch_order: None,
+            io_threads: None,
             blocks: r.blocks,
             txs: r.txs,
             gas: r.gas,
-            exec_with_io_s: r.exec_with_io.as_secs_f64(),
-            prefetch_s: r.prefetch().as_secs_f64(),
-            longest_txs_s: r.longest_txs.as_secs_f64(),
-            commit_s: r.commit.as_secs_f64(),
-            wall_s: r.wall.as_secs_f64(),
-            mgas_per_s: r.mgas_per_s(),
-            end_to_end_mgas_per_s: r.gas as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6,
-            pipelined: r.batches.iter().any(|b| b.keys_prefetched_ahead > 0),
-            prefetch_ahead_s: r
-                .batches
-                .iter()
-                .map(|b| b.prefetch_ahead.as_secs_f64())
-                .sum(),
-            prefetch_order: None,
-            io_threads: None,
-            cache_hits: r.cache.hits,
-            cache_misses: r.cache.misses,
-            keys_prefetched: r.batches.iter().map(|b| b.keys_prefetched).sum(),
-            read_p50_us: r.cache.latency.quantile_us(0.5),
-            read_p99_us: r.cache.latency.quantile_us(0.99),
-            tx_p50_us: q(0.5),
-            tx_p99_us: q(0.99),
-            repeats: 1,
-            mgas_per_s_min: r.mgas_per_s(),
-            mgas_per_s_max: r.mgas_per_s(),
+            throughput: Throughput {
+                mgas_per_s,
+                end_to_end_mgas_per_s: r.gas as f64 / r.wall.as_secs_f64().max(1e-9) / 1e6,
+                repeats: 1,
+                mgas_per_s_min: mgas_per_s,
+                mgas_per_s_max: mgas_per_s,
+            },
+            timing: RunTiming::of(&r),
+            cache: CacheCounts::of(&r),
+            latency: Latency {
+                read_p50_us: r.cache.latency.quantile_us(0.5),
+                read_p99_us: r.cache.latency.quantile_us(0.99),
+                tx_p50_us: q(0.5),
+                tx_p99_us: q(0.99),
+            },
             disk: DiskEvidence::default(),
+            cpu: None,
             batches: Vec::new(),
             batch_profiles: r
                 .batches
@@ -543,9 +600,15 @@ pub struct MeanBalSizes {
     pub parallel: f64,
 }
 
+/// The schema version of [`BenchResult`] this build writes and reads. Files written before
+/// results carried one are version 1.
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// The result of a whole bench.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchResult {
+    /// [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
     /// The dump benchmarked.
     pub dump: String,
     /// Blocks in it.
@@ -556,26 +619,34 @@ pub struct BenchResult {
     pub bal_sizes: MeanBalSizes,
     /// The build's RocksDB reads a multi-get's data blocks from one file as one io_uring batch
     /// (the `io-uring` feature, [`bal_replay_state::io_uring`]); otherwise one `pread` each.
-    #[serde(default)]
     pub rocksdb_io_uring: bool,
     /// The dump's blocks are independent (imported fixtures), each replayed over a state of its
     /// own as a batch of one block.
-    #[serde(default)]
     pub independent_blocks: bool,
     /// What starting a batch's worker cost on this machine, measured before the store opened
     /// when the bench recorded task profiles: the model starts workers at this cost
     /// (`bal-replay project`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<WorkerStartCost>,
     /// The CPUs the workers were pinned to, worker `w` to the `w mod len`-th
     /// ([`BenchMatrix::pin_workers`]); absent where the scheduler placed them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned_workers: Option<Vec<usize>>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
 }
 
+impl VersionedResult for BenchResult {
+    const KIND: &'static str = "bench result";
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+}
+
 impl BenchResult {
+    /// Reads a file `bench --json` wrote, refusing one of another schema version.
+    pub fn read_json(path: &Path) -> Result<Self, ResultReadError> {
+        read_result(path)
+    }
+
     /// The store the matrix ran over: that of its first run not in memory (one bench runs over one
     /// state), RocksDB when every run was in memory.
     pub fn disk_store(&self) -> StoreKind {
@@ -743,10 +814,66 @@ struct Bench<'a> {
     in_memory: Option<InMemoryState>,
 }
 
+/// What one replay of a bench measured, before it becomes a [`RunResult`].
+struct Measured {
+    report: ReplayReport,
+    /// The page cache was dropped before it.
+    cold: bool,
+    disk: DiskEvidence,
+    cpu: Option<CpuUse>,
+    samples: Vec<BatchSample>,
+}
+
+impl Measured {
+    /// A replay whose reads no probe watched (in memory, independent blocks).
+    fn unprobed(report: ReplayReport, cold: bool, samples: Vec<BatchSample>) -> Self {
+        Self {
+            report,
+            cold,
+            disk: DiskEvidence::default(),
+            cpu: None,
+            samples,
+        }
+    }
+}
+
 impl Bench<'_> {
     /// Replays the dump once in `run`'s configuration, from the pristine state.
     fn run(&self, run: &RunConfig) -> Result<RunResult, BenchError> {
-        let options = ReplayOptions {
+        let options = self.replay_options(run);
+        let measured = match run.store {
+            StoreKind::Rocksdb if !self.dump.manifest().chained => {
+                self.run_independent(run, &options)?
+            }
+            StoreKind::Rocksdb => self.run_over_rocksdb(run, &options)?,
+            StoreKind::Mdbx => self.run_over_mdbx(run, &options)?,
+            StoreKind::Memory => {
+                // In-memory runs are only scheduled when the contents were loaded.
+                let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
+                let store = memory.store()?;
+                let mut samples = Vec::new();
+                let report = self.replay_sampled(run, &options, &store, &|| None, &mut samples)?;
+                Measured::unprobed(report, false, samples)
+            }
+        };
+        let mut result = RunResult::from_report(run, measured.cold, measured.report);
+        result.prefetch_order =
+            (run.design == IoDesign::Hybrid).then_some(self.matrix.prefetch_order);
+        result.io_threads = (run.mode == ExecMode::Parallel
+            && matches!(
+                run.design,
+                IoDesign::Batched | IoDesign::Hybrid | IoDesign::FullVerify
+            ))
+        .then_some(self.matrix.io_threads.get());
+        result.disk = measured.disk;
+        result.cpu = measured.cpu;
+        result.batches = measured.samples;
+        Ok(result)
+    }
+
+    /// The replay options of `run`'s configuration under this bench's matrix.
+    fn replay_options(&self, run: &RunConfig) -> ReplayOptions {
+        ReplayOptions {
             mode: run.mode,
             threads: run.threads,
             order: self.matrix.order,
@@ -759,97 +886,126 @@ impl Bench<'_> {
             profile: self.matrix.profile,
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
             trust_state: self.matrix.trust_state,
-        };
-        let run_err = |source| BenchError::Run {
-            run: run.label(),
-            source,
+        }
+    }
+
+    /// Replays the dump over `store`, sampling each batch into `samples` with the state's size
+    /// (`state_bytes`) after it.
+    fn replay_sampled(
+        &self,
+        run: &RunConfig,
+        options: &ReplayOptions,
+        store: &dyn ReplayStore,
+        state_bytes: &dyn Fn() -> Option<u64>,
+        samples: &mut Vec<BatchSample>,
+    ) -> Result<ReplayReport, BenchError> {
+        let start = Instant::now();
+        store
+            .replay(self.config, &self.dump, options, &mut |b| {
+                samples.push(BatchSample::of(
+                    b,
+                    start.elapsed().as_secs_f64(),
+                    state_bytes(),
+                ));
+            })
+            .map_err(|source| BenchError::Run {
+                run: run.label(),
+                source,
+            })
+    }
+
+    /// Independent blocks (imported fixtures): each over a state of its own, `<state>/<number>`,
+    /// opened read-only under an overlay that keeps the block's commit in memory, so no state is
+    /// written.
+    fn run_independent(
+        &self,
+        run: &RunConfig,
+        options: &ReplayOptions,
+    ) -> Result<Measured, BenchError> {
+        if self.matrix.drop_caches {
+            drop_page_cache()?;
+        }
+        let states = self.state.path();
+        let read_only = RocksOptions {
+            read_only: true,
+            ..self.rocks_options.clone()
         };
         let mut samples = Vec::new();
-        let mut replay_over = |store: &dyn Fn() -> Option<u64>, db: &dyn ReplayStore| {
-            let start = Instant::now();
-            db.replay(self.config, &self.dump, &options, &mut |b| {
-                samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), store()));
-            })
-            .map_err(run_err)
-        };
-        let (report, cold, disk) = match run.store {
-            StoreKind::Rocksdb if !self.dump.manifest().chained => {
-                // Independent blocks (imported fixtures): each over a state of its own,
-                // `<state>/<number>`, opened read-only under an overlay that keeps the block's
-                // commit in memory, so no state is written.
-                if self.matrix.drop_caches {
-                    drop_page_cache()?;
-                }
-                let states = self.state.path();
-                let read_only = RocksOptions {
-                    read_only: true,
-                    ..self.rocks_options.clone()
-                };
-                let start = Instant::now();
-                let report = replay_independent(
-                    self.config,
-                    &self.dump,
-                    |number| {
-                        let store = RocksStore::open(states.join(number.to_string()), &read_only)?;
-                        Ok(MemOverlay::new(store))
-                    },
-                    &options,
-                    |b| samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None)),
-                )
-                .map_err(run_err)?;
-                (report, self.matrix.drop_caches, DiskEvidence::default())
-            }
-            StoreKind::Rocksdb => {
-                // A fresh checkpoint per run, in a directory of its own beside the state, removed
-                // when `scratch` drops (after the store closes, below).
-                let scratch = ScratchState::checkpoint_of(self.state.path(), "bench-run")?;
-                if self.matrix.drop_caches {
-                    drop_page_cache()?;
-                }
-                let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
-                let probe = RunProbe::start(scratch.path(), store.read_counters());
-                let report = replay_over(&|| store.approximate_size_bytes().ok(), &store)?;
-                let disk = DiskEvidence {
-                    block_cache_pinned_bytes: store.block_cache_pinned_bytes(),
-                    ..probe.finish(&report, store.read_counters())
-                };
-                drop(store);
-                drop(scratch);
-                (report, self.matrix.drop_caches, disk)
-            }
-            StoreKind::Mdbx => {
-                // Opened afresh for each run, after the previous run's handle is gone: pages the
-                // process still maps would survive dropping the page cache.
-                if self.matrix.drop_caches {
-                    drop_page_cache()?;
-                }
-                let probe = RunProbe::start(self.state.path(), None);
-                let report =
-                    with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
-                        replay_over(&|| None, store)
-                    })??;
-                let disk = probe.finish(&report, None);
-                (report, self.matrix.drop_caches, disk)
-            }
-            StoreKind::Memory => {
-                // In-memory runs are only scheduled when the contents were loaded.
-                let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
-                let report = replay_over(&|| None, &memory.store()?)?;
-                (report, false, DiskEvidence::default())
-            }
-        };
-        let mut result = RunResult::from_report(run, cold, report);
-        result.prefetch_order =
-            (run.design == IoDesign::Hybrid).then_some(self.matrix.prefetch_order);
-        result.io_threads = (run.mode == ExecMode::Parallel
-            && matches!(
-                run.design,
-                IoDesign::Batched | IoDesign::Hybrid | IoDesign::FullVerify
-            ))
-        .then_some(self.matrix.io_threads.get());
-        result.disk = disk;
-        result.batches = samples;
-        Ok(result)
+        let start = Instant::now();
+        let report = replay_independent(
+            self.config,
+            &self.dump,
+            |number| {
+                let store = RocksStore::open(states.join(number.to_string()), &read_only)?;
+                Ok(MemOverlay::new(store))
+            },
+            options,
+            |b| samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None)),
+        )
+        .map_err(|source| BenchError::Run {
+            run: run.label(),
+            source,
+        })?;
+        Ok(Measured::unprobed(report, self.matrix.drop_caches, samples))
+    }
+
+    /// A replay over a fresh checkpoint of the RocksDB state, in a directory of its own beside
+    /// it, removed when `scratch` drops (after the store closes).
+    fn run_over_rocksdb(
+        &self,
+        run: &RunConfig,
+        options: &ReplayOptions,
+    ) -> Result<Measured, BenchError> {
+        let scratch = ScratchState::checkpoint_of(self.state.path(), "bench-run")?;
+        if self.matrix.drop_caches {
+            drop_page_cache()?;
+        }
+        let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
+        let probe = RunProbe::start(scratch.path(), store.read_counters(), self.matrix.direct_io);
+        let mut samples = Vec::new();
+        let report = self.replay_sampled(
+            run,
+            options,
+            &store,
+            &|| store.approximate_size_bytes().ok(),
+            &mut samples,
+        )?;
+        let (mut disk, cpu) = probe.finish(&report, store.read_counters());
+        disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
+        drop(store);
+        drop(scratch);
+        Ok(Measured {
+            report,
+            cold: self.matrix.drop_caches,
+            disk,
+            cpu,
+            samples,
+        })
+    }
+
+    /// A replay over reth's MDBX, opened afresh for the run after the previous run's handle is
+    /// gone: pages the process still maps would survive dropping the page cache.
+    fn run_over_mdbx(
+        &self,
+        run: &RunConfig,
+        options: &ReplayOptions,
+    ) -> Result<Measured, BenchError> {
+        if self.matrix.drop_caches {
+            drop_page_cache()?;
+        }
+        let probe = RunProbe::start(self.state.path(), None, false);
+        let mut samples = Vec::new();
+        let report = with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
+            self.replay_sampled(run, options, store, &|| None, &mut samples)
+        })??;
+        let (disk, cpu) = probe.finish(&report, None);
+        Ok(Measured {
+            report,
+            cold: self.matrix.drop_caches,
+            disk,
+            cpu,
+            samples,
+        })
     }
 }
 
@@ -878,13 +1034,16 @@ impl<S: StateReader + StateWriter> ReplayStore for S {
 
 /// The median run by throughput of one configuration's repeats, with their count and spread.
 fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
-    repeats.sort_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s));
+    repeats.sort_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s));
     let n = repeats.len();
-    let (min, max) = (repeats[0].mgas_per_s, repeats[n - 1].mgas_per_s);
+    let (min, max) = (
+        repeats[0].throughput.mgas_per_s,
+        repeats[n - 1].throughput.mgas_per_s,
+    );
     let mut median = repeats.swap_remove(n / 2);
-    median.repeats = n;
-    median.mgas_per_s_min = min;
-    median.mgas_per_s_max = max;
+    median.throughput.repeats = n;
+    median.throughput.mgas_per_s_min = min;
+    median.throughput.mgas_per_s_max = max;
     median
 }
 
@@ -952,6 +1111,7 @@ pub fn run_bench(
         }
     }
     Ok(BenchResult {
+        schema_version: SCHEMA_VERSION,
         dump: dump_dir.display().to_string(),
         blocks: bench.dump.manifest().record_count,
         cpus: std::thread::available_parallelism()
@@ -1181,6 +1341,154 @@ mod tests {
                 (par, IoDesign::Parallel, 1, 1, mem),
                 (par, IoDesign::Parallel, 2, 1, mem),
             ]
+        );
+    }
+
+    /// A run with every group filled, as a bench over RocksDB with direct reads records it.
+    fn grouped_run() -> RunResult {
+        RunResult {
+            mode: ExecMode::Parallel,
+            design: IoDesign::Hybrid,
+            threads: 4,
+            batch: 50,
+            store: StoreKind::Rocksdb,
+            cold: true,
+            pipelined: true,
+            prefetch_order: Some(PrefetchOrder::default()),
+            io_threads: Some(2),
+            blocks: 200,
+            txs: 31_000,
+            gas: 3_000_000_000,
+            throughput: Throughput {
+                mgas_per_s: 750.0,
+                end_to_end_mgas_per_s: 600.0,
+                repeats: 3,
+                mgas_per_s_min: 700.0,
+                mgas_per_s_max: 790.0,
+            },
+            timing: RunTiming {
+                exec_with_io_s: 4.0,
+                prefetch_s: 0.5,
+                prefetch_ahead_s: 0.25,
+                longest_txs_s: 1.5,
+                commit_s: 0.75,
+                wall_s: 5.0,
+            },
+            cache: CacheCounts {
+                hits: 900,
+                misses: 100,
+                keys_prefetched: 4_000,
+            },
+            latency: Latency {
+                read_p50_us: 90,
+                read_p99_us: 400,
+                tx_p50_us: 120,
+                tx_p99_us: 2_000,
+            },
+            disk: DiskEvidence::new(
+                device::IoDelta {
+                    device_reads: Some(1_700),
+                    device_read_bytes: Some(9_500 * 4096),
+                    ..Default::default()
+                },
+                0,
+                Some(bal_replay_state::RocksReadCounters {
+                    keys_read: 10_000,
+                    keys_found_in_files: 10_000,
+                    block_cache_hits: 500,
+                    block_cache_misses: 9_500,
+                    block_cache_data_misses: 9_500,
+                }),
+                true,
+            ),
+            cpu: Some(CpuUse {
+                wall_s: 5.0,
+                process_s: 12.0,
+                other_s: 1.0,
+                steal_s: 0.0,
+            }),
+            batches: vec![BatchSample {
+                first_block: 1,
+                last_block: 50,
+                gas: 750_000_000,
+                exec_with_io_s: 1.0,
+                prefetch_s: 0.125,
+                end_s: 1.25,
+                rss_bytes: Some(1 << 30),
+                state_bytes: None,
+            }],
+            batch_profiles: Vec::new(),
+        }
+    }
+
+    fn bench_result(runs: Vec<RunResult>) -> BenchResult {
+        BenchResult {
+            schema_version: SCHEMA_VERSION,
+            dump: "dump".into(),
+            blocks: 200,
+            cpus: 2,
+            bal_sizes: MeanBalSizes::default(),
+            rocksdb_io_uring: false,
+            independent_blocks: false,
+            worker_start: None,
+            pinned_workers: None,
+            runs,
+        }
+    }
+
+    #[test]
+    fn a_grouped_run_reads_back_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bench.json");
+        let written = bench_result(vec![grouped_run()]);
+        written.write_json(&path).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        // The version first, then each group as an object of its own.
+        assert!(text.starts_with("{\n  \"schema_version\": 2,\n"), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let run = &json["runs"][0];
+        assert_eq!(run["throughput"]["mgas_per_s"], 750.0);
+        assert_eq!(run["timing"]["prefetch_ahead_s"], 0.25);
+        assert_eq!(run["cache"]["keys_prefetched"], 4_000);
+        assert_eq!(run["latency"]["tx_p99_us"], 2_000);
+        assert_eq!(run["disk"]["residency"]["basis"], "data-blocks");
+        assert_eq!(run["disk"]["residency"]["disk_resident"], true);
+        assert_eq!(run["cpu"]["process_s"], 12.0);
+        assert!(run.get("mgas_per_s").is_none() && run.get("device_reads").is_none());
+        assert_eq!(BenchResult::read_json(&path).unwrap(), written);
+    }
+
+    #[test]
+    fn a_bench_result_of_another_schema_version_is_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut json = serde_json::to_value(bench_result(vec![grouped_run()])).unwrap();
+        // Version 1: written before results carried a version (and before runs were grouped).
+        json.as_object_mut().unwrap().remove("schema_version");
+        let v1 = dir.path().join("v1.json");
+        std::fs::write(&v1, serde_json::to_vec(&json).unwrap()).unwrap();
+        assert_eq!(
+            BenchResult::read_json(&v1).unwrap_err().to_string(),
+            format!(
+                "{}: written with bench result schema version 1, this build reads version 2",
+                v1.display()
+            )
+        );
+        json["schema_version"] = 99.into();
+        let v99 = dir.path().join("v99.json");
+        std::fs::write(&v99, serde_json::to_vec(&json).unwrap()).unwrap();
+        assert_eq!(
+            BenchResult::read_json(&v99).unwrap_err().to_string(),
+            format!(
+                "{}: written with bench result schema version 99, this build reads version 2",
+                v99.display()
+            )
+        );
+        // Not JSON at all names the file and what it should hold.
+        let garbage = dir.path().join("garbage.json");
+        std::fs::write(&garbage, b"not json").unwrap();
+        assert_eq!(
+            BenchResult::read_json(&garbage).unwrap_err().to_string(),
+            format!("{}: not a JSON bench result", garbage.display())
         );
     }
 

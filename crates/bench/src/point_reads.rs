@@ -25,6 +25,8 @@ use alloy_primitives::{B256, U256};
 use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_state::{FlatAccount, KeyScheme, RocksStore, StateError, cf};
 
+use crate::{StoreKind, VersionedResult};
+
 /// Why a bench-db run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchDbError {
@@ -137,18 +139,14 @@ pub struct BenchDbRow {
     pub cpu_pct: f64,
     /// Read requests the store's block device completed during the run (every process's); none
     /// where the store has no block device.
-    #[serde(default)]
     pub device_reads: Option<u64>,
     /// Keys per sorted multi-get, or none for point reads.
-    #[serde(default)]
     pub multiget_keys: Option<usize>,
     /// RocksDB read its multi-gets' data blocks through io_uring (a build with the `io-uring`
     /// feature: [`bal_replay_state::io_uring`]).
-    #[serde(default)]
     pub io_uring: bool,
     /// Read system calls of the process during the run (`/proc/self/io` `syscr`): one `pread`
     /// per block read without io_uring, fewer with it (the evidence that io_uring was used).
-    #[serde(default)]
     pub read_syscalls: Option<u64>,
 }
 
@@ -161,15 +159,33 @@ impl BenchDbRow {
     }
 }
 
+/// The schema version of [`BenchDbResult`] this build writes and reads. Files written before
+/// results carried one (a bare array of stores) are version 1.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// What `bench-db --json` writes: every store's runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BenchDbResult {
+    /// [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// One entry per store benched.
+    pub stores: Vec<BenchDbReport>,
+}
+
+impl VersionedResult for BenchDbResult {
+    const KIND: &'static str = "bench-db result";
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+}
+
 /// All runs over one store.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchDbReport {
-    /// `mdbx` or `rocksdb`.
-    pub backend: String,
+    /// The store: `mdbx` or `rocksdb` in JSON.
+    pub backend: StoreKind,
     /// The store's directory.
     pub path: String,
     /// `plain` or `hashed` keys.
-    pub key_scheme: String,
+    pub key_scheme: KeyScheme,
     /// Accounts sampled.
     pub sampled_accounts: usize,
     /// Slots sampled.
@@ -522,9 +538,9 @@ pub fn bench_db(
         StateSpec::RocksDb(path) => bench_rocks(spec, path, opts, drop_caches)?,
     };
     Ok(BenchDbReport {
-        backend: spec.backend().to_string(),
+        backend: StoreKind::of(spec),
         path: spec.path().display().to_string(),
-        key_scheme: scheme.name().to_string(),
+        key_scheme: scheme,
         sampled_accounts: sample.accounts,
         sampled_slots: sample.keys.len() - sample.accounts,
         total_accounts: sample.total_accounts,
@@ -724,11 +740,7 @@ pub fn render_bench_db(reports: &[BenchDbReport]) -> String {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {:.1} | {:.0} | {:.1} | {} | {} |\n",
             row.threads,
-            if r.backend == "mdbx" {
-                "MDBX"
-            } else {
-                "RocksDB"
-            },
+            r.backend.backend_name(),
             match (row.multiget_keys, row.io_uring) {
                 (None, _) => "point reads".to_string(),
                 (Some(n), false) => format!("sorted multi-get of {n}"),
@@ -763,9 +775,13 @@ fn human(v: f64) -> String {
     }
 }
 
-/// Where [`write_json`] writes.
+/// Writes `reports` to `path` as a [`BenchDbResult`].
 pub fn write_json(reports: &[BenchDbReport], path: &std::path::Path) -> std::io::Result<()> {
-    let json = serde_json::to_vec_pretty(reports).map_err(std::io::Error::other)?;
+    let result = BenchDbResult {
+        schema_version: SCHEMA_VERSION,
+        stores: reports.to_vec(),
+    };
+    let json = serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?;
     crate::write_result_file(path, &json)
 }
 
@@ -789,6 +805,78 @@ mod tests {
             small.offer(|| i);
         }
         assert_eq!(small.items, (0..10).collect::<Vec<_>>());
+    }
+
+    fn store() -> BenchDbReport {
+        BenchDbReport {
+            backend: StoreKind::Mdbx,
+            path: "/data/reth/db".into(),
+            key_scheme: KeyScheme::Hashed,
+            sampled_accounts: 10,
+            sampled_slots: 20,
+            total_accounts: 100,
+            total_slots: 200,
+            cold: true,
+            cpus: 2,
+            rows: vec![BenchDbRow {
+                threads: 1,
+                reads: 30,
+                account_reads: 10,
+                slot_reads: 20,
+                found: 30,
+                wall_s: 0.5,
+                iops: 60.0,
+                avg_latency_us: 16_000.0,
+                cpu_s: 0.25,
+                cpu_pct: 50.0,
+                device_reads: Some(30),
+                multiget_keys: None,
+                io_uring: false,
+                read_syscalls: None,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_bench_db_result_keeps_its_words_and_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bench-db.json");
+        write_json(&[store()], &path).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(json["schema_version"], 2);
+        // The enums are written as the words a version-1 file held.
+        assert_eq!(json["stores"][0]["backend"], "mdbx");
+        assert_eq!(json["stores"][0]["key_scheme"], "hashed");
+        let back: BenchDbResult = crate::read_result(&path).unwrap();
+        assert_eq!(back.stores, [store()]);
+    }
+
+    #[test]
+    fn a_bench_db_result_of_another_schema_version_is_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        // Version 1 was a bare array of stores.
+        let v1 = dir.path().join("v1.json");
+        std::fs::write(&v1, serde_json::to_vec(&[store()]).unwrap()).unwrap();
+        let err = crate::read_result::<BenchDbResult>(&v1).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: written with bench-db result schema version 1, this build reads version 2",
+                v1.display()
+            )
+        );
+        let v99 = dir.path().join("v99.json");
+        let json = serde_json::json!({"schema_version": 99, "stores": []});
+        std::fs::write(&v99, serde_json::to_vec(&json).unwrap()).unwrap();
+        let err = crate::read_result::<BenchDbResult>(&v99).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: written with bench-db result schema version 99, this build reads version 2",
+                v99.display()
+            )
+        );
     }
 
     #[test]

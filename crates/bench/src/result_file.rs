@@ -1,6 +1,14 @@
 //! Result files (`--json` summaries, reports, charts) replace what their path held only once they
-//! are complete.
+//! are complete; a JSON result carries the version of its schema, and is read only by a build
+//! that reads that version.
+//!
+//! Every top-level JSON result (`bench`, `bench-db`, `run`, `project`) opens with
+//! `"schema_version": <u32>`. A file without one was written before results were versioned:
+//! version 1. A reader reads the version alone first and refuses any other than its own, naming
+//! both, before it reads the rest ([`parse_result`]), so a file of another build is never read
+//! as if its fields meant what this build's mean.
 
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::{
     ffi::OsString,
     fs::{self, File, OpenOptions},
@@ -54,6 +62,135 @@ fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
         }
     }
     Err(taken.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
+/// A JSON result of a known kind and schema version, read with [`read_result`].
+pub trait VersionedResult: serde::de::DeserializeOwned {
+    /// What the file holds, in errors ("bench result").
+    const KIND: &'static str;
+    /// The schema version this build writes and reads.
+    const SCHEMA_VERSION: u32;
+}
+
+/// Why a JSON result could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ResultReadError {
+    /// The file could not be read.
+    #[error("reading {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: io::Error,
+    },
+    /// The file was written with another schema version.
+    #[error(
+        "{}: written with {kind} schema version {found}, this build reads version {expected}",
+        path.display()
+    )]
+    Version {
+        /// The file.
+        path: PathBuf,
+        /// What it holds.
+        kind: &'static str,
+        /// The version it was written with (1: no `schema_version`).
+        found: u32,
+        /// The version this build reads.
+        expected: u32,
+    },
+    /// The file is not JSON, or not a result of this kind.
+    #[error("{}: not a {kind} (`schema_version` {version})", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold.
+        kind: &'static str,
+        /// The version it claims.
+        version: u32,
+        /// The cause.
+        source: serde_json::Error,
+    },
+    /// The file is not JSON, or has no object or array at its top.
+    #[error("{}: not a JSON {kind}", path.display())]
+    NotJson {
+        /// The file.
+        path: PathBuf,
+        /// What it should hold.
+        kind: &'static str,
+        /// The cause.
+        source: serde_json::Error,
+    },
+}
+
+/// Reads the result at `path` ([`parse_result`]).
+pub fn read_result<T: VersionedResult>(path: &Path) -> Result<T, ResultReadError> {
+    let bytes = fs::read(path).map_err(|source| ResultReadError::Read {
+        path: path.into(),
+        source,
+    })?;
+    parse_result(path, &bytes)
+}
+
+/// Parses `bytes` (read from `path`, named in errors) as a `T`, after checking that they were
+/// written with `T`'s schema version.
+pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, ResultReadError> {
+    let found = schema_version(bytes).map_err(|source| ResultReadError::NotJson {
+        path: path.into(),
+        kind: T::KIND,
+        source,
+    })?;
+    if found != T::SCHEMA_VERSION {
+        return Err(ResultReadError::Version {
+            path: path.into(),
+            kind: T::KIND,
+            found,
+            expected: T::SCHEMA_VERSION,
+        });
+    }
+    serde_json::from_slice(bytes).map_err(|source| ResultReadError::Parse {
+        path: path.into(),
+        kind: T::KIND,
+        version: found,
+        source,
+    })
+}
+
+/// The `schema_version` of a JSON result: its top-level object's field, 1 where it has none or
+/// where its top is an array (`bench-db` results were arrays before they were versioned). The
+/// rest of the document is skipped, not built.
+pub fn schema_version(bytes: &[u8]) -> Result<u32, serde_json::Error> {
+    struct Version;
+    impl<'de> Visitor<'de> for Version {
+        type Value = u32;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a JSON object or array")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u32, A::Error> {
+            let mut version = None;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "schema_version" {
+                    version = Some(map.next_value::<u32>()?);
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(version.unwrap_or(1))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u32, A::Error> {
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(1)
+        }
+    }
+    struct Header(u32);
+    impl<'de> serde::Deserialize<'de> for Header {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(Version).map(Header)
+        }
+    }
+    serde_json::from_slice::<Header>(bytes).map(|h| h.0)
 }
 
 #[cfg(test)]

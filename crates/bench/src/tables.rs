@@ -138,15 +138,13 @@ impl<'a> Tables<'a> {
                 let _ = writeln!(out, "| --- | --- | --- | --- | --- |");
                 for &t in &self.threads {
                     if let Some(r) = self.parallel(design, t, batch, self.disk) {
-                        let hits =
-                            r.cache_hits as f64 / (r.cache_hits + r.cache_misses).max(1) as f64;
                         let _ = writeln!(
                             out,
                             "| {t} | {:.1} | {:.3}s | {:.3}s | {:.1}% |",
-                            r.mgas_per_s,
-                            r.longest_txs_s,
-                            r.exec_with_io_s,
-                            hits * 100.0
+                            r.throughput.mgas_per_s,
+                            r.timing.longest_txs_s,
+                            r.timing.exec_with_io_s,
+                            r.cache.hit_ratio() * 100.0
                         );
                     }
                 }
@@ -174,25 +172,25 @@ impl<'a> Tables<'a> {
         rule.push_str(" --- | --- |");
         let _ = writeln!(out, "{header}\n{rule}");
         let mgas = |run: Option<&RunResult>| match run {
-            Some(r) => format!(" {:.1} |", r.mgas_per_s),
+            Some(r) => format!(" {:.1} |", r.throughput.mgas_per_s),
             None => " - |".into(),
         };
         for &batch in &self.batches {
             for &t in &self.threads {
                 let full = self
                     .parallel(IoDesign::Full, t, batch, self.disk)
-                    .map(|r| r.mgas_per_s);
+                    .map(|r| r.throughput.mgas_per_s);
                 let mut row = format!("| {batch} | {t} |");
                 for &d in &self.designs {
                     match self.parallel(d, t, batch, self.disk) {
-                        Some(r) => {
-                            match full {
-                                Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(
-                                    &format!(" {:.1} ({:.2}) |", r.mgas_per_s, r.mgas_per_s / f),
-                                ),
-                                _ => row.push_str(&format!(" {:.1} |", r.mgas_per_s)),
-                            }
-                        }
+                        Some(r) => match full {
+                            Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(&format!(
+                                " {:.1} ({:.2}) |",
+                                r.throughput.mgas_per_s,
+                                r.throughput.mgas_per_s / f
+                            )),
+                            _ => row.push_str(&format!(" {:.1} |", r.throughput.mgas_per_s)),
+                        },
                         None => row.push_str(" - |"),
                     }
                 }
@@ -228,7 +226,7 @@ impl<'a> Tables<'a> {
                 let _ = writeln!(
                     out,
                     "- batch {batch}: parallel I/O, 2 threads / 1 thread = {:.2}",
-                    t2.mgas_per_s / t1.mgas_per_s.max(1e-9)
+                    t2.throughput.mgas_per_s / t1.throughput.mgas_per_s.max(1e-9)
                 );
             }
             for &t in &self.threads {
@@ -256,7 +254,7 @@ impl<'a> Tables<'a> {
                                 out,
                                 "- batch {batch}, {}: {d} / {baseline} = {:.2}",
                                 workers(t),
-                                r.mgas_per_s / base.mgas_per_s.max(1e-9)
+                                r.throughput.mgas_per_s / base.throughput.mgas_per_s.max(1e-9)
                             );
                         }
                     }
@@ -269,7 +267,7 @@ impl<'a> Tables<'a> {
                         out,
                         "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {:.2}",
                         workers(t),
-                        on_disk.mgas_per_s / mem.mgas_per_s.max(1e-9)
+                        on_disk.throughput.mgas_per_s / mem.throughput.mgas_per_s.max(1e-9)
                     );
                 }
             }
@@ -279,7 +277,7 @@ impl<'a> Tables<'a> {
                 self.threads
                     .iter()
                     .filter_map(|&t| self.parallel(d, t, batch, disk))
-                    .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+                    .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
             };
             if let Some(batched) = best(IoDesign::Batched) {
                 for d in [IoDesign::Parallel, IoDesign::Hybrid] {
@@ -287,10 +285,10 @@ impl<'a> Tables<'a> {
                         let _ = writeln!(
                             out,
                             "- batch {batch}, each at its best worker count: {d} / batched = {:.2} ({:.1} MGas/s with {}, against {:.1} with {})",
-                            r.mgas_per_s / batched.mgas_per_s.max(1e-9),
-                            r.mgas_per_s,
+                            r.throughput.mgas_per_s / batched.throughput.mgas_per_s.max(1e-9),
+                            r.throughput.mgas_per_s,
                             workers(r.threads),
-                            batched.mgas_per_s,
+                            batched.throughput.mgas_per_s,
                             workers(batched.threads)
                         );
                     }
@@ -331,12 +329,12 @@ impl Tables<'_> {
                 out,
                 "| {} | {:.1} | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} |",
                 r.label(),
-                r.mgas_per_s,
-                r.end_to_end_mgas_per_s,
-                r.prefetch_s,
-                r.prefetch_ahead_s,
-                r.commit_s,
-                r.wall_s
+                r.throughput.mgas_per_s,
+                r.throughput.end_to_end_mgas_per_s,
+                r.timing.prefetch_s,
+                r.timing.prefetch_ahead_s,
+                r.timing.commit_s,
+                r.timing.wall_s
             );
         }
     }
@@ -385,7 +383,7 @@ impl Tables<'_> {
     }
 
     /// Per run over the disk: where its reads were served from, and whether it is disk-resident
-    /// (at least 80% of its key reads reached the device).
+    /// (at least 80% of its block lookups reached the device, [`crate::Residency`]).
     fn disk_evidence(&self, out: &mut String) {
         let runs = self.disk_runs();
         if runs.is_empty() {
@@ -401,24 +399,28 @@ impl Tables<'_> {
             "{}",
             match self.disk {
                 StoreKind::Mdbx =>
-                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. A run is disk-resident when its device reads are at least 80% of its key reads.\n",
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. Residency is judged from RocksDB's block-cache counters, which MDBX has not: its regime is unknown.\n",
                 _ =>
-                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its stored key reads reached the device (RocksDB's data-block misses and device reads both count them).\n",
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its block lookups reached the device: with direct reads, the data blocks that missed the block cache; through the page cache, the device's bytes in 4 KiB blocks, at most one per miss. Fewer than 100 key reads read no state.\n",
             }
         );
         let _ = writeln!(
             out,
-            "| Run | Key reads | Stored | Device reads | Device reads / key | Device MiB | Process MiB | Block-cache misses (data) | Major faults | Disk-resident |"
+            "| Run | Key reads | Stored | Device reads | Device reads / key | Device MiB | Process MiB | Block-cache misses (data) | Major faults | Reached the device | Regime |"
         );
         let _ = writeln!(
             out,
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
         );
         let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let mib =
             |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1048576.0));
         for r in &runs {
             let d = &r.disk;
+            let reached = match d.residency.reached_device {
+                Some(share) => format!("{:.0}% ({})", 100.0 * share, d.residency.basis_label()),
+                None => d.residency.basis_label().to_string(),
+            };
             let misses = match (
                 d.block_cache_misses,
                 d.block_cache_hits,
@@ -432,7 +434,7 @@ impl Tables<'_> {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {misses} | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {misses} | {} | {reached} | {} |",
                 r.label(),
                 d.key_reads,
                 count(d.stored_key_reads),
@@ -442,7 +444,7 @@ impl Tables<'_> {
                 mib(d.device_read_bytes),
                 mib(d.process_read_bytes),
                 count(d.major_faults),
-                if d.disk_resident { "yes" } else { "no" },
+                d.residency.label(),
             );
         }
         let pinned: Vec<u64> = runs

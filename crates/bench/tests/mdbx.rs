@@ -135,25 +135,29 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
             "{}",
             r.label()
         );
-        assert!(r.mgas_per_s > 0.0, "{}", r.label());
+        assert!(r.throughput.mgas_per_s > 0.0, "{}", r.label());
         assert_eq!(r.batches.len(), BLOCKS.div_ceil(r.batch as u64) as usize);
         // MDBX is never written, so no run has a state size.
         assert!(r.batches.iter().all(|b| b.state_bytes.is_none()));
         // Only batched I/O prefetches before executing; its prefetch is part of the timed
         // execution with I/O, and the run's total is its batches' sum.
         let per_batch: f64 = r.batches.iter().map(|b| b.prefetch_s).sum();
-        assert!((r.prefetch_s - per_batch).abs() < 1e-9, "{}", r.label());
+        assert!(
+            (r.timing.prefetch_s - per_batch).abs() < 1e-9,
+            "{}",
+            r.label()
+        );
         if r.mode == ExecMode::Parallel && r.design == IoDesign::Batched {
-            assert!(r.keys_prefetched > 0, "{}", r.label());
+            assert!(r.cache.keys_prefetched > 0, "{}", r.label());
             assert!(
-                r.prefetch_s > 0.0 && r.prefetch_s < r.exec_with_io_s,
+                r.timing.prefetch_s > 0.0 && r.timing.prefetch_s < r.timing.exec_with_io_s,
                 "{}: prefetch {} of {}",
                 r.label(),
-                r.prefetch_s,
-                r.exec_with_io_s
+                r.timing.prefetch_s,
+                r.timing.exec_with_io_s
             );
         } else {
-            assert_eq!(r.prefetch_s, 0.0, "{}", r.label());
+            assert_eq!(r.timing.prefetch_s, 0.0, "{}", r.label());
         }
     }
     assert!(
@@ -195,7 +199,7 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
             .runs
             .iter()
             .filter(|r| r.mode == ExecMode::Parallel && r.design == design && r.batch == 6)
-            .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+            .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
             .unwrap()
     };
     let (parallel, batched) = (best(IoDesign::Parallel), best(IoDesign::Batched));
@@ -208,10 +212,10 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
     };
     let line = format!(
         "- batch 6, each at its best worker count: parallel / batched = {:.2} ({:.1} MGas/s with {}, against {:.1} with {})",
-        parallel.mgas_per_s / batched.mgas_per_s,
-        parallel.mgas_per_s,
+        parallel.throughput.mgas_per_s / batched.throughput.mgas_per_s,
+        parallel.throughput.mgas_per_s,
         threads(parallel.threads),
-        batched.mgas_per_s,
+        batched.throughput.mgas_per_s,
         threads(batched.threads)
     );
     assert!(tables.contains(&line), "tables lack {line:?}:\n{tables}");
@@ -225,11 +229,12 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
         assert_eq!(r.label().contains("+pipeline"), looks_ahead);
         // End to end counts everything execution with I/O counts, and more.
         assert!(
-            r.end_to_end_mgas_per_s > 0.0 && r.end_to_end_mgas_per_s <= r.mgas_per_s,
+            r.throughput.end_to_end_mgas_per_s > 0.0
+                && r.throughput.end_to_end_mgas_per_s <= r.throughput.mgas_per_s,
             "{}: {} end to end, {} with I/O",
             r.label(),
-            r.end_to_end_mgas_per_s,
-            r.mgas_per_s
+            r.throughput.end_to_end_mgas_per_s,
+            r.throughput.mgas_per_s
         );
     }
     assert!(render_tables(&over_rocks).contains("### Batch 1, parallel I/O (RocksDB)"));

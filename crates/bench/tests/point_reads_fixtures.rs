@@ -120,7 +120,7 @@ fn bench_db_smoke_counts_every_read_on_both_backends() {
                 StateSpec::RocksDb(flat.clone()),
             ] {
                 let report = bench_db(&spec, &opts, &no_drop).unwrap();
-                assert_eq!(report.backend, spec.backend());
+                assert_eq!(report.backend.to_string(), spec.backend());
                 assert_eq!(
                     (report.sampled_accounts, report.sampled_slots),
                     (accounts, 40)

@@ -148,8 +148,8 @@ fn render_disk_bound(result: &BenchResult, disk: &bal_replay_model::DiskModel) -
             r.label(),
             reads as f64 / (r.gas as f64 / 1e6),
             bound,
-            r.mgas_per_s,
-            r.mgas_per_s / bound
+            r.throughput.mgas_per_s,
+            r.throughput.mgas_per_s / bound
         );
     }
     out.push('\n');
@@ -180,20 +180,23 @@ fn render_prefetch_against_disk(
     }
     let mut rows = 0;
     for r in result.runs.iter().filter(|r| {
-        r.store.is_disk() && r.design == IoDesign::Batched && !r.pipelined && r.prefetch_s > 0.0
+        r.store.is_disk()
+            && r.design == IoDesign::Batched
+            && !r.pipelined
+            && r.timing.prefetch_s > 0.0
     }) {
         let (Some(reads), Some(io_threads)) = (r.disk.device_reads, r.io_threads) else {
             continue;
         };
         let depth = 2 * io_threads;
-        let rate = reads as f64 / r.prefetch_s;
+        let rate = reads as f64 / r.timing.prefetch_s;
         let fio = disk.iops_at(depth as f64);
         rows += 1;
         let _ = writeln!(
             out,
             "| {} | {io_threads} | {depth} | {reads} | {:.2} | {rate:.0} | {fio:.0} | {:.2} |",
             r.label(),
-            r.prefetch_s,
+            r.timing.prefetch_s,
             rate / fio
         );
     }
@@ -221,7 +224,11 @@ fn bench(
     );
     let result = run_bench(&config, dump, state, matrix, |r| {
         bar.inc(1);
-        bar.println(format!("{:<40} {:>9.1} Mgas/s", r.label(), r.mgas_per_s));
+        bar.println(format!(
+            "{:<40} {:>9.1} Mgas/s",
+            r.label(),
+            r.throughput.mgas_per_s
+        ));
     })?;
     bar.finish_and_clear();
     println!("{}", render_tables(&result));
@@ -417,7 +424,10 @@ impl BenchReferenceCommand {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bal_replay_bench::{DiskEvidence, MeanBalSizes, RunResult, StoreKind};
+    use bal_replay_bench::{
+        CacheCounts, DiskEvidence, Latency, MeanBalSizes, RunResult, RunTiming, StoreKind,
+        Throughput,
+    };
     use bal_replay_engine::ExecMode;
 
     fn run(design: IoDesign, mgas: f64, key_reads: u64, device_reads: u64) -> RunResult {
@@ -429,35 +439,44 @@ mod tests {
             batch: 10,
             store: StoreKind::Rocksdb,
             cold: true,
+            pipelined: false,
+            prefetch_order: None,
+            io_threads: None,
             blocks: 100,
             txs: 10_000,
             gas,
-            exec_with_io_s: gas as f64 / (mgas * 1e6),
-            prefetch_s: 0.0,
-            longest_txs_s: 0.1,
-            commit_s: 0.1,
-            wall_s: 5.0,
-            mgas_per_s: mgas,
-            end_to_end_mgas_per_s: mgas * 0.8,
-            pipelined: false,
-            prefetch_ahead_s: 0.0,
-            prefetch_order: None,
-            io_threads: None,
-            cache_hits: 0,
-            cache_misses: key_reads,
-            keys_prefetched: 0,
-            read_p50_us: 16,
-            read_p99_us: 256,
-            tx_p50_us: 100,
-            tx_p99_us: 1000,
-            repeats: 1,
-            mgas_per_s_min: mgas,
-            mgas_per_s_max: mgas,
+            throughput: Throughput {
+                mgas_per_s: mgas,
+                end_to_end_mgas_per_s: mgas * 0.8,
+                repeats: 1,
+                mgas_per_s_min: mgas,
+                mgas_per_s_max: mgas,
+            },
+            timing: RunTiming {
+                exec_with_io_s: gas as f64 / (mgas * 1e6),
+                prefetch_s: 0.0,
+                prefetch_ahead_s: 0.0,
+                longest_txs_s: 0.1,
+                commit_s: 0.1,
+                wall_s: 5.0,
+            },
+            cache: CacheCounts {
+                hits: 0,
+                misses: key_reads,
+                keys_prefetched: 0,
+            },
+            latency: Latency {
+                read_p50_us: 16,
+                read_p99_us: 256,
+                tx_p50_us: 100,
+                tx_p99_us: 1000,
+            },
             disk: DiskEvidence {
                 device_reads: Some(device_reads),
                 key_reads,
                 ..Default::default()
             },
+            cpu: None,
             batches: Vec::new(),
             batch_profiles: Vec::new(),
         }
@@ -466,6 +485,7 @@ mod tests {
     /// A bench result of `runs` over a 100-block dump.
     fn result(runs: Vec<RunResult>) -> BenchResult {
         BenchResult {
+            schema_version: bal_replay_bench::SCHEMA_VERSION,
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,
@@ -511,7 +531,7 @@ mod tests {
         let prefetching = |design, pipelined| {
             let mut r = run(design, 1000.0, 212_000, 60_000);
             r.io_threads = Some(8);
-            r.prefetch_s = 2.0;
+            r.timing.prefetch_s = 2.0;
             r.pipelined = pipelined;
             r
         };

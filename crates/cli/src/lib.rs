@@ -23,7 +23,6 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_engine::{PrefetchOrder, TaskOrder};
 use bal_replay_mdbx_state::StateSpec;
 use clap::{Args, Parser, Subcommand};
-use eyre::WrapErr;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::{num::NonZeroUsize, path::PathBuf};
 

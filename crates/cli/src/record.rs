@@ -71,7 +71,11 @@ pub fn record_io(delta: &IoDelta) {
 
 /// Records whether the finished replay was disk-resident.
 pub fn record_disk_evidence(evidence: &DiskEvidence) {
-    gauge!(REPLAY_DISK_RESIDENT).set(if evidence.disk_resident { 1.0 } else { 0.0 });
+    gauge!(REPLAY_DISK_RESIDENT).set(if evidence.residency.disk_resident {
+        1.0
+    } else {
+        0.0
+    });
 }
 
 /// Records the state's size on disk.

@@ -2,7 +2,7 @@
 
 use crate::{ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, count, progress_bar, record};
 use bal_replay_bench::{
-    DiskEvidence,
+    CacheCounts, CpuUse, DiskEvidence, RunTiming, VersionedResult,
     device::{IoSample, RunProbe},
     first_block_hashes, with_mdbx_overlay,
 };
@@ -113,11 +113,12 @@ impl RunCommand {
         print_summary(&dump, &run.report);
         print_disk_evidence(&run.disk);
         if let Some(json) = &self.output.json {
+            let summary = RunSummary::of(run);
             // Task profiles are tens of thousands of numbers: on one line.
-            let bytes = if run.batch_profiles.is_empty() {
-                serde_json::to_vec_pretty(&run)?
+            let bytes = if summary.batch_profiles.is_empty() {
+                serde_json::to_vec_pretty(&summary)?
             } else {
-                serde_json::to_vec(&run)?
+                serde_json::to_vec(&summary)?
             };
             bal_replay_bench::write_result_file(json, &bytes)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
@@ -158,6 +159,7 @@ impl RunCommand {
                 config,
                 &store,
                 path,
+                options.direct_io,
                 || store.approximate_size_bytes().ok(),
                 || store.read_counters(),
             )
@@ -184,19 +186,20 @@ impl RunCommand {
         }
         let hashes = first_block_hashes(dump)?;
         with_mdbx_overlay(dir, &hashes, |store| {
-            self.replay(dump, config, store, dir, || None, || None)
+            self.replay(dump, config, store, dir, false, || None, || None)
         })
         .wrap_err_with(|| format!("reading {}", self.chain.state))?
     }
 
-    /// Replays `dump` over `store` (on the device holding `path`) with the progress bar, recording
-    /// metrics per batch, and gathers the run's disk evidence.
+    /// Replays `dump` over `store` (on the device holding `path`, read directly if `direct_io`)
+    /// with the progress bar, recording metrics per batch, and gathers the run's disk evidence.
     fn replay<S: StateReader + StateWriter>(
         &self,
         dump: &DumpReader,
         config: &ChainConfig,
         store: &S,
         path: &Path,
+        direct_io: bool,
         state_size: impl Fn() -> Option<u64>,
         rocks_counters: impl Fn() -> Option<RocksReadCounters>,
     ) -> eyre::Result<RunOutput> {
@@ -204,7 +207,7 @@ impl RunCommand {
         let options = self.replay_options();
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
-        let probe = RunProbe::start(path, rocks_counters());
+        let probe = RunProbe::start(path, rocks_counters(), direct_io);
         let mut io_seen = probe.io;
         let result = replay(config, dump, store, &options, |b| {
             let io = IoSample::take(path);
@@ -223,7 +226,7 @@ impl RunCommand {
             record::record_replay_error(&e);
             eyre::Report::from(e)
         })?;
-        let disk = probe.finish(&report, rocks_counters());
+        let (disk, cpu) = probe.finish(&report, rocks_counters());
         // Moved out, not copied: the report's summary and metrics do not use them.
         let batch_profiles = report
             .batches
@@ -233,6 +236,7 @@ impl RunCommand {
         Ok(RunOutput {
             report,
             disk,
+            cpu,
             batch_profiles,
         })
     }
@@ -274,16 +278,77 @@ impl ReplayProgress {
     }
 }
 
-/// What `run --json` writes: the replay's report and where its reads were served from.
-#[derive(Debug, serde::Serialize)]
+/// What a replay measured: its report, where its reads were served from, the CPU it had.
+#[derive(Debug)]
 struct RunOutput {
-    #[serde(flatten)]
     report: ReplayReport,
-    #[serde(flatten)]
     disk: DiskEvidence,
+    cpu: Option<CpuUse>,
     /// Each parallel batch's profile (`--task-profile`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     batch_profiles: Vec<BatchProfile>,
+}
+
+/// The schema version of [`RunSummary`] this build writes and reads. Files written before
+/// results carried one (every figure at the top level) are version 1.
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
+/// its reads were served from and the CPU it had, grouped as a bench's runs are
+/// ([`bal_replay_bench::RunResult`]).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RunSummary {
+    /// [`SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Blocks replayed.
+    pub blocks: u64,
+    /// Blocks at the start of the dump the state already held (a resumed run).
+    pub skipped: u64,
+    /// Transactions replayed.
+    pub transactions: u64,
+    /// Gas replayed.
+    pub gas: u64,
+    /// Batches replayed.
+    pub batches: usize,
+    /// Throughput over execution with I/O, Mgas/s.
+    pub mgas_per_s: f64,
+    /// Where the replay's time went.
+    pub timing: RunTiming,
+    /// The shared cache's counts.
+    pub cache: CacheCounts,
+    /// Where the reads were served from, and whether the run was disk-resident.
+    pub disk: DiskEvidence,
+    /// The CPU this process and everything else used (where `/proc` tells).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuUse>,
+    /// Each parallel batch's profile (`--task-profile`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batch_profiles: Vec<BatchProfile>,
+}
+
+impl VersionedResult for RunSummary {
+    const KIND: &'static str = "run result";
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+}
+
+impl RunSummary {
+    /// The summary of a replay; its batch profiles are moved, not copied.
+    fn of(run: RunOutput) -> Self {
+        let r = &run.report;
+        Self {
+            schema_version: SCHEMA_VERSION,
+            blocks: r.blocks,
+            skipped: r.skipped,
+            transactions: r.txs,
+            gas: r.gas,
+            batches: r.batches.len(),
+            mgas_per_s: r.mgas_per_s(),
+            timing: RunTiming::of(r),
+            cache: CacheCounts::of(r),
+            disk: run.disk,
+            cpu: run.cpu,
+            batch_profiles: run.batch_profiles,
+        }
+    }
 }
 
 /// One line on where the run's reads were served from.
@@ -310,14 +375,19 @@ fn print_disk_evidence(disk: &DiskEvidence) {
     let stored = disk
         .stored_key_reads
         .map_or(String::new(), |s| format!(" ({s} stored in SST files)"));
+    let residency = &disk.residency;
+    let reached = residency.reached_device.map_or(String::new(), |share| {
+        format!(", {:.0}% reached the device", 100.0 * share)
+    });
     println!(
-        "reads: {} keys from the store{stored}; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; disk-resident (>= 80% of stored key reads reached the device): {}",
+        "reads: {} keys from the store{stored}; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; {} (>= 80% of block lookups reached the device; counted as {}{reached})",
         disk.key_reads,
         count(disk.device_reads),
         mib(disk.device_read_bytes),
         mib(disk.process_read_bytes),
         count(disk.major_faults),
-        if disk.disk_resident { "yes" } else { "no" },
+        residency.label(),
+        residency.basis_label(),
     );
     if let Some(pinned) = disk.block_cache_pinned_bytes {
         println!(
@@ -365,5 +435,102 @@ fn print_summary(dump: &DumpReader, report: &ReplayReport) {
             "nothing to replay: the state is already at block {last}, the dump's last block"
         ),
         None => println!("nothing to replay: the dump holds no blocks"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_bench::{ResidencyBasis, read_result};
+
+    fn summary() -> RunSummary {
+        RunSummary {
+            schema_version: SCHEMA_VERSION,
+            blocks: 6,
+            skipped: 0,
+            transactions: 40,
+            gas: 8_000_000,
+            batches: 3,
+            mgas_per_s: 16.0,
+            timing: RunTiming {
+                exec_with_io_s: 0.5,
+                prefetch_s: 0.125,
+                prefetch_ahead_s: 0.0,
+                longest_txs_s: 0.25,
+                commit_s: 0.0625,
+                wall_s: 0.75,
+            },
+            cache: CacheCounts {
+                hits: 30,
+                misses: 10,
+                keys_prefetched: 0,
+            },
+            disk: DiskEvidence::new(
+                bal_replay_bench::device::IoDelta {
+                    device_reads: Some(0),
+                    device_read_bytes: Some(0),
+                    ..Default::default()
+                },
+                0,
+                Some(RocksReadCounters {
+                    keys_read: 120,
+                    keys_found_in_files: 100,
+                    block_cache_hits: 20,
+                    block_cache_misses: 80,
+                    block_cache_data_misses: 60,
+                }),
+                false,
+            ),
+            cpu: None,
+            batch_profiles: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_run_summary_reads_back_grouped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&summary()).unwrap()).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        assert_eq!(json["schema_version"], 2);
+        assert_eq!(json["timing"]["commit_s"], 0.0625);
+        assert_eq!(json["cache"]["hits"], 30);
+        // Read through the page cache with no device byte read: cache-resident, and said how.
+        assert_eq!(json["disk"]["residency"]["basis"], "device-bytes");
+        assert_eq!(json["disk"]["residency"]["disk_resident"], false);
+        let back: RunSummary = read_result(&path).unwrap();
+        assert_eq!(back.disk.residency.basis, ResidencyBasis::DeviceBytes);
+        assert_eq!(back, summary());
+    }
+
+    #[test]
+    fn a_run_summary_of_another_schema_version_is_refused_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        // Version 1: every figure at the top level, no version.
+        let v1 = dir.path().join("v1.json");
+        std::fs::write(
+            &v1,
+            br#"{"blocks": 6, "transactions": 40, "key_reads": 120, "disk_resident": false}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            read_result::<RunSummary>(&v1).unwrap_err().to_string(),
+            format!(
+                "{}: written with run result schema version 1, this build reads version 2",
+                v1.display()
+            )
+        );
+        let mut json = serde_json::to_value(summary()).unwrap();
+        json["schema_version"] = 99.into();
+        let v99 = dir.path().join("v99.json");
+        std::fs::write(&v99, serde_json::to_vec(&json).unwrap()).unwrap();
+        assert_eq!(
+            read_result::<RunSummary>(&v99).unwrap_err().to_string(),
+            format!(
+                "{}: written with run result schema version 99, this build reads version 2",
+                v99.display()
+            )
+        );
     }
 }

@@ -89,7 +89,11 @@ impl StudyCommand {
         );
         let output = run_study(&self.dump, &self.state, &options, |r| {
             bar.inc(1);
-            bar.set_message(format!("{}: {:.1} Mgas/s", r.label(), r.mgas_per_s));
+            bar.set_message(format!(
+                "{}: {:.1} Mgas/s",
+                r.label(),
+                r.throughput.mgas_per_s
+            ));
         })?;
         bar.finish_and_clear();
         println!("{}\n", output.answer);

@@ -6,24 +6,9 @@ use std::path::PathBuf;
 /// Why a projection could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ProjectionError {
-    /// An input could not be read.
-    #[error("reading {}", path.display())]
-    Read {
-        /// The input.
-        path: PathBuf,
-        /// Why.
-        #[source]
-        source: std::io::Error,
-    },
-    /// An input is not what `bal-replay bench --json` writes.
-    #[error("{}: not a `bal-replay bench --json` result", path.display())]
-    NotBenchResult {
-        /// The input.
-        path: PathBuf,
-        /// Where its JSON differs.
-        #[source]
-        source: serde_json::Error,
-    },
+    /// An input could not be read as a `bal-replay bench --json` result of this build's schema.
+    #[error(transparent)]
+    Bench(#[from] bal_replay_bench::ResultReadError),
     /// A disk (measured, or the target's) could not be modelled.
     #[error(transparent)]
     Disk(#[from] DiskModelError),

@@ -144,14 +144,7 @@ pub fn project(
 }
 
 fn load_bench(path: &Path) -> Result<BenchResult, ProjectionError> {
-    let bytes = std::fs::read(path).map_err(|source| ProjectionError::Read {
-        path: path.into(),
-        source,
-    })?;
-    serde_json::from_slice(&bytes).map_err(|source| ProjectionError::NotBenchResult {
-        path: path.into(),
-        source,
-    })
+    Ok(BenchResult::read_json(path)?)
 }
 
 /// Calibrates on each configuration group's one-worker run with a profile, checks the group's

@@ -1,7 +1,10 @@
 //! Projections from bench results built here: which groups are calibrated, checked and projected,
 //! from which runs, on which machine; and a projection read back, or refused for its version.
 
-use bal_replay_bench::{BenchResult, DiskEvidence, MeanBalSizes, RunResult, StoreKind, device};
+use bal_replay_bench::{
+    BenchResult, CacheCounts, DiskEvidence, Latency, MeanBalSizes, ResultReadError, RunResult,
+    RunTiming, StoreKind, Throughput, device,
+};
 use bal_replay_engine::{
     BatchProfile, ExecMode, IoDesign, PrefetchOrder, PrefetchProfile, TaskProfile, WorkerStartCost,
 };
@@ -78,34 +81,34 @@ fn run(
         batch: BATCH,
         store: StoreKind::Rocksdb,
         cold: false,
+        pipelined: false,
+        prefetch_order: order,
+        io_threads: None,
         blocks: BATCHES,
         txs: TASKS * BATCHES,
         gas,
-        exec_with_io_s,
-        prefetch_s: 0.0,
-        longest_txs_s: 0.001,
-        commit_s: 0.002,
-        wall_s: exec_with_io_s + 0.002,
-        mgas_per_s: mgas,
-        end_to_end_mgas_per_s: mgas,
-        pipelined: false,
-        prefetch_ahead_s: 0.0,
-        prefetch_order: order,
-        io_threads: None,
-        cache_hits: 0,
-        cache_misses: 0,
-        keys_prefetched: 0,
-        read_p50_us: 0,
-        read_p99_us: 0,
-        tx_p50_us: 0,
-        tx_p99_us: 0,
-        repeats: 1,
-        mgas_per_s_min: mgas,
-        mgas_per_s_max: mgas,
+        throughput: Throughput {
+            mgas_per_s: mgas,
+            end_to_end_mgas_per_s: mgas,
+            repeats: 1,
+            mgas_per_s_min: mgas,
+            mgas_per_s_max: mgas,
+        },
+        timing: RunTiming {
+            exec_with_io_s,
+            prefetch_s: 0.0,
+            prefetch_ahead_s: 0.0,
+            longest_txs_s: 0.001,
+            commit_s: 0.002,
+            wall_s: exec_with_io_s + 0.002,
+        },
+        cache: CacheCounts::default(),
+        latency: Latency::default(),
         disk: DiskEvidence {
             device_reads_per_key: Some(1.5),
             ..Default::default()
         },
+        cpu: None,
         batches: Vec::new(),
         batch_profiles,
     }
@@ -121,6 +124,7 @@ const WORKER_START: WorkerStartCost = WorkerStartCost {
 
 fn bench(runs: Vec<RunResult>) -> BenchResult {
     BenchResult {
+        schema_version: bal_replay_bench::SCHEMA_VERSION,
         dump: "dump".into(),
         blocks: BATCHES,
         cpus: 2,
@@ -139,11 +143,11 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
 fn matrix() -> BenchResult {
     let mut full_one = run(IoDesign::Full, None, 1, profiles(50_000, 0, 0), 0.0065);
     (
-        full_one.repeats,
-        full_one.mgas_per_s_min,
-        full_one.mgas_per_s_max,
+        full_one.throughput.repeats,
+        full_one.throughput.mgas_per_s_min,
+        full_one.throughput.mgas_per_s_max,
     ) = (3, 1500.0, 2000.0);
-    full_one.mgas_per_s = 1800.0;
+    full_one.throughput.mgas_per_s = 1800.0;
     let mut sequential = run(IoDesign::Full, None, 1, profiles(50_000, 0, 0), 0.007);
     sequential.mode = ExecMode::Sequential;
     let hybrid = |order, threads, exec| {
@@ -330,7 +334,7 @@ fn a_hybrid_order_alone_is_projected_and_runs_keep_the_cores_they_had() {
         .runs
         .retain(|r| r.prefetch_order == Some(PrefetchOrder::FirstUse));
     // The two-worker run shared the machine: half a CPU went to others meanwhile.
-    bench.runs[1].disk.cpu = Some(device::CpuUse {
+    bench.runs[1].cpu = Some(device::CpuUse {
         wall_s: 2.0,
         process_s: 1.0,
         other_s: 1.0,
@@ -357,7 +361,7 @@ fn a_second_bench_is_checked_against_the_first_benchs_calibration() {
     let first = matrix();
     let mut second = matrix();
     for r in &mut second.runs {
-        r.exec_with_io_s *= 1.1;
+        r.timing.exec_with_io_s *= 1.1;
     }
     let (report, _) = project_onto_research(&[first, second], None);
     assert_eq!(report.calibrations.len(), 4);
@@ -482,7 +486,7 @@ fn project_names_the_input_it_cannot_read() {
     options.inputs.push(missing.clone());
     let err = project(&options, &mut |_| {}).unwrap_err();
     assert!(
-        matches!(&err, ProjectionError::Read { path, .. } if *path == missing),
+        matches!(&err, ProjectionError::Bench(ResultReadError::Read { path, .. }) if *path == missing),
         "{err:?}"
     );
     std::fs::write(&missing, b"{\"runs\": 3}").unwrap();
@@ -490,7 +494,7 @@ fn project_names_the_input_it_cannot_read() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: not a `bal-replay bench --json` result",
+            "{}: written with bench result schema version 1, this build reads version 2",
             missing.display()
         )
     );

@@ -175,20 +175,25 @@ fn throughput_chart(inputs: &[Input], batch: usize) -> LineChart {
             let sequential = of_kind[0].mode == ExecMode::Sequential;
             let (points, spread) = if sequential {
                 // One figure, whatever the thread count: drawn across the whole axis.
-                let y = of_kind[0].mgas_per_s;
+                let y = of_kind[0].throughput.mgas_per_s;
                 (vec![(lo, y), (hi, y)], Vec::new())
             } else {
                 (
                     of_kind
                         .iter()
-                        .map(|r| (r.threads as f64, r.mgas_per_s))
+                        .map(|r| (r.threads as f64, r.throughput.mgas_per_s))
                         .collect(),
                     of_kind
                         .iter()
-                        .filter(|r| r.repeats > 1)
+                        .filter(|r| r.throughput.repeats > 1)
                         .map(|r| {
                             let x = r.threads as f64;
-                            (x, r.mgas_per_s_min, r.mgas_per_s, r.mgas_per_s_max)
+                            (
+                                x,
+                                r.throughput.mgas_per_s_min,
+                                r.throughput.mgas_per_s,
+                                r.throughput.mgas_per_s_max,
+                            )
                         })
                         .collect(),
                 )

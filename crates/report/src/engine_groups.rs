@@ -1,21 +1,24 @@
 //! The read engines of `bal-replay bench-db` sweeps, grouped and named once for both the charts
 //! and the summary of the read engines' report.
 
-use bal_replay_bench::point_reads::{BenchDbReport, BenchDbRow};
+use bal_replay_bench::{
+    StoreKind,
+    point_reads::{BenchDbReport, BenchDbRow},
+};
 
 /// Each read engine's rows by reader threads, with its name, in the order the engines first
 /// appear. An engine is a store (its backend, path and key scheme), a cache state (cold or warm)
 /// and a way of reading (point reads, or multi-gets of a size, through io_uring or not): sweeps
 /// that differ in any of these are separate lines, named apart by what differs.
 pub(crate) fn engines(reports: &[BenchDbReport]) -> Vec<(String, Vec<&BenchDbRow>)> {
-    type Key<'a> = (&'a str, &'a str, &'a str, bool, Option<usize>, bool);
+    type Key<'a> = (StoreKind, &'a str, &'static str, bool, Option<usize>, bool);
     let mut groups: Vec<(Key<'_>, Vec<&BenchDbRow>)> = Vec::new();
     for report in reports {
         for row in &report.rows {
             let key = (
-                report.backend.as_str(),
+                report.backend,
                 report.path.as_str(),
-                report.key_scheme.as_str(),
+                report.key_scheme.name(),
                 report.cold,
                 row.multiget_keys,
                 row.io_uring,
@@ -52,8 +55,8 @@ pub(crate) fn engines(reports: &[BenchDbReport]) -> Vec<(String, Vec<&BenchDbRow
 }
 
 /// A way of reading a store, as legends and tables name it.
-fn engine_name(backend: &str, multiget: Option<usize>, io_uring: bool) -> String {
-    let store = if backend == "mdbx" { "MDBX" } else { "RocksDB" };
+fn engine_name(backend: StoreKind, multiget: Option<usize>, io_uring: bool) -> String {
+    let store = backend.backend_name();
     match (multiget, io_uring) {
         (None, _) => format!("{store}, point reads"),
         (Some(n), false) => format!("{store}, sorted multi-get of {n}"),

@@ -43,22 +43,10 @@ pub enum ReportError {
         /// The cause.
         source: std::io::Error,
     },
-    /// An input is not a bench result.
-    #[error("{path} is not a `bal-replay bench --json` result")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: serde_json::Error,
-    },
-    /// An input shaped like a `bench-db` sweep (an array of stores with rows) does not parse as one.
-    #[error("{path} looks like a `bal-replay bench-db --json` result but is not one")]
-    ParseSweep {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: serde_json::Error,
-    },
+    /// An input is not a result of the kind and schema version expected (`bench --json`, or a
+    /// file shaped like a `bench-db --json` sweep).
+    #[error(transparent)]
+    Result(#[from] bal_replay_bench::ResultReadError),
     /// The chart font could not be read.
     #[error(
         "reading the chart font {path} (install Debian's fonts-dejavu-core, or pass another TrueType font)"
@@ -131,10 +119,7 @@ impl Input {
             path: path.into(),
             source,
         })?;
-        let result = serde_json::from_slice(&bytes).map_err(|source| ReportError::Parse {
-            path: path.into(),
-            source,
-        })?;
+        let result = bal_replay_bench::parse_result(path, &bytes)?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

@@ -96,9 +96,9 @@ fn throughput_rows(out: &mut String, runs: &[RunResult], disk: StoreKind) {
                 r.batch,
                 r.threads,
                 design_name(r.design),
-                thousands(r.mgas_per_s),
+                thousands(r.throughput.mgas_per_s),
                 thousands(theirs),
-                r.mgas_per_s / theirs
+                r.throughput.mgas_per_s / theirs
             );
         }
     }
@@ -119,7 +119,7 @@ fn ratio_rows(out: &mut String, runs: &[RunResult], disk: StoreKind) {
     let mut batches: Vec<usize> = runs.iter().map(|r| r.batch).collect();
     batches.sort_unstable();
     batches.dedup();
-    let mgas = |d, b, t| parallel_run(runs, disk, d, b, t).map(|r| r.mgas_per_s);
+    let mgas = |d, b, t| parallel_run(runs, disk, d, b, t).map(|r| r.throughput.mgas_per_s);
     for &b in &batches {
         let research_scaling = match b {
             1 => Some(

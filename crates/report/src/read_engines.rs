@@ -2,13 +2,14 @@
 //! random-read curve (`scripts/fio-random-reads.sh`): charts and `read-engines.md`.
 
 use crate::{ReportError, ReportOptions, Written, charts, engine_groups::engines};
-use bal_replay_bench::point_reads::BenchDbReport;
+use bal_replay_bench::point_reads::{BenchDbReport, BenchDbResult};
 use bal_replay_model::DiskModel;
 use std::fmt::Write as _;
 use std::path::Path;
 
 /// Reads a file `bal-replay bench-db --json` wrote, or `None` when it is not one (so a caller can
-/// try the file as another kind of result).
+/// try the file as another kind of result). One written with another schema version (a bare array
+/// of stores: version 1) is refused, naming both versions.
 pub fn load_bench_db(path: &Path) -> Result<Option<Vec<BenchDbReport>>, ReportError> {
     let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
         path: path.into(),
@@ -17,20 +18,20 @@ pub fn load_bench_db(path: &Path) -> Result<Option<Vec<BenchDbReport>>, ReportEr
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
         return Ok(None);
     };
-    let looks_like = value.as_array().is_some_and(|a| {
-        !a.is_empty()
-            && a.iter()
-                .all(|r| r.get("backend").is_some() && r.get("rows").is_some())
-    });
+    let store = |r: &serde_json::Value| r.get("backend").is_some() && r.get("rows").is_some();
+    let looks_like = match &value {
+        serde_json::Value::Array(stores) => !stores.is_empty() && stores.iter().all(store),
+        serde_json::Value::Object(fields) => fields
+            .get("stores")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|stores| stores.iter().all(store)),
+        _ => false,
+    };
     if !looks_like {
         return Ok(None);
     }
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|source| ReportError::ParseSweep {
-            path: path.into(),
-            source,
-        })
+    let result: BenchDbResult = bal_replay_bench::parse_result(path, &bytes)?;
+    Ok(Some(result.stores))
 }
 
 /// The sweep as a table: per engine and thread count, keys and device reads per second, CPU per

@@ -38,9 +38,9 @@ fn row(
 
 fn sweep(rows: Vec<BenchDbRow>) -> BenchDbReport {
     BenchDbReport {
-        backend: "rocksdb".into(),
+        backend: bal_replay_bench::StoreKind::Rocksdb,
         path: "/data/state".into(),
-        key_scheme: "plain".into(),
+        key_scheme: bal_replay_state::KeyScheme::Plain,
         sampled_accounts: 1000,
         sampled_slots: 1000,
         total_accounts: 1_000_000,
@@ -97,7 +97,7 @@ fn each_engine_is_set_against_fio_at_its_queue_depth() {
     let out = dir.path().join("report");
     // Written as `bench-db --json` writes it, and read back as one.
     let json = dir.path().join("sweep.json");
-    std::fs::write(&json, serde_json::to_vec(&[point, multiget]).unwrap()).unwrap();
+    bal_replay_bench::point_reads::write_json(&[point, multiget], &json).unwrap();
     let reports = load_bench_db(&json).unwrap().expect("a bench-db result");
     assert_eq!(reports.len(), 2);
     let written =

@@ -1,6 +1,9 @@
 //! Renders a whole report from a bench result built here and checks what it wrote.
 
-use bal_replay_bench::{BatchSample, BenchResult, MeanBalSizes, RunResult, StoreKind};
+use bal_replay_bench::{
+    BatchSample, BenchResult, CacheCounts, Latency, MeanBalSizes, RunResult, RunTiming, StoreKind,
+    Throughput,
+};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_report::{DEFAULT_FONT, Input, ReportError, ReportOptions, write_report};
 use std::path::Path;
@@ -27,31 +30,40 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         batch,
         store: StoreKind::Rocksdb,
         cold: true,
+        pipelined: false,
+        prefetch_order: None,
+        io_threads: None,
         blocks: 4 * batch as u64,
         txs: 1000,
         gas,
-        exec_with_io_s: gas as f64 / (mgas * 1e6),
-        prefetch_s: 0.0,
-        longest_txs_s: 0.01,
-        commit_s: 0.02,
-        wall_s: 1.0,
-        mgas_per_s: mgas,
-        end_to_end_mgas_per_s: gas as f64 / 1e6,
-        pipelined: false,
-        prefetch_ahead_s: 0.0,
-        prefetch_order: None,
-        io_threads: None,
-        cache_hits: 90,
-        cache_misses: 10,
-        keys_prefetched: 0,
-        read_p50_us: 2,
-        read_p99_us: 64,
-        tx_p50_us: 10,
-        tx_p99_us: 100,
-        repeats: 3,
-        mgas_per_s_min: mgas * 0.9,
-        mgas_per_s_max: mgas * 1.1,
+        throughput: Throughput {
+            mgas_per_s: mgas,
+            end_to_end_mgas_per_s: gas as f64 / 1e6,
+            repeats: 3,
+            mgas_per_s_min: mgas * 0.9,
+            mgas_per_s_max: mgas * 1.1,
+        },
+        timing: RunTiming {
+            exec_with_io_s: gas as f64 / (mgas * 1e6),
+            prefetch_s: 0.0,
+            prefetch_ahead_s: 0.0,
+            longest_txs_s: 0.01,
+            commit_s: 0.02,
+            wall_s: 1.0,
+        },
+        cache: CacheCounts {
+            hits: 90,
+            misses: 10,
+            keys_prefetched: 0,
+        },
+        latency: Latency {
+            read_p50_us: 2,
+            read_p99_us: 64,
+            tx_p50_us: 10,
+            tx_p99_us: 100,
+        },
         disk: Default::default(),
+        cpu: None,
         batches,
         batch_profiles: Vec::new(),
     }
@@ -75,6 +87,7 @@ fn bench() -> BenchResult {
         }
     }
     BenchResult {
+        schema_version: bal_replay_bench::SCHEMA_VERSION,
         dump: "/data/chain/dump".into(),
         blocks: 200,
         cpus: 2,

@@ -65,7 +65,10 @@ impl From<FlatAccount> for revm::state::AccountInfo {
 
 /// How keys are stored: by address and slot (`Plain`), or by their keccak256 (`Hashed`, reth's v2
 /// layout). Recorded in the store's metadata; readers hash when the store is hashed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+///
+/// In JSON (`bench-db --json`) by its [`KeyScheme::name`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum KeyScheme {
     /// Keys are the address and the slot as they are.
     #[default]

@@ -3,15 +3,9 @@
 //! figure the page shows from the file it came from.
 
 use crate::{ChainShape, DesignSizes, MeanSize};
-use bal_replay_bench::{BenchResult, DiskEvidence, RunResult, StoreKind};
+use bal_replay_bench::{BenchResult, Residency, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::DiskModel;
-
-/// RocksDB's data block size in this project's states: a stored key's read reads one.
-pub const DATA_BLOCK_BYTES: f64 = 4096.0;
-
-/// The share of stored-key reads that must reach the device for a run to be disk-resident.
-pub const DISK_RESIDENT_SHARE: f64 = 0.8;
 
 /// A ratio with the range its repeats allow: the median over the runs' medians, and the lowest
 /// and highest over their extremes.
@@ -28,9 +22,14 @@ pub struct Interval {
 impl Interval {
     /// `numerator / denominator` of two repeated runs.
     pub fn ratio(numerator: &RunResult, denominator: &RunResult) -> Self {
-        let (n, d) = (numerator.mgas_per_s, denominator.mgas_per_s);
-        let low = positive(numerator.mgas_per_s_min, n) / positive(denominator.mgas_per_s_max, d);
-        let high = positive(numerator.mgas_per_s_max, n) / positive(denominator.mgas_per_s_min, d);
+        let (n, d) = (
+            numerator.throughput.mgas_per_s,
+            denominator.throughput.mgas_per_s,
+        );
+        let low = positive(numerator.throughput.mgas_per_s_min, n)
+            / positive(denominator.throughput.mgas_per_s_max, d);
+        let high = positive(numerator.throughput.mgas_per_s_max, n)
+            / positive(denominator.throughput.mgas_per_s_min, d);
         Self {
             median: n / d,
             low: low.min(n / d),
@@ -47,95 +46,6 @@ impl Interval {
 /// `value` where it is positive (a repeat's extreme), else `fallback` (a result of one run).
 fn positive(value: f64, fallback: f64) -> f64 {
     if value > 0.0 { value } else { fallback }
-}
-
-/// Where a run's state reads were served from, judged by what reached the device.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Residency {
-    /// The share of the run's stored-key reads that reached the device; `None` where the
-    /// counters cannot tell (no RocksDB counters, or no key read from the store).
-    pub reached_device: Option<f64>,
-    /// How it was judged.
-    pub basis: ResidencyBasis,
-}
-
-/// What [`Residency::reached_device`] counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ResidencyBasis {
-    /// With direct reads every block-cache miss is a device read: the share of the run's
-    /// block-cache lookups that missed. Counted in blocks, neither in requests (a sorted multi-get
-    /// reads neighbouring blocks in one device request, which a count of requests would take for
-    /// cache hits) nor in keys (one block serves the neighbouring keys a sorted multi-get asks
-    /// for, which a count per key would take for cache hits).
-    DataBlocks,
-    /// Through the page cache: the bytes the device read, in 4 KiB blocks, per block-cache miss.
-    DeviceBytes,
-    /// The run read (next to) no key from the state: full BAL executes from the BAL's values.
-    NoReads,
-    /// No counter tells.
-    Unknown,
-}
-
-/// Fewer key reads from the state than this and a run "reads no state" (full BAL reads a handful,
-/// e.g. the beacon roots contract's code).
-pub const MIN_KEY_READS: u64 = 100;
-
-impl Residency {
-    /// Judges a run's evidence; `direct_io`: the bench read with O_DIRECT.
-    pub fn judge(disk: &DiskEvidence, direct_io: bool) -> Self {
-        if disk.key_reads < MIN_KEY_READS {
-            return Self {
-                reached_device: None,
-                basis: ResidencyBasis::NoReads,
-            };
-        }
-        let lookups = disk
-            .block_cache_hits
-            .zip(disk.block_cache_misses)
-            .map(|(hits, misses)| hits + misses)
-            .filter(|n| *n > 0);
-        let (reached_device, basis) = match (lookups, disk.block_cache_data_misses) {
-            (Some(lookups), Some(misses)) if direct_io => (
-                Some(misses as f64 / lookups as f64),
-                ResidencyBasis::DataBlocks,
-            ),
-            // Through the page cache a miss reached the device only as far as its bytes say.
-            (Some(lookups), Some(misses)) => match disk.device_read_bytes {
-                Some(bytes) => (
-                    Some((bytes as f64 / DATA_BLOCK_BYTES).min(misses as f64) / lookups as f64),
-                    ResidencyBasis::DeviceBytes,
-                ),
-                None => (None, ResidencyBasis::Unknown),
-            },
-            _ => (None, ResidencyBasis::Unknown),
-        };
-        Self {
-            reached_device,
-            basis,
-        }
-    }
-
-    /// At least [`DISK_RESIDENT_SHARE`] of the block lookups reached the device.
-    pub fn disk_resident(&self) -> bool {
-        self.reached_device
-            .is_some_and(|share| share >= DISK_RESIDENT_SHARE)
-    }
-
-    /// Whether the run read from the state at all.
-    pub fn reads_state(&self) -> bool {
-        self.basis != ResidencyBasis::NoReads
-    }
-
-    /// "disk-resident", "cache-resident", "reads no state" or "regime unknown".
-    pub fn label(&self) -> &'static str {
-        match (self.basis, self.reached_device) {
-            (ResidencyBasis::NoReads, _) => "reads no state",
-            (_, None) => "regime unknown",
-            (_, Some(_)) if self.disk_resident() => "disk-resident",
-            (_, Some(_)) => "cache-resident",
-        }
-    }
 }
 
 /// One design's row of the headline table, at the study's largest batch.
@@ -274,7 +184,7 @@ fn measured(bench: &BenchResult) -> impl Iterator<Item = &RunResult> {
 fn best(bench: &BenchResult, design: IoDesign, batch: usize) -> Option<&RunResult> {
     measured(bench)
         .filter(|r| r.design == design && r.batch == batch)
-        .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+        .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
 }
 
 /// Nearest-rank percentile of sorted values.
@@ -288,13 +198,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 impl Findings {
     /// The findings of `bench`, with the sizes of its dump and the disk's curve where measured.
-    /// `direct_io`: the bench read with O_DIRECT (how residency is judged).
-    pub fn compute(
-        bench: &BenchResult,
-        sizes: &DesignSizes,
-        disk: Option<&DiskModel>,
-        direct_io: bool,
-    ) -> Self {
+    /// Residency is as the bench judged each run ([`Residency`]).
+    pub fn compute(bench: &BenchResult, sizes: &DesignSizes, disk: Option<&DiskModel>) -> Self {
         let mut batches: Vec<usize> = measured(bench).map(|r| r.batch).collect();
         batches.sort_unstable();
         batches.dedup();
@@ -310,11 +215,11 @@ impl Findings {
                 let run = best(bench, design, headline_batch)?;
                 let full = best(bench, IoDesign::Full, headline_batch)?;
                 let size = sizes.of(design);
-                let residency = Residency::judge(&run.disk, direct_io);
+                let residency = run.disk.residency;
                 let bound = disk.filter(|_| residency.reads_state()).and_then(|disk| {
                     let reads = run.disk.device_reads.filter(|n| *n > 0)? as f64;
                     let bound_mgas = run.gas as f64 / reads * disk.best_iops() / 1e6;
-                    Some(run.mgas_per_s / bound_mgas)
+                    Some(run.throughput.mgas_per_s / bound_mgas)
                 });
                 Some(HeadlineRow {
                     design,
@@ -322,7 +227,7 @@ impl Findings {
                     size_share_of_full: size.rlp / full_size,
                     threads: run.threads,
                     batch: headline_batch,
-                    mgas_per_s: run.mgas_per_s,
+                    mgas_per_s: run.throughput.mgas_per_s,
                     share_of_full: Interval::ratio(run, full),
                     share_of_disk_bound: bound,
                     device_reads_per_key: run.disk.device_reads_per_key,
@@ -335,9 +240,9 @@ impl Findings {
                 .filter(|r| r.design == IoDesign::Parallel && r.batch == batch)
                 .map(|r| ScalingRow {
                     threads: r.threads,
-                    mgas_per_s: r.mgas_per_s,
-                    longest_txs_s: r.longest_txs_s,
-                    total_s: r.exec_with_io_s,
+                    mgas_per_s: r.throughput.mgas_per_s,
+                    longest_txs_s: r.timing.longest_txs_s,
+                    total_s: r.timing.exec_with_io_s,
                 })
                 .collect();
             rows.sort_by_key(|r| r.threads);
@@ -370,11 +275,12 @@ impl Findings {
                 Some(TimeBreakdown {
                     design,
                     threads: run.threads,
-                    prefetch_s: run.prefetch_s,
-                    execution_s: (run.exec_with_io_s - run.prefetch_s).max(0.0),
-                    longest_txs_s: run.longest_txs_s,
-                    commit_s: run.commit_s,
-                    other_s: (run.wall_s - run.exec_with_io_s - run.commit_s).max(0.0),
+                    prefetch_s: run.timing.prefetch_s,
+                    execution_s: (run.timing.exec_with_io_s - run.timing.prefetch_s).max(0.0),
+                    longest_txs_s: run.timing.longest_txs_s,
+                    commit_s: run.timing.commit_s,
+                    other_s: (run.timing.wall_s - run.timing.exec_with_io_s - run.timing.commit_s)
+                        .max(0.0),
                 })
             })
             .collect();
@@ -399,18 +305,18 @@ impl Findings {
                 Some(reads / (r.gas as f64 / 1e6).max(f64::MIN_POSITIVE))
             });
         let residencies: Vec<Residency> = measured(bench)
-            .map(|r| Residency::judge(&r.disk, direct_io))
+            .map(|r| r.disk.residency)
             .filter(Residency::reads_state)
             .collect();
-        let (others, capacity) = measured(bench).filter_map(|r| r.disk.cpu).fold(
-            (0.0, 0.0),
-            |(others, capacity), cpu| {
-                (
-                    others + cpu.other_s,
-                    capacity + cpu.wall_s * bench.cpus as f64,
-                )
-            },
-        );
+        let (others, capacity) =
+            measured(bench)
+                .filter_map(|r| r.cpu)
+                .fold((0.0, 0.0), |(others, capacity), cpu| {
+                    (
+                        others + cpu.other_s,
+                        capacity + cpu.wall_s * bench.cpus as f64,
+                    )
+                });
         Self {
             others_cpu_share: (capacity > 0.0).then(|| others / capacity),
             headline_batch,
@@ -422,8 +328,8 @@ impl Findings {
             frontier,
             parallel_device_reads_per_mgas,
             all_disk_resident: !residencies.is_empty()
-                && residencies.iter().all(Residency::disk_resident),
-            all_cache_resident: residencies.iter().all(|r| !r.disk_resident()),
+                && residencies.iter().all(|r| r.disk_resident),
+            all_cache_resident: residencies.iter().all(|r| !r.disk_resident),
         }
     }
 
@@ -509,39 +415,5 @@ mod tests {
         assert_eq!(percentile(&values, 90.0), 9.0);
         assert_eq!(percentile(&values, 99.0), 10.0);
         assert_eq!(percentile(&[], 50.0), 0.0);
-    }
-
-    #[test]
-    fn residency_counts_blocks_with_direct_reads_and_bytes_without() {
-        // What a batched I/O run over a 200 M-entry state counted: a sorted multi-get reads
-        // neighbouring blocks in one request (70,606 requests) and serves neighbouring keys from
-        // one block (211,964 stored-key reads, 125,447 block lookups).
-        let disk = DiskEvidence {
-            key_reads: 394_306,
-            stored_key_reads: Some(211_964),
-            block_cache_hits: Some(12_381),
-            block_cache_misses: Some(113_066),
-            block_cache_data_misses: Some(113_066),
-            device_reads: Some(70_606),
-            device_read_bytes: Some(719_521_280),
-            ..DiskEvidence::default()
-        };
-        let direct = Residency::judge(&disk, true);
-        assert_eq!(direct.basis, ResidencyBasis::DataBlocks);
-        let share = direct.reached_device.unwrap();
-        assert!((share - 113_066.0 / 125_447.0).abs() < 1e-12, "{share}");
-        assert!(direct.disk_resident());
-        let cached = DiskEvidence {
-            device_read_bytes: Some(4096 * 10),
-            ..disk
-        };
-        let through_page_cache = Residency::judge(&cached, false);
-        assert_eq!(through_page_cache.basis, ResidencyBasis::DeviceBytes);
-        assert_eq!(through_page_cache.label(), "cache-resident");
-        let full = DiskEvidence {
-            key_reads: 5,
-            ..disk
-        };
-        assert_eq!(Residency::judge(&full, true).label(), "reads no state");
     }
 }

@@ -21,7 +21,8 @@ mod page;
 mod shape;
 mod sizes;
 
-pub use findings::{Findings, Interval, Residency, ResidencyBasis};
+pub use bal_replay_bench::{Residency, ResidencyBasis};
+pub use findings::{Findings, Interval};
 pub use page::{frontier_svg, render_page};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
@@ -53,14 +54,9 @@ pub enum StudyError {
     /// The chain's rules could not be had from the dump.
     #[error("the dump's chain: {0}")]
     Chain(String),
-    /// An earlier study's runs could not be read.
-    #[error("{}: not a bench result: {reason}", path.display())]
-    Load {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        reason: String,
-    },
+    /// An earlier study's runs could not be read (or were written with another schema version).
+    #[error(transparent)]
+    Load(#[from] bal_replay_bench::ResultReadError),
     /// A result could not be written.
     #[error("{}: {source}", path.display())]
     Write {
@@ -292,7 +288,12 @@ pub fn run_study(
                     "release"
                 },
                 shape.blocks,
-                bench.runs.iter().map(|r| r.repeats).max().unwrap_or(1)
+                bench
+                    .runs
+                    .iter()
+                    .map(|r| r.throughput.repeats)
+                    .max()
+                    .unwrap_or(1)
             ),
             state_bytes,
             cores,
@@ -300,18 +301,12 @@ pub fn run_study(
             frontier_chart: "frontier.svg".into(),
         },
         &options.out,
-        matrix.direct_io,
     )
 }
 
 /// Reads an earlier study's `bench.json`.
 fn load_bench(path: &Path) -> Result<BenchResult, StudyError> {
-    let load = |reason: String| StudyError::Load {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let bytes = std::fs::read(path).map_err(|e| load(e.to_string()))?;
-    serde_json::from_slice(&bytes).map_err(|e| load(e.to_string()))
+    Ok(BenchResult::read_json(path)?)
 }
 
 /// Computes the findings of `bench` and writes the page, its chart and the bench's JSON.
@@ -321,14 +316,13 @@ pub fn write_outputs(
     shape: &ChainShape,
     context: StudyContext,
     out: &Path,
-    direct_io: bool,
 ) -> Result<StudyOutput, StudyError> {
     let write_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| StudyError::Write { path, source }
     };
     std::fs::create_dir_all(out).map_err(write_err(out))?;
-    let findings = Findings::compute(bench, sizes, context.disk.as_ref(), direct_io);
+    let findings = Findings::compute(bench, sizes, context.disk.as_ref());
     let bench_json = out.join("bench.json");
     bench.write_json(&bench_json)?;
     let chart = out.join(&context.frontier_chart);

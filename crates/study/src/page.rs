@@ -3,9 +3,10 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, StudyContext,
-    findings::{DISK_RESIDENT_SHARE, FrontierPoint, Residency, ResidencyBasis, design_name},
+    findings::{FrontierPoint, design_name},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
+use bal_replay_bench::residency::DISK_RESIDENT_SHARE;
 use bal_replay_engine::IoDesign;
 use bal_replay_report::research;
 use std::fmt::Write;
@@ -262,21 +263,14 @@ fn regime(w: &mut String, findings: &Findings) {
     let _ = writeln!(w, "| Design | Reached the device | Counted as | Regime |");
     let _ = writeln!(w, "| --- | --- | --- | --- |");
     for r in &findings.headline {
-        let Residency {
-            reached_device,
-            basis,
-        } = r.residency;
         let _ = writeln!(
             w,
             "| {} | {} | {} | {} |",
             design_name(r.design),
-            reached_device.map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
-            match basis {
-                ResidencyBasis::DataBlocks => "block lookups that missed (direct reads)",
-                ResidencyBasis::DeviceBytes => "device bytes per missed block (page cache)",
-                ResidencyBasis::NoReads => "-",
-                ResidencyBasis::Unknown => "no counter",
-            },
+            r.residency
+                .reached_device
+                .map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
+            r.residency.basis_label(),
             r.residency.label()
         );
     }
