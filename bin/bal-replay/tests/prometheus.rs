@@ -61,6 +61,8 @@ fn prometheus_scrapes_the_run_totals() {
         summary["disk"]["residency"]["disk_resident"],
         serde_json::Value::Bool(false)
     );
+    // This machine's kernel allows io_uring: the run says its multi-gets read through it.
+    assert_eq!(summary["read_path"]["path"], "io_uring", "{summary}");
     for key in [
         "device_reads",
         "device_read_bytes",

@@ -617,8 +617,8 @@ pub struct BenchResult {
     pub cpus: usize,
     /// Mean BAL sizes.
     pub bal_sizes: MeanBalSizes,
-    /// The build's RocksDB reads a multi-get's data blocks from one file as one io_uring batch
-    /// (the `io-uring` feature, [`bal_replay_state::io_uring`]); otherwise one `pread` each.
+    /// RocksDB read a multi-get's data blocks from one file as one io_uring batch; where the
+    /// kernel refused io_uring, one `pread` each ([`bal_replay_state::io_uring::read_path`]).
     pub rocksdb_io_uring: bool,
     /// The dump's blocks are independent (imported fixtures), each replayed over a state of its
     /// own as a batch of one block.
@@ -1118,7 +1118,7 @@ pub fn run_bench(
             .map(|n| n.get())
             .unwrap_or(1),
         bal_sizes: mean_bal_sizes(&bench.dump)?,
-        rocksdb_io_uring: bal_replay_state::io_uring::IO_URING_BUILT,
+        rocksdb_io_uring: bal_replay_state::io_uring::read_path().is_io_uring(),
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
         pinned_workers: matrix.pin_workers.clone(),

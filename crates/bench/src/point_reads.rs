@@ -142,8 +142,8 @@ pub struct BenchDbRow {
     pub device_reads: Option<u64>,
     /// Keys per sorted multi-get, or none for point reads.
     pub multiget_keys: Option<usize>,
-    /// RocksDB read its multi-gets' data blocks through io_uring (a build with the `io-uring`
-    /// feature: [`bal_replay_state::io_uring`]).
+    /// RocksDB read its multi-gets' data blocks through io_uring
+    /// ([`bal_replay_state::io_uring::read_path`]).
     pub io_uring: bool,
     /// Read system calls of the process during the run (`/proc/self/io` `syscr`): one `pread`
     /// per block read without io_uring, fewer with it (the evidence that io_uring was used).
@@ -672,8 +672,8 @@ fn timed_row(
     let delta = crate::device::IoSample::take(spec.path()).since(&before);
     row.device_reads = delta.device_reads;
     row.read_syscalls = delta.read_syscalls;
-    row.io_uring =
-        bal_replay_state::io_uring::IO_URING_BUILT && matches!(spec, StateSpec::RocksDb(_));
+    row.io_uring = bal_replay_state::io_uring::read_path().is_io_uring()
+        && matches!(spec, StateSpec::RocksDb(_));
     checked(spec, row)
 }
 

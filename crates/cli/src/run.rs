@@ -15,7 +15,10 @@ use bal_replay_engine::{
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::drop_page_cache;
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_state::{RocksReadCounters, RocksStore, StateReader, StateWriter};
+use bal_replay_state::{
+    RocksReadCounters, RocksStore, StateReader, StateWriter,
+    io_uring::{ReadPath, read_path},
+};
 use clap::Args;
 use eyre::WrapErr;
 use indicatif::ProgressBar;
@@ -317,6 +320,9 @@ pub struct RunSummary {
     pub cache: CacheCounts,
     /// Where the reads were served from, and whether the run was disk-resident.
     pub disk: DiskEvidence,
+    /// How RocksDB's multi-gets read their blocks: through io_uring, or by pread where the
+    /// kernel refused io_uring.
+    pub read_path: ReadPath,
     /// The CPU this process and everything else used (where `/proc` tells).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuUse>,
@@ -345,6 +351,7 @@ impl RunSummary {
             timing: RunTiming::of(r),
             cache: CacheCounts::of(r),
             disk: run.disk,
+            read_path: read_path().clone(),
             cpu: run.cpu,
             batch_profiles: run.batch_profiles,
         }
@@ -481,6 +488,9 @@ mod tests {
                 }),
                 false,
             ),
+            read_path: ReadPath::Pread {
+                reason: "io_uring_setup: Operation not permitted (os error 1)".into(),
+            },
             cpu: None,
             batch_profiles: Vec::new(),
         }
@@ -499,6 +509,12 @@ mod tests {
         // Read through the page cache with no device byte read: cache-resident, and said how.
         assert_eq!(json["disk"]["residency"]["basis"], "device-bytes");
         assert_eq!(json["disk"]["residency"]["disk_resident"], false);
+        // Which path RocksDB's multi-gets took, and why where the kernel refused io_uring.
+        assert_eq!(json["read_path"]["path"], "pread");
+        assert_eq!(
+            json["read_path"]["reason"],
+            "io_uring_setup: Operation not permitted (os error 1)"
+        );
         let back: RunSummary = read_result(&path).unwrap();
         assert_eq!(back.disk.residency.basis, ResidencyBasis::DeviceBytes);
         assert_eq!(back, summary());

@@ -287,6 +287,8 @@ impl RocksStore {
     /// written in another format version.
     pub fn open(path: impl AsRef<Path>, opts: &RocksOptions) -> Result<Self, StateError> {
         let path = path.as_ref();
+        // Logs, once per process, whether multi-gets will read through io_uring.
+        crate::io_uring::read_path();
         let create = opts.create_if_missing && !opts.read_only;
         let mut store = Self::from_db(open_db(path, opts, create)?, path, opts, KeyScheme::Plain);
         match store.meta(cf::META_KEY_SCHEME)? {
