@@ -15,7 +15,7 @@
 //! it is `None` and reported as such, never as zero.
 
 use crate::{
-    Residency,
+    Residency, ResidencyCounts,
     memory_limit::{MemoryLimit, MemoryUsage},
 };
 use bal_replay_engine::ReplayReport;
@@ -375,7 +375,16 @@ impl DiskEvidence {
             memory: None,
             block_cache_pinned_bytes: None,
         };
-        evidence.residency = Residency::judge(&evidence, direct_io);
+        evidence.residency = Residency::judge(
+            &ResidencyCounts {
+                key_reads: evidence.key_reads,
+                block_cache_hits: evidence.block_cache_hits,
+                block_cache_misses: evidence.block_cache_misses,
+                block_cache_data_misses: evidence.block_cache_data_misses,
+                device_read_bytes: evidence.device_read_bytes,
+            },
+            direct_io,
+        );
         evidence
     }
 }

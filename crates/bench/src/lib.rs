@@ -25,7 +25,7 @@ mod result_file;
 mod tables;
 
 pub use device::{CpuUse, DiskEvidence};
-pub use residency::{Residency, ResidencyBasis};
+pub use residency::{Residency, ResidencyBasis, ResidencyCounts};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
 };

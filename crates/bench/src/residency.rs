@@ -7,7 +7,21 @@
 //! sorted multi-get reads neighbouring blocks in one request and serves neighbouring keys from one
 //! block, which a count of requests or of keys would take for cache hits.
 
-use crate::DiskEvidence;
+/// The counters a run's residency is judged from (a part of its
+/// [`DiskEvidence`](crate::DiskEvidence)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ResidencyCounts {
+    /// Keys the run read from the state.
+    pub key_reads: u64,
+    /// RocksDB block-cache hits.
+    pub block_cache_hits: Option<u64>,
+    /// RocksDB block-cache misses.
+    pub block_cache_misses: Option<u64>,
+    /// Of the misses, data blocks.
+    pub block_cache_data_misses: Option<u64>,
+    /// Bytes the device read.
+    pub device_read_bytes: Option<u64>,
+}
 
 /// RocksDB's data block size in this project's states: a stored key's read reads one.
 pub const DATA_BLOCK_BYTES: f64 = 4096.0;
@@ -53,7 +67,7 @@ pub enum ResidencyBasis {
 
 impl Residency {
     /// Judges a run's evidence; `direct_io`: the run read with O_DIRECT.
-    pub fn judge(disk: &DiskEvidence, direct_io: bool) -> Self {
+    pub fn judge(disk: &ResidencyCounts, direct_io: bool) -> Self {
         if disk.key_reads < MIN_KEY_READS {
             return Self {
                 disk_resident: false,
@@ -121,31 +135,28 @@ mod tests {
     #[test]
     fn residency_counts_blocks_with_direct_reads_and_bytes_without() {
         // What a batched I/O run over a 200 M-entry state counted: a sorted multi-get reads
-        // neighbouring blocks in one request (70,606 requests) and serves neighbouring keys from
-        // one block (211,964 stored-key reads, 125,447 block lookups).
-        let disk = DiskEvidence {
+        // neighbouring blocks in one request (70,606 device requests) and serves neighbouring keys
+        // from one block (211,964 stored-key reads, 125,447 block lookups).
+        let disk = ResidencyCounts {
             key_reads: 394_306,
-            stored_key_reads: Some(211_964),
             block_cache_hits: Some(12_381),
             block_cache_misses: Some(113_066),
             block_cache_data_misses: Some(113_066),
-            device_reads: Some(70_606),
             device_read_bytes: Some(719_521_280),
-            ..DiskEvidence::default()
         };
         let direct = Residency::judge(&disk, true);
         assert_eq!(direct.basis, ResidencyBasis::DataBlocks);
         let share = direct.reached_device.unwrap();
         assert!((share - 113_066.0 / 125_447.0).abs() < 1e-12, "{share}");
         assert!(direct.disk_resident);
-        let cached = DiskEvidence {
+        let cached = ResidencyCounts {
             device_read_bytes: Some(4096 * 10),
             ..disk
         };
         let through_page_cache = Residency::judge(&cached, false);
         assert_eq!(through_page_cache.basis, ResidencyBasis::DeviceBytes);
         assert_eq!(through_page_cache.label(), "cache-resident");
-        let full = DiskEvidence {
+        let full = ResidencyCounts {
             key_reads: 5,
             ..disk
         };
