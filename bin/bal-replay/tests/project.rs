@@ -169,13 +169,16 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
                 ("min_mgas_per_s", "mgas_per_s_min"),
                 ("max_mgas_per_s", "mgas_per_s_max"),
             ] {
-                assert_eq!(repeats[key], run[bench_key], "{c}: {side}.{key}");
+                assert_eq!(
+                    repeats[key], run["throughput"][bench_key],
+                    "{c}: {side}.{key}"
+                );
             }
         }
         let check: bal_replay_model::Check = serde_json::from_value(c.clone()).unwrap();
         let (low, high) = check.error_range().unwrap();
         let predicted = check.predicted.mgas_per_s(check.gas);
-        let f = |r: &serde_json::Value, k: &str| r[k].as_f64().unwrap();
+        let f = |r: &serde_json::Value, k: &str| r["throughput"][k].as_f64().unwrap();
         let (cal, run) = (run_of(1), run_of(2));
         // The prediction from the calibration's slowest repeat against the check's fastest, and
         // the other way round; each side relative to its own median.
