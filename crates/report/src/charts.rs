@@ -902,56 +902,10 @@ pub(crate) fn draw_projection(
     size: (u32, u32),
     font: &FontRef<'static>,
 ) -> Result<Vec<Chart>, ReportError> {
-    use crate::projection::design_name;
     let mut charts = Vec::new();
     let batches = distinct(report.calibrations.iter().map(|c| c.batch).collect());
     for &batch in &batches {
-        let mut series = Vec::new();
-        let mut keys = Vec::new();
-        for (n, c) in calibrations_at(report, batch) {
-            let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
-            let mut predicted = vec![(
-                c.workers as f64,
-                c.measured_mgas_per_s / (1.0 + c.calibration.residual),
-            )];
-            // Bars where a configuration was repeated: each measured point's lowest and highest
-            // run; each prediction's from the calibration's lowest and highest.
-            let (mut measured_bars, mut predicted_bars) = (Vec::new(), Vec::new());
-            measured_bars.extend(c.repeats.map(|r| bar(c.workers, c.measured_mgas_per_s, r)));
-            for k in checks_of(report, c) {
-                let (m, p) = (k.measured.mgas_per_s(k.gas), k.predicted.mgas_per_s(k.gas));
-                measured.push((k.workers as f64, m));
-                predicted.push((k.workers as f64, p));
-                measured_bars.extend(k.measured_repeats.map(|r| bar(k.workers, m, r)));
-                // Just right of the measured bar on the log axis, so the two stay apart.
-                predicted_bars.extend(
-                    k.calibration_repeats
-                        .map(|r| bar(k.workers, p, r))
-                        .map(|(x, lo, mid, hi)| (x * 1.06, lo, mid, hi)),
-                );
-            }
-            push_measured_and_predicted(c, n, measured, predicted, &mut series, &mut keys);
-            let [.., measured_series, predicted_series] = &mut series[..] else {
-                unreachable!("two series were just pushed");
-            };
-            measured_series.spread = measured_bars;
-            predicted_series.spread = predicted_bars;
-        }
-        let bars = if series.iter().any(|s| !s.spread.is_empty()) {
-            "; bars: repeats' range"
-        } else {
-            ""
-        };
-        let chart = LineChart {
-            title: format!(
-                "Measured and predicted, batch of {batch}, {} cores (calibrated at 1 worker{bars})",
-                report.measured_on.cores
-            ),
-            x_desc: "Workers".into(),
-            y_desc: "Throughput (MGas/s, execution with I/O)".into(),
-            x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
-            series,
-        };
+        let chart = checked_chart(report, batch);
         let stem = format!("model-checked-batch{batch}");
         charts.push(draw_line_chart(out, stem, size, font, chart)?);
         if let Some(reads) = reads_chart(report, batch) {
@@ -964,66 +918,125 @@ pub(crate) fn draw_projection(
     };
     let batches = distinct(report.projections.iter().map(|p| p.batch).collect());
     for &batch in &batches {
-        let mut series = Vec::new();
-        let mut keys = Vec::new();
-        let designs: Vec<IoDesign> = IoDesign::ALL
-            .into_iter()
-            .filter(|d| {
-                report
-                    .projections
-                    .iter()
-                    .any(|p| p.batch == batch && p.design == *d)
-            })
-            .collect();
-        for (n, design) in designs.into_iter().enumerate() {
-            let mut projected: Vec<(f64, f64)> = report
-                .projections
-                .iter()
-                .filter(|p| p.batch == batch && p.design == design)
-                .map(|p| (p.workers as f64, p.predicted.mgas_per_s(p.gas)))
-                .collect();
-            projected.sort_by(|a, b| a.0.total_cmp(&b.0));
-            keys.extend(projected.iter().map(|p| p.0 as usize));
-            let color = design_color(design);
-            let published: Vec<(f64, f64)> = projected
-                .iter()
-                .filter_map(|&(w, _)| {
-                    research::throughput(design, batch, w as usize).map(|v| (w, v))
-                })
-                .collect();
-            series.push(Series {
-                label: format!("{}, projected (model)", design_name(design)),
-                color,
-                marker: Marker::nth(n),
-                dashed: true,
-                points: projected,
-                spread: Vec::new(),
-            });
-            if !published.is_empty() {
-                series.push(Series {
-                    label: format!("{}, research (published)", design_name(design)),
-                    color,
-                    marker: Marker::nth(n),
-                    dashed: false,
-                    points: published,
-                    spread: Vec::new(),
-                });
-            }
-        }
-        let chart = LineChart {
-            title: format!(
-                "Projected onto {} cores, {} (model), batch of {batch}",
-                target.cores, target.disk
-            ),
-            x_desc: "Threads".into(),
-            y_desc: "Throughput (MGas/s, execution with I/O)".into(),
-            x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
-            series,
-        };
+        let chart = projected_chart(report, target, batch);
         let stem = format!("model-projected-batch{batch}");
         charts.push(draw_line_chart(out, stem, size, font, chart)?);
     }
     Ok(charts)
+}
+
+/// Measured against predicted throughput by worker count at `batch`, one pair of lines per
+/// calibrated configuration, with the repeats' range as bars.
+fn checked_chart(report: &ProjectionReport, batch: usize) -> LineChart {
+    let mut series = Vec::new();
+    let mut keys = Vec::new();
+    for (n, c) in calibrations_at(report, batch) {
+        let mut measured = vec![(c.workers as f64, c.measured_mgas_per_s)];
+        let mut predicted = vec![(
+            c.workers as f64,
+            c.measured_mgas_per_s / (1.0 + c.calibration.residual),
+        )];
+        // Bars where a configuration was repeated: each measured point's lowest and highest
+        // run; each prediction's from the calibration's lowest and highest.
+        let (mut measured_bars, mut predicted_bars) = (Vec::new(), Vec::new());
+        measured_bars.extend(c.repeats.map(|r| bar(c.workers, c.measured_mgas_per_s, r)));
+        for k in checks_of(report, c) {
+            let (m, p) = (k.measured.mgas_per_s(k.gas), k.predicted.mgas_per_s(k.gas));
+            measured.push((k.workers as f64, m));
+            predicted.push((k.workers as f64, p));
+            measured_bars.extend(k.measured_repeats.map(|r| bar(k.workers, m, r)));
+            // Just right of the measured bar on the log axis, so the two stay apart.
+            predicted_bars.extend(
+                k.calibration_repeats
+                    .map(|r| bar(k.workers, p, r))
+                    .map(|(x, lo, mid, hi)| (x * 1.06, lo, mid, hi)),
+            );
+        }
+        push_measured_and_predicted(c, n, measured, predicted, &mut series, &mut keys);
+        let [.., measured_series, predicted_series] = &mut series[..] else {
+            unreachable!("two series were just pushed");
+        };
+        measured_series.spread = measured_bars;
+        predicted_series.spread = predicted_bars;
+    }
+    let bars = if series.iter().any(|s| !s.spread.is_empty()) {
+        "; bars: repeats' range"
+    } else {
+        ""
+    };
+    LineChart {
+        title: format!(
+            "Measured and predicted, batch of {batch}, {} cores (calibrated at 1 worker{bars})",
+            report.measured_on.cores
+        ),
+        x_desc: "Workers".into(),
+        y_desc: "Throughput (MGas/s, execution with I/O)".into(),
+        x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
+        series,
+    }
+}
+
+/// The projection onto `target` at `batch`, each design beside the research's published figures.
+fn projected_chart(
+    report: &ProjectionReport,
+    target: &bal_replay_model::MachineDescription,
+    batch: usize,
+) -> LineChart {
+    use crate::projection::design_name;
+    let mut series = Vec::new();
+    let mut keys = Vec::new();
+    let designs: Vec<IoDesign> = IoDesign::ALL
+        .into_iter()
+        .filter(|d| {
+            report
+                .projections
+                .iter()
+                .any(|p| p.batch == batch && p.design == *d)
+        })
+        .collect();
+    for (n, design) in designs.into_iter().enumerate() {
+        let mut projected: Vec<(f64, f64)> = report
+            .projections
+            .iter()
+            .filter(|p| p.batch == batch && p.design == design)
+            .map(|p| (p.workers as f64, p.predicted.mgas_per_s(p.gas)))
+            .collect();
+        projected.sort_by(|a, b| a.0.total_cmp(&b.0));
+        keys.extend(projected.iter().map(|p| p.0 as usize));
+        let color = design_color(design);
+        let published: Vec<(f64, f64)> = projected
+            .iter()
+            .filter_map(|&(w, _)| research::throughput(design, batch, w as usize).map(|v| (w, v)))
+            .collect();
+        series.push(Series {
+            label: format!("{}, projected (model)", design_name(design)),
+            color,
+            marker: Marker::nth(n),
+            dashed: true,
+            points: projected,
+            spread: Vec::new(),
+        });
+        if !published.is_empty() {
+            series.push(Series {
+                label: format!("{}, research (published)", design_name(design)),
+                color,
+                marker: Marker::nth(n),
+                dashed: false,
+                points: published,
+                spread: Vec::new(),
+            });
+        }
+    }
+    LineChart {
+        title: format!(
+            "Projected onto {} cores, {} (model), batch of {batch}",
+            target.cores, target.disk
+        ),
+        x_desc: "Threads".into(),
+        y_desc: "Throughput (MGas/s, execution with I/O)".into(),
+        x_keys: Some(distinct(keys).iter().map(|&k| k as f64).collect()),
+        series,
+    }
 }
 
 /// The read engines' sweep over reader threads (`bench-db --json`), drawn over the disk's own
@@ -1039,22 +1052,6 @@ pub(crate) fn draw_read_engines(
     font: &FontRef<'static>,
 ) -> Result<(Vec<Chart>, Vec<String>), ReportError> {
     let engines = crate::engine_groups::engines(reports);
-    // In thousands, as the engines' series.
-    let fio_series = || {
-        fio.map(|disk| Series {
-            // The curve's source (its file and points) is in the summary; the legend stays short.
-            label: "fio: the disk (4 KiB random reads, O_DIRECT)".into(),
-            color: BLACK,
-            marker: Marker::Cross,
-            dashed: true,
-            points: disk
-                .points()
-                .iter()
-                .map(|p| (p.depth, p.iops / 1e3))
-                .collect(),
-            spread: Vec::new(),
-        })
-    };
     let keys = distinct(
         engines
             .iter()
@@ -1066,39 +1063,9 @@ pub(crate) fn draw_read_engines(
             .collect(),
     );
     let x_keys = Some(keys.iter().map(|&k| k as f64).collect::<Vec<f64>>());
-    let colors = [
-        RGBColor(44, 160, 44),
-        RGBColor(255, 127, 14),
-        RGBColor(214, 39, 40),
-        RGBColor(31, 119, 180),
-        RGBColor(148, 103, 189),
-        RGBColor(140, 86, 75),
-    ];
-    let series_of = |value: &dyn Fn(&bal_replay_bench::point_reads::BenchDbRow) -> Option<f64>| {
-        let mut series: Vec<Series> = engines
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (name, rows))| {
-                let points: Vec<(f64, f64)> = rows
-                    .iter()
-                    .filter_map(|r| value(r).map(|v| (r.threads as f64, v / 1e3)))
-                    .collect();
-                (!points.is_empty()).then(|| Series {
-                    label: name.clone(),
-                    color: colors[i % colors.len()],
-                    marker: Marker::nth(i),
-                    dashed: false,
-                    points,
-                    spread: Vec::new(),
-                })
-            })
-            .collect();
-        series.extend(fio_series());
-        series
-    };
     let mut charts = Vec::new();
     let mut skipped = Vec::new();
-    let device = series_of(&|r| r.device_reads_per_s());
+    let device = engine_series(&engines, fio, &|r| r.device_reads_per_s());
     if device.iter().any(|s| !s.dashed) {
         let chart = LineChart {
             title: "Read engines against the disk: device reads per second".into(),
@@ -1125,7 +1092,7 @@ pub(crate) fn draw_read_engines(
         x_desc: "Reader threads (reads in flight without io_uring); fio: queue depth".into(),
         y_desc: "Keys read per second (thousands)".into(),
         x_keys,
-        series: series_of(&|r| Some(r.iops)),
+        series: engine_series(&engines, fio, &|r| Some(r.iops)),
     };
     charts.push(draw_line_chart(
         out,
@@ -1135,4 +1102,56 @@ pub(crate) fn draw_read_engines(
         chart,
     )?);
     Ok((charts, skipped))
+}
+
+/// One series per read engine of `value` (per second, drawn in thousands) by reader threads,
+/// then fio's curve of the disk, dashed, where there is one.
+fn engine_series(
+    engines: &[(String, Vec<&bal_replay_bench::point_reads::BenchDbRow>)],
+    fio: Option<&bal_replay_model::DiskModel>,
+    value: &dyn Fn(&bal_replay_bench::point_reads::BenchDbRow) -> Option<f64>,
+) -> Vec<Series> {
+    const COLORS: [RGBColor; 6] = [
+        RGBColor(44, 160, 44),
+        RGBColor(255, 127, 14),
+        RGBColor(214, 39, 40),
+        RGBColor(31, 119, 180),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    let mut series: Vec<Series> = engines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (name, rows))| {
+            let points: Vec<(f64, f64)> = rows
+                .iter()
+                .filter_map(|r| value(r).map(|v| (r.threads as f64, v / 1e3)))
+                .collect();
+            (!points.is_empty()).then(|| Series {
+                label: name.clone(),
+                color: COLORS[i % COLORS.len()],
+                marker: Marker::nth(i),
+                dashed: false,
+                points,
+                spread: Vec::new(),
+            })
+        })
+        .collect();
+    series.extend(fio.map(|disk| {
+        Series {
+            // The curve's source (its file and points) is in the summary; the legend stays short.
+            label: "fio: the disk (4 KiB random reads, O_DIRECT)".into(),
+            color: BLACK,
+            marker: Marker::Cross,
+            dashed: true,
+            // In thousands, as the engines' series.
+            points: disk
+                .points()
+                .iter()
+                .map(|p| (p.depth, p.iops / 1e3))
+                .collect(),
+            spread: Vec::new(),
+        }
+    }));
+    series
 }

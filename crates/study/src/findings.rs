@@ -208,97 +208,6 @@ impl Findings {
             .into_iter()
             .filter(|d| measured(bench).any(|r| r.design == *d))
             .collect();
-        let full_size = sizes.full.rlp.max(f64::MIN_POSITIVE);
-        let headline = designs
-            .iter()
-            .filter_map(|&design| {
-                let run = best(bench, design, headline_batch)?;
-                let full = best(bench, IoDesign::Full, headline_batch)?;
-                let size = sizes.of(design);
-                let residency = run.disk.residency;
-                let bound = disk.filter(|_| residency.reads_state()).and_then(|disk| {
-                    let reads = run.disk.device_reads.filter(|n| *n > 0)? as f64;
-                    let bound_mgas = run.gas as f64 / reads * disk.best_iops() / 1e6;
-                    Some(run.throughput.mgas_per_s / bound_mgas)
-                });
-                Some(HeadlineRow {
-                    design,
-                    size,
-                    size_share_of_full: size.rlp / full_size,
-                    threads: run.threads,
-                    batch: headline_batch,
-                    mgas_per_s: run.throughput.mgas_per_s,
-                    share_of_full: Interval::ratio(run, full),
-                    share_of_disk_bound: bound,
-                    device_reads_per_key: run.disk.device_reads_per_key,
-                    residency,
-                })
-            })
-            .collect();
-        let scaling = |batch: usize| {
-            let mut rows: Vec<ScalingRow> = measured(bench)
-                .filter(|r| r.design == IoDesign::Parallel && r.batch == batch)
-                .map(|r| ScalingRow {
-                    threads: r.threads,
-                    mgas_per_s: r.throughput.mgas_per_s,
-                    longest_txs_s: r.timing.longest_txs_s,
-                    total_s: r.timing.exec_with_io_s,
-                })
-                .collect();
-            rows.sort_by_key(|r| r.threads);
-            rows
-        };
-        let latency = designs
-            .iter()
-            .filter_map(|&design| {
-                let run = best(bench, design, 1)?;
-                let mut ms: Vec<f64> = run.batches.iter().map(|b| b.exec_with_io_s * 1e3).collect();
-                if ms.is_empty() {
-                    return None;
-                }
-                ms.sort_by(f64::total_cmp);
-                Some(BlockLatency {
-                    design,
-                    threads: run.threads,
-                    blocks: ms.len(),
-                    p50_ms: percentile(&ms, 50.0),
-                    p90_ms: percentile(&ms, 90.0),
-                    p99_ms: percentile(&ms, 99.0),
-                    max_ms: ms[ms.len() - 1],
-                })
-            })
-            .collect();
-        let breakdown = designs
-            .iter()
-            .filter_map(|&design| {
-                let run = best(bench, design, headline_batch)?;
-                Some(TimeBreakdown {
-                    design,
-                    threads: run.threads,
-                    prefetch_s: run.timing.prefetch_s,
-                    execution_s: (run.timing.exec_with_io_s - run.timing.prefetch_s).max(0.0),
-                    longest_txs_s: run.timing.longest_txs_s,
-                    commit_s: run.timing.commit_s,
-                    other_s: (run.timing.wall_s - run.timing.exec_with_io_s - run.timing.commit_s)
-                        .max(0.0),
-                })
-            })
-            .collect();
-        let frontier = batches
-            .iter()
-            .flat_map(|&batch| {
-                designs.iter().filter_map(move |&design| {
-                    let run = best(bench, design, batch)?;
-                    let full = best(bench, IoDesign::Full, batch)?;
-                    Some(FrontierPoint {
-                        design,
-                        batch,
-                        size_share: sizes.of(design).rlp / full_size,
-                        throughput_share: Interval::ratio(run, full),
-                    })
-                })
-            })
-            .collect();
         let parallel_device_reads_per_mgas = best(bench, IoDesign::Parallel, headline_batch)
             .and_then(|r| {
                 let reads = r.disk.device_reads? as f64;
@@ -308,24 +217,15 @@ impl Findings {
             .map(|r| r.disk.residency)
             .filter(Residency::reads_state)
             .collect();
-        let (others, capacity) =
-            measured(bench)
-                .filter_map(|r| r.cpu)
-                .fold((0.0, 0.0), |(others, capacity), cpu| {
-                    (
-                        others + cpu.other_s,
-                        capacity + cpu.wall_s * bench.cpus as f64,
-                    )
-                });
         Self {
-            others_cpu_share: (capacity > 0.0).then(|| others / capacity),
+            others_cpu_share: others_cpu_share(bench),
             headline_batch,
-            headline,
-            scaling_batch_1: scaling(1),
-            scaling_headline_batch: scaling(headline_batch),
-            latency,
-            breakdown,
-            frontier,
+            headline: headline_rows(bench, sizes, disk, &designs, headline_batch),
+            scaling_batch_1: parallel_scaling(bench, 1),
+            scaling_headline_batch: parallel_scaling(bench, headline_batch),
+            latency: block_latencies(bench, &designs),
+            breakdown: time_breakdowns(bench, &designs, headline_batch),
+            frontier: frontier_points(bench, sizes, &designs, &batches),
             parallel_device_reads_per_mgas,
             all_disk_resident: !residencies.is_empty()
                 && residencies.iter().all(|r| r.disk_resident),
@@ -402,6 +302,141 @@ pub fn design_name(design: IoDesign) -> &'static str {
         IoDesign::Parallel => "parallel I/O",
         IoDesign::Hybrid => "hybrid",
     }
+}
+
+/// Each design against full BAL at `batch`, at each one's best thread count.
+fn headline_rows(
+    bench: &BenchResult,
+    sizes: &DesignSizes,
+    disk: Option<&DiskModel>,
+    designs: &[IoDesign],
+    batch: usize,
+) -> Vec<HeadlineRow> {
+    let full_size = sizes.full.rlp.max(f64::MIN_POSITIVE);
+    designs
+        .iter()
+        .filter_map(|&design| {
+            let run = best(bench, design, batch)?;
+            let full = best(bench, IoDesign::Full, batch)?;
+            let size = sizes.of(design);
+            let residency = run.disk.residency;
+            let bound = disk.filter(|_| residency.reads_state()).and_then(|disk| {
+                let reads = run.disk.device_reads.filter(|n| *n > 0)? as f64;
+                let bound_mgas = run.gas as f64 / reads * disk.best_iops() / 1e6;
+                Some(run.throughput.mgas_per_s / bound_mgas)
+            });
+            Some(HeadlineRow {
+                design,
+                size,
+                size_share_of_full: size.rlp / full_size,
+                threads: run.threads,
+                batch,
+                mgas_per_s: run.throughput.mgas_per_s,
+                share_of_full: Interval::ratio(run, full),
+                share_of_disk_bound: bound,
+                device_reads_per_key: run.disk.device_reads_per_key,
+                residency,
+            })
+        })
+        .collect()
+}
+
+/// Parallel I/O by thread count at `batch`.
+fn parallel_scaling(bench: &BenchResult, batch: usize) -> Vec<ScalingRow> {
+    let mut rows: Vec<ScalingRow> = measured(bench)
+        .filter(|r| r.design == IoDesign::Parallel && r.batch == batch)
+        .map(|r| ScalingRow {
+            threads: r.threads,
+            mgas_per_s: r.throughput.mgas_per_s,
+            longest_txs_s: r.timing.longest_txs_s,
+            total_s: r.timing.exec_with_io_s,
+        })
+        .collect();
+    rows.sort_by_key(|r| r.threads);
+    rows
+}
+
+/// Per-block latency percentiles at batch 1, per design at its best thread count.
+fn block_latencies(bench: &BenchResult, designs: &[IoDesign]) -> Vec<BlockLatency> {
+    designs
+        .iter()
+        .filter_map(|&design| {
+            let run = best(bench, design, 1)?;
+            let mut ms: Vec<f64> = run.batches.iter().map(|b| b.exec_with_io_s * 1e3).collect();
+            if ms.is_empty() {
+                return None;
+            }
+            ms.sort_by(f64::total_cmp);
+            Some(BlockLatency {
+                design,
+                threads: run.threads,
+                blocks: ms.len(),
+                p50_ms: percentile(&ms, 50.0),
+                p90_ms: percentile(&ms, 90.0),
+                p99_ms: percentile(&ms, 99.0),
+                max_ms: ms[ms.len() - 1],
+            })
+        })
+        .collect()
+}
+
+/// Where each design's time went at `batch`, at its best thread count.
+fn time_breakdowns(bench: &BenchResult, designs: &[IoDesign], batch: usize) -> Vec<TimeBreakdown> {
+    designs
+        .iter()
+        .filter_map(|&design| {
+            let run = best(bench, design, batch)?;
+            Some(TimeBreakdown {
+                design,
+                threads: run.threads,
+                prefetch_s: run.timing.prefetch_s,
+                execution_s: (run.timing.exec_with_io_s - run.timing.prefetch_s).max(0.0),
+                longest_txs_s: run.timing.longest_txs_s,
+                commit_s: run.timing.commit_s,
+                other_s: (run.timing.wall_s - run.timing.exec_with_io_s - run.timing.commit_s)
+                    .max(0.0),
+            })
+        })
+        .collect()
+}
+
+/// BAL size against the share of full BAL's throughput, one point per design and batch size.
+fn frontier_points(
+    bench: &BenchResult,
+    sizes: &DesignSizes,
+    designs: &[IoDesign],
+    batches: &[usize],
+) -> Vec<FrontierPoint> {
+    let full_size = sizes.full.rlp.max(f64::MIN_POSITIVE);
+    batches
+        .iter()
+        .flat_map(|&batch| {
+            designs.iter().filter_map(move |&design| {
+                let run = best(bench, design, batch)?;
+                let full = best(bench, IoDesign::Full, batch)?;
+                Some(FrontierPoint {
+                    design,
+                    batch,
+                    size_share: sizes.of(design).rlp / full_size,
+                    throughput_share: Interval::ratio(run, full),
+                })
+            })
+        })
+        .collect()
+}
+
+/// The share of the machine's CPU that other processes took over the runs, where `/proc` told.
+fn others_cpu_share(bench: &BenchResult) -> Option<f64> {
+    let (others, capacity) =
+        measured(bench)
+            .filter_map(|r| r.cpu)
+            .fold((0.0, 0.0), |(others, capacity), cpu| {
+                (
+                    others + cpu.other_s,
+                    capacity + cpu.wall_s * bench.cpus as f64,
+                )
+            });
+    (capacity > 0.0).then(|| others / capacity)
 }
 
 #[cfg(test)]

@@ -336,7 +336,46 @@ pub fn frontier_svg(points: &[FrontierPoint]) -> String {
         "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">BAL size against throughput, each a share of full BAL's</text>",
         width / 2.0
     );
-    // Axes with ticks every 0.2.
+    frontier_axes(&mut svg, (width, height, margin), &x, &y);
+    for p in points {
+        let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{c}\"/><circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\">{} b{}</text>",
+            y(p.throughput_share.low),
+            y(p.throughput_share.high),
+            cx + 6.0,
+            cy - 4.0,
+            design_name(p.design),
+            p.batch,
+            c = design_colour(p.design)
+        );
+    }
+    for (design, size, throughput) in research_frontier() {
+        let (cx, cy) = (x(size), y(throughput));
+        let _ = writeln!(
+            svg,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\">research: {}</text>",
+            cx - 4.0,
+            cy - 4.0,
+            cx + 6.0,
+            cy + 12.0,
+            design_name(design),
+            c = design_colour(design)
+        );
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The frontier chart's axes, ticks every 0.2, and their labels, on a plot of (width, height,
+/// margin).
+fn frontier_axes(
+    svg: &mut String,
+    (width, height, margin): (f64, f64, f64),
+    x: &impl Fn(f64) -> f64,
+    y: &impl Fn(f64) -> f64,
+) {
     let _ = writeln!(
         svg,
         "<line x1=\"{m}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/><line x1=\"{m}\" y1=\"{t}\" x2=\"{m}\" y2=\"{b}\" stroke=\"black\"/>",
@@ -375,28 +414,23 @@ pub fn frontier_svg(points: &[FrontierPoint]) -> String {
         height / 2.0,
         height / 2.0
     );
-    let colour = |design: IoDesign| match design {
+}
+
+/// Each design's colour on the frontier chart.
+fn design_colour(design: IoDesign) -> &'static str {
+    match design {
         IoDesign::Full => "#000000",
         IoDesign::FullVerify => "#7f7f7f",
         IoDesign::Batched => "#1f77b4",
         IoDesign::Parallel => "#d62728",
         IoDesign::Hybrid => "#2ca02c",
-    };
-    for p in points {
-        let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
-        let _ = writeln!(
-            svg,
-            "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{c}\"/><circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\">{} b{}</text>",
-            y(p.throughput_share.low),
-            y(p.throughput_share.high),
-            cx + 6.0,
-            cy - 4.0,
-            design_name(p.design),
-            p.batch,
-            c = colour(p.design)
-        );
     }
-    let research_points = [
+}
+
+/// The research's three designs as (design, size share, throughput share) of full BAL at
+/// 16 threads, batch 50.
+fn research_frontier() -> [(IoDesign, f64, f64); 3] {
+    [
         (IoDesign::Full, 1.0, 1.0),
         (
             IoDesign::Batched,
@@ -410,20 +444,5 @@ pub fn frontier_svg(points: &[FrontierPoint]) -> String {
             research::throughput(IoDesign::Parallel, 50, 16).unwrap_or_default()
                 / research::FULL_BATCH_50_T16,
         ),
-    ];
-    for (design, size, throughput) in research_points {
-        let (cx, cy) = (x(size), y(throughput));
-        let _ = writeln!(
-            svg,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\">research: {}</text>",
-            cx - 4.0,
-            cy - 4.0,
-            cx + 6.0,
-            cy + 12.0,
-            design_name(design),
-            c = colour(design)
-        );
-    }
-    svg.push_str("</svg>\n");
-    svg
+    ]
 }
