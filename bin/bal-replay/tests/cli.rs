@@ -161,6 +161,7 @@ fn bench_help_fits_on_a_screen_and_no_help_names_this_machine() {
         &["demo"],
         &["study"],
         &["report"],
+        &["project"],
     ] {
         for line in help(command) {
             let lower = line.to_lowercase();

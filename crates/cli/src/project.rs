@@ -12,21 +12,16 @@ use std::{num::NonZeroUsize, path::PathBuf};
 /// onto another machine (every projected figure is the model's, not a measurement).
 #[derive(Debug, Clone, Args)]
 pub struct ProjectCommand {
-    /// JSON files written by `bal-replay bench --json --task-profile`: each design and batch
-    /// size's one-worker run is the calibration; its runs at other worker counts are checked.
+    /// `bench --json --task-profile` results (one-worker runs calibrate, the others are checked).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The disk the inputs were measured on: the table `scripts/fio-random-reads.sh` prints
-    /// (`depth iops mean_latency_us` per line), run over the same filesystem.
+    /// The inputs' disk: `scripts/fio-random-reads.sh`'s table, on the state's filesystem.
     #[arg(long)]
     pub disk: PathBuf,
-    /// Cores of the machine the inputs ran on. By default each run's own: the count the bench
-    /// recorded, less the CPU other processes and interrupts used during that run (this
-    /// machine is shared).
+    /// The inputs' cores [default: each run's, less what other processes took during it].
     #[arg(long, value_parser = count)]
     pub cores: Option<NonZeroUsize>,
-    /// Project onto the research's machine: 16 cores, 960k IOPS at 85 µs (sets the --target-*
-    /// options it names unless given).
+    /// Project onto the research's machine (sixteen cores; NVMe, 960k IOPS at 85 µs).
     #[arg(long)]
     pub research_machine: bool,
     /// Project onto a machine with this many cores.
@@ -41,16 +36,13 @@ pub struct ProjectCommand {
     /// ... and latency at low queue depth, µs.
     #[arg(long, requires = "target_iops")]
     pub target_latency_us: Option<f64>,
-    /// One of its cores' speed relative to this machine's (2.0: twice as fast).
+    /// Its cores' speed relative to the inputs' (2.0: twice as fast).
     #[arg(long, default_value_t = 1.0)]
     pub target_cpu_speed: f64,
-    /// What a key read costs its CPU, µs (RocksDB's lookup and the I/O path), in place of what
-    /// it cost in the profiles: estimated per batch size from the one-worker parallel I/O and
-    /// full BAL profiles (their task CPU's difference over parallel I/O's reads).
+    /// CPU per key read there, µs [default: the profiles' own, per batch size].
     #[arg(long)]
     pub target_read_cpu_us: Option<f64>,
-    /// Prefetch readers there as the engine's `--io-threads` (it runs twice as many reader
-    /// threads, which the simulation then uses), in place of the profiles' own.
+    /// Prefetch readers there, as `--io-threads` [default: the profiles' own].
     #[arg(long, value_parser = count)]
     pub target_io_threads: Option<NonZeroUsize>,
     /// Worker counts to project.

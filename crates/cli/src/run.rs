@@ -161,8 +161,10 @@ impl RunCommand {
                 dump,
                 config,
                 &store,
-                path,
-                options.direct_io,
+                StateOnDisk {
+                    path,
+                    direct_io: options.direct_io,
+                },
                 || store.approximate_size_bytes().ok(),
                 || store.read_counters(),
             )
@@ -189,20 +191,23 @@ impl RunCommand {
         }
         let hashes = first_block_hashes(dump)?;
         with_mdbx_overlay(dir, &hashes, |store| {
-            self.replay(dump, config, store, dir, false, || None, || None)
+            let state = StateOnDisk {
+                path: dir,
+                direct_io: false,
+            };
+            self.replay(dump, config, store, state, || None, || None)
         })
         .wrap_err_with(|| format!("reading {}", self.chain.state))?
     }
 
-    /// Replays `dump` over `store` (on the device holding `path`, read directly if `direct_io`)
-    /// with the progress bar, recording metrics per batch, and gathers the run's disk evidence.
+    /// Replays `dump` over `store` (read from `state`) with the progress bar, recording metrics
+    /// per batch, and gathers the run's disk evidence.
     fn replay<S: StateReader + StateWriter>(
         &self,
         dump: &DumpReader,
         config: &ChainConfig,
         store: &S,
-        path: &Path,
-        direct_io: bool,
+        StateOnDisk { path, direct_io }: StateOnDisk<'_>,
         state_size: impl Fn() -> Option<u64>,
         rocks_counters: impl Fn() -> Option<RocksReadCounters>,
     ) -> eyre::Result<RunOutput> {
@@ -294,6 +299,14 @@ struct RunOutput {
 /// The schema version of [`RunSummary`] this build writes and reads. Files written before
 /// results carried one (every figure at the top level) are version 1.
 pub const SCHEMA_VERSION: u32 = 2;
+
+/// Where a replay's state is read from: the path whose block device its evidence counts, and
+/// whether its reads bypass the page cache (which decides how residency is judged).
+#[derive(Debug, Clone, Copy)]
+struct StateOnDisk<'a> {
+    path: &'a Path,
+    direct_io: bool,
+}
 
 /// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
 /// its reads were served from and the CPU it had, grouped as a bench's runs are
