@@ -399,7 +399,7 @@ impl Tables<'_> {
             "{}",
             match self.disk {
                 StoreKind::Mdbx =>
-                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. Residency is judged from RocksDB's block-cache counters, which MDBX has not: its regime is unknown.\n",
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. Residency is judged from the block cache's counters (data blocks missed over blocks looked up), which a memory-mapped MDBX state has not: its regime is unknown.\n",
                 _ =>
                     "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its block lookups reached the device: with direct reads, the data blocks that missed the block cache; through the page cache, the device's bytes in 4 KiB blocks, at most one per miss. Fewer than 100 key reads read no state.\n",
             }
