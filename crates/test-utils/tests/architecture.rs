@@ -51,7 +51,8 @@ fn root() -> PathBuf {
         .expect("the workspace root")
 }
 
-fn workspace() -> BTreeMap<String, Package> {
+/// The workspace's `cargo metadata` (members only).
+fn cargo_metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
         .args([
@@ -69,7 +70,11 @@ fn workspace() -> BTreeMap<String, Package> {
         "cargo metadata: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let metadata: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+    serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON")
+}
+
+fn workspace() -> BTreeMap<String, Package> {
+    let metadata = cargo_metadata();
     let root = root();
     let packages = metadata["packages"].as_array().expect("packages");
     let names: BTreeSet<String> = packages
@@ -591,19 +596,7 @@ fn module_cycles(package_dir: &std::path::Path, root: PathBuf) -> Vec<(String, S
 
 #[test]
 fn no_two_files_of_a_crate_import_each_other() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--no-deps",
-            "--offline",
-        ])
-        .current_dir(root())
-        .output()
-        .expect("run cargo metadata");
-    let metadata: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
+    let metadata = cargo_metadata();
     let mut found = BTreeMap::new();
     for package in metadata["packages"].as_array().expect("packages") {
         let manifest = PathBuf::from(package["manifest_path"].as_str().expect("manifest_path"));
