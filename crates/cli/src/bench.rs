@@ -298,6 +298,7 @@ impl DemoCommand {
             batch: Some(self.batch.clone()),
             repeat: None,
             no_fio: true,
+            disk: None,
             from_bench: None,
             title: Some(format!(
                 "the demo chain ({} generated blocks, seed {})",

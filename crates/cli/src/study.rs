@@ -6,7 +6,8 @@ use clap::Args;
 use std::{num::NonZeroUsize, path::PathBuf};
 
 /// The answer for one chain: every design on the disk, at thread counts up to the machine's and
-/// past them, batch 1, 10 and 50, repeated; the BAL sizes; the disk's bound (fio); a findings page.
+/// past them, batch 1, 10 and 50, repeated; the BAL sizes; the disk's bound (fio); a findings page,
+/// with the model's projection onto the research's machine.
 #[derive(Debug, Clone, Args)]
 pub struct StudyCommand {
     /// The dump.
@@ -30,9 +31,12 @@ pub struct StudyCommand {
     /// Runs of each configuration, interleaved (default 3; 2 with --quick).
     #[arg(long, value_name = "N", value_parser = count)]
     pub repeat: Option<NonZeroUsize>,
-    /// Leave out the disk's bound (fio).
+    /// Do not measure the disk with fio (without --disk: no disk bound, no projection).
     #[arg(long)]
     pub no_fio: bool,
+    /// The disk's fio table (scripts/fio-random-reads.sh), in place of measuring it.
+    #[arg(long, value_name = "FILE")]
+    pub disk: Option<PathBuf>,
     /// What the page calls the chain (default: the dump's directory).
     #[arg(long)]
     pub title: Option<String>,
@@ -50,6 +54,7 @@ impl StudyCommand {
             batches: self.batch.clone(),
             repeat: self.repeat,
             fio: !self.no_fio,
+            disk: self.disk.clone(),
             out: self.out.clone(),
             title: self.title.clone(),
             from_bench: self.from_bench.clone(),

@@ -2,7 +2,10 @@
 //! JSON (and the sizes, the disk's curve and the chain's shape), so a test can recompute every
 //! figure the page shows from the file it came from.
 
-use crate::{ChainShape, DesignSizes, MeanSize};
+use crate::{
+    ChainShape, DesignSizes, MeanSize,
+    projected::{PROJECTED_WORKERS, Projected, project_onto_research_machine},
+};
 use bal_replay_bench::{BenchResult, Residency, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::DiskModel;
@@ -164,6 +167,9 @@ pub struct Findings {
     /// The share of the machine's CPU that other processes (and interrupts, and the hypervisor)
     /// took over the runs measured, where the counters tell: a shared machine's noise.
     pub others_cpu_share: Option<f64>,
+    /// The model's projection onto the research's machine at the headline batch, or why it was
+    /// left out: the model's figures, not measurements.
+    pub projected: Projected,
 }
 
 /// The research's headline: parallel I/O at 16 threads, batch 50, over full BAL.
@@ -230,6 +236,7 @@ impl Findings {
             all_disk_resident: !residencies.is_empty()
                 && residencies.iter().all(|r| r.disk_resident),
             all_cache_resident: residencies.iter().all(|r| !r.disk_resident),
+            projected: project_onto_research_machine(bench, disk, headline_batch),
         }
     }
 
@@ -289,7 +296,31 @@ impl Findings {
                 shape.state_keys_per_mgas
             ));
         }
+        out.push(' ');
+        out.push_str(&self.projected_sentence());
         out
+    }
+
+    /// The answer's sentence on the model's projection onto the research's machine, or on why
+    /// there is none.
+    pub fn projected_sentence(&self) -> String {
+        let share = |design| {
+            self.projected
+                .row(design)
+                .and_then(|r| r.share_of_full)
+                .map_or_else(|| "-".into(), |s| format!("{s:.2}"))
+        };
+        match &self.projected {
+            Projected::Made(_) => format!(
+                "Projected by the model onto the research's machine (16 cores, NVMe at 960k IOPS), at {PROJECTED_WORKERS} threads and batch {}: parallel I/O keeps {} of full BAL's throughput, batched I/O {} (the model's figures, not measurements).",
+                self.headline_batch,
+                share(IoDesign::Parallel),
+                share(IoDesign::Batched),
+            ),
+            Projected::LeftOut(why) => {
+                format!("The model's projection onto the research's machine was left out: {why}.")
+            }
+        }
     }
 }
 

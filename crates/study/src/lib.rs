@@ -7,8 +7,9 @@
 //! block cache), each configuration repeated and the repeats interleaved so every ratio has a
 //! range. It measures the disk's own limit with fio where fio is installed, and each design's BAL
 //! size from the same dump. Then [`Findings`] computes the page's figures from the bench's result
-//! alone, and [`render_page`] writes them: the answer in a few sentences, the research's tables
-//! with ours beside, and what the run cannot say. The regime of every figure (disk-resident or
+//! alone (with the disk's curve, the model's projection onto the research's machine: [`projected`],
+//! labelled as the model's on the page), and [`render_page`] writes them: the answer in a few
+//! sentences, the research's tables with ours beside, and what the run cannot say. The regime of every figure (disk-resident or
 //! cache-resident) is judged by what reached the device ([`Residency`]).
 //!
 //! Data flows one way: dump -> state -> engine -> bench -> study.
@@ -18,12 +19,14 @@
 pub mod findings;
 pub mod fio;
 mod page;
+pub mod projected;
 mod shape;
 mod sizes;
 
 pub use bal_replay_bench::{Residency, ResidencyBasis};
 pub use findings::{Findings, Interval};
 pub use page::{frontier_svg, render_page};
+pub use projected::{LeftOut, Projected, ProjectedRow};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
 
@@ -54,6 +57,9 @@ pub enum StudyError {
     /// The chain's rules could not be had from the dump.
     #[error("the dump's chain: {0}")]
     Chain(String),
+    /// The disk's fio table (`--disk`) could not be read.
+    #[error(transparent)]
+    Disk(#[from] bal_replay_model::DiskModelError),
     /// An earlier study's runs could not be read (or were written with another schema version).
     #[error(transparent)]
     Load(#[from] bal_replay_bench::ResultReadError),
@@ -87,6 +93,8 @@ pub struct StudyOptions {
     pub repeat: Option<NonZeroUsize>,
     /// Measure the disk with fio (where installed).
     pub fio: bool,
+    /// The disk's fio table (`scripts/fio-random-reads.sh`), in place of measuring it.
+    pub disk: Option<PathBuf>,
     /// Where the page, its chart and the bench's JSON go.
     pub out: PathBuf,
     /// The command line that made the page, printed on it.
@@ -111,7 +119,7 @@ pub struct StudyContext {
     pub state_bytes: u64,
     /// Logical CPUs the runs could use.
     pub cores: usize,
-    /// The disk's curve, where fio measured it.
+    /// The disk's curve, where fio measured it or `--disk` gave it.
     pub disk: Option<DiskModel>,
     /// The frontier chart's file, relative to the page.
     pub frontier_chart: String,
@@ -188,7 +196,10 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         cache: Default::default(),
         repeat,
         pipeline: false,
-        profile: false,
+        // The model's projection calibrates on the one-worker runs' task profiles; every run is
+        // profiled alike so none pays an overhead the others do not, and the study keeps only
+        // the one-worker runs' profiles ([`keep_calibration_profiles`]).
+        profile: true,
         pin_workers: None,
         trust_state: false,
     }
@@ -247,20 +258,9 @@ pub fn run_study(
     let shape = ChainShape::of_dump(&dump)?;
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     let matrix = study_matrix(options, cores, shape.blocks);
-    let disk = if options.fio {
-        let seconds = if options.quick { 1 } else { 5 };
-        match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
-            Ok(disk) => Some(disk),
-            Err(error) => {
-                tracing::warn!(%error, "the disk's bound is left out");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let disk = input_disk(state_dir, options)?;
     let state_bytes = dir_bytes(state_dir);
-    let bench = match &options.from_bench {
+    let mut bench = match &options.from_bench {
         Some(path) => load_bench(path)?,
         None => run_bench(
             &config,
@@ -270,6 +270,7 @@ pub fn run_study(
             on_run,
         )?,
     };
+    keep_calibration_profiles(&mut bench);
     write_outputs(
         &bench,
         &sizes,
@@ -302,6 +303,33 @@ pub fn run_study(
         },
         &options.out,
     )
+}
+
+/// The input disk's curve: `--disk`'s table, else fio's measure where asked and installed, else
+/// none (the page says what it leaves out without one).
+fn input_disk(state_dir: &Path, options: &StudyOptions) -> Result<Option<DiskModel>, StudyError> {
+    if let Some(table) = &options.disk {
+        return Ok(Some(DiskModel::from_fio_file(table)?));
+    }
+    if !options.fio {
+        return Ok(None);
+    }
+    let seconds = if options.quick { 1 } else { 5 };
+    match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
+        Ok(disk) => Ok(Some(disk)),
+        Err(error) => {
+            tracing::warn!(%error, "the disk's bound and the projection are left out");
+            Ok(None)
+        }
+    }
+}
+
+/// Drops the task profiles of runs with more than one worker: the projection calibrates on the
+/// one-worker runs' alone, and each profile adds megabytes to `bench.json`.
+fn keep_calibration_profiles(bench: &mut BenchResult) {
+    for run in bench.runs.iter_mut().filter(|r| r.threads > 1) {
+        run.batch_profiles = Vec::new();
+    }
 }
 
 /// Reads an earlier study's `bench.json`.

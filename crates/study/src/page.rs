@@ -4,6 +4,7 @@
 use crate::{
     ChainShape, DesignSizes, Findings, StudyContext,
     findings::{FrontierPoint, design_name},
+    projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
 use bal_replay_bench::residency::DISK_RESIDENT_SHARE;
@@ -67,21 +68,22 @@ fn headline(w: &mut String, findings: &Findings) {
     );
     let _ = writeln!(
         w,
-        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with the range its repeats allow. The disk's bound is the run's gas per device read at the disk's best IOPS (fio).\n"
+        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with the range its repeats allow. The disk's bound is the run's gas per device read at the disk's best IOPS (fio). The projected column is the model's, not a measurement: {}\n",
+        projected_note(findings)
     );
     let _ = writeln!(
         w,
-        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of the disk's bound | Device reads per key read | Regime |"
+        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
     );
     let _ = writeln!(
         w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for r in &findings.headline {
         let share = &r.share_of_full;
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {} | {} | {} |",
             design_name(r.design),
             kb(r.size.rlp),
             kb(r.size.snappy),
@@ -96,6 +98,16 @@ fn headline(w: &mut String, findings: &Findings) {
             } else {
                 ""
             },
+            findings.projected.row(r.design).map_or_else(
+                || "-".into(),
+                |p| format!(
+                    "{:.1} Mgas/s{}, model",
+                    p.mgas_per_s,
+                    p.share_of_full
+                        .map(|s| format!(" ({s:.2} of full's)"))
+                        .unwrap_or_default()
+                )
+            ),
             opt(r.share_of_disk_bound, 2),
             // Full BAL executes from the BAL's values and reads no key of the state.
             opt(
@@ -300,10 +312,7 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
             100.0 * share
         );
     }
-    let _ = writeln!(
-        w,
-        "- **Measured, not projected**: every figure above is from runs on this machine; none is projected onto the research's machine."
-    );
+    let _ = writeln!(w, "- {}", projected_bullet(findings, context));
     let _ = writeln!(
         w,
         "- **The chain's shape**: {} blocks, {:.1} Mgas; {:.0} state keys per Mgas (mainnet's recent blocks: {:.0}, shared/fixtures/mainnet/PROFILE.md); {:.0}% of a block's keys are touched by no other block of the dump.",
@@ -320,6 +329,30 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
         );
     }
     let _ = writeln!(w);
+}
+
+/// What the headline table's projected column holds, or why it is empty.
+fn projected_note(findings: &Findings) -> String {
+    match &findings.projected {
+        Projected::Made(_) => format!(
+            "each design's throughput at {PROJECTED_WORKERS} workers and batch {} on the research's machine (16 cores, NVMe at 960k IOPS, 85 µs), as `bal-replay project --research-machine` projects it from the design's one-worker run here (its share of full BAL's projected throughput beside).",
+            findings.headline_batch
+        ),
+        Projected::LeftOut(why) => format!("here it is left out: {why}."),
+    }
+}
+
+/// "What this run cannot say"'s bullet on which figures are measured and which projected.
+fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
+    match &findings.projected {
+        Projected::Made(_) => format!(
+            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\" and the answer's sentence that says it is projected. Those are the model's (`bal-replay project --research-machine`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on 16 cores and NVMe at 960k IOPS, 85 µs. They are predictions, not measurements.",
+            context.disk.as_ref().map_or("-", |d| d.source.as_str())
+        ),
+        Projected::LeftOut(why) => format!(
+            "**Measured, not projected**: every figure above is from runs on this machine; the model's projection onto the research's machine was left out: {why}."
+        ),
+    }
 }
 
 /// The frontier chart as SVG: BAL size (share of full BAL's) against throughput (share of full

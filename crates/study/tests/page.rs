@@ -53,6 +53,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         batches: Some(vec![n(1), n(2)]),
         repeat: Some(n(2)),
         fio: false,
+        disk: None,
         out: out.clone(),
         command: "bal-replay study (test)".into(),
         title: None,
@@ -70,15 +71,70 @@ fn the_page_is_recomputed_from_its_bench_json() {
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.contains(&output.answer), "the answer is on the page");
     assert!(page.contains("## Each design against full BAL, batch 2"));
-    let full = fastest(&bench, IoDesign::Full, 2);
+    assert_headline(&page, &bench);
+    // Sizes: parallel I/O's diffs are smaller than the protocol's BAL, which is smaller than full.
+    let size = |name| row(&page, name)[1].parse::<f64>().unwrap();
+    assert!(size("parallel I/O") < size("batched I/O"));
+    assert!(size("batched I/O") < size("full BAL"));
+    assert!(is_fresh(dir.path(), &out));
+    assert_left_out(&page, &bench);
+
+    // The page again from the runs' JSON, nothing replayed: the same page.
+    let again = dir.path().join("again");
+    let mut replayed = 0;
+    run_study(
+        &dump,
+        &state,
+        &StudyOptions {
+            out: again.clone(),
+            from_bench: Some(output.bench_json.clone()),
+            ..options.clone()
+        },
+        |_| replayed += 1,
+    )
+    .unwrap();
+    assert_eq!(replayed, 0);
+    assert_eq!(
+        std::fs::read_to_string(again.join("findings.md")).unwrap(),
+        page
+    );
+
+    // With the disk's curve, the same runs projected onto the research's machine.
+    let table = dir.path().join("fio.txt");
+    std::fs::write(
+        &table,
+        "depth iops mean_latency_us\n1 12000 83.0\n4 40000 100.0\n16 90000 178.0\n64 110000 580.0\n",
+    )
+    .unwrap();
+    assert_bad_disk_refused(&dump, &state, &options, &output.bench_json);
+    let output = run_study(
+        &dump,
+        &state,
+        &StudyOptions {
+            out: dir.path().join("projected"),
+            from_bench: Some(output.bench_json.clone()),
+            disk: Some(table),
+            ..options
+        },
+        |_| replayed += 1,
+    )
+    .unwrap();
+    assert_eq!(replayed, 0);
+    let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_projected(&page, &bench);
+}
+
+/// The headline table's measured cells of each design, recomputed from the bench's JSON.
+fn assert_headline(page: &str, bench: &BenchResult) {
+    let full = fastest(bench, IoDesign::Full, 2);
     for (design, name) in [
         (IoDesign::Full, "full BAL"),
         (IoDesign::Batched, "batched I/O"),
         (IoDesign::Parallel, "parallel I/O"),
         (IoDesign::Hybrid, "hybrid"),
     ] {
-        let run = fastest(&bench, design, 2);
-        let cells = row(&page, name);
+        let run = fastest(bench, design, 2);
+        let cells = row(page, name);
         assert_eq!(cells[4], run.threads.to_string(), "{name}: threads");
         assert_eq!(
             cells[5],
@@ -98,31 +154,94 @@ fn the_page_is_recomputed_from_its_bench_json() {
             cells[6]
         );
     }
-    // Sizes: parallel I/O's diffs are smaller than the protocol's BAL, which is smaller than full.
-    let size = |name| row(&page, name)[1].parse::<f64>().unwrap();
-    assert!(size("parallel I/O") < size("batched I/O"));
-    assert!(size("batched I/O") < size("full BAL"));
-    assert!(is_fresh(dir.path(), &out));
+}
 
-    // The page again from the runs' JSON, nothing replayed: the same page.
-    let again = dir.path().join("again");
-    let mut replayed = 0;
-    run_study(
-        &dump,
-        &state,
-        &StudyOptions {
-            out: again.clone(),
-            from_bench: Some(output.bench_json.clone()),
-            ..options
-        },
-        |_| replayed += 1,
-    )
-    .unwrap();
-    assert_eq!(replayed, 0);
-    assert_eq!(
-        std::fs::read_to_string(again.join("findings.md")).unwrap(),
-        page
+/// Without a disk curve the model cannot calibrate: the page says so instead of failing, and
+/// the bench's JSON keeps only the one-worker runs' task profiles (the calibrations').
+fn assert_left_out(page: &str, bench: &BenchResult) {
+    assert!(
+        page.contains(
+            "The model's projection onto the research's machine was left out: no disk curve"
+        ),
+        "{page}"
     );
+    assert!(page.contains("- **Measured, not projected**: "), "{page}");
+    assert_eq!(row(page, "full BAL")[7], "-");
+    for run in &bench.runs {
+        assert_eq!(
+            run.batch_profiles.is_empty(),
+            run.threads > 1 || run.mode != ExecMode::Parallel,
+            "{}",
+            run.label()
+        );
+    }
+}
+
+/// A `--disk` table that is not fio's is refused, naming its file and line, before anything is
+/// written.
+fn assert_bad_disk_refused(dump: &Path, state: &Path, options: &StudyOptions, bench_json: &Path) {
+    let table = options.out.with_file_name("not-fio.txt");
+    std::fs::write(&table, "depth iops\nfour 12000\n").unwrap();
+    let out = options.out.with_file_name("refused");
+    let refused = StudyOptions {
+        out: out.clone(),
+        from_bench: Some(bench_json.to_path_buf()),
+        disk: Some(table.clone()),
+        ..options.clone()
+    };
+    let error = run_study(dump, state, &refused, |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains(&table.display().to_string()) && error.contains("four 12000"),
+        "{error}"
+    );
+    assert!(!out.exists());
+}
+
+/// The page's projected column holds the model's figures, labelled as such, and the answer
+/// names the same shares.
+fn assert_projected(page: &str, bench: &BenchResult) {
+    let projected = |name| {
+        let cell = row(page, name)[7];
+        assert!(cell.ends_with(", model"), "{name}: {cell:?}");
+        let mgas: f64 = cell.split(' ').next().unwrap().parse().unwrap();
+        let share: f64 = cell
+            .split(" (")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .unwrap()
+            .parse()
+            .unwrap();
+        (mgas, share)
+    };
+    let (full, full_share) = projected("full BAL");
+    assert_eq!(full_share, 1.0);
+    // Sixteen workers on the research's machine outrun full BAL's one worker here.
+    let one_worker = bench
+        .runs
+        .iter()
+        .find(|r| r.design == IoDesign::Full && r.batch == 2 && r.threads == 1)
+        .expect("full BAL ran on one worker");
+    assert!(
+        full > one_worker.throughput.mgas_per_s,
+        "projected {full} Mgas/s, measured {} on one worker",
+        one_worker.throughput.mgas_per_s
+    );
+    let (parallel, parallel_share) = projected("parallel I/O");
+    let (_, batched_share) = projected("batched I/O");
+    assert!(parallel > 0.0 && parallel_share > 0.0);
+    assert!(
+        page.contains(&format!(
+            "Projected by the model onto the research's machine (16 cores, NVMe at 960k IOPS), at 16 threads and batch 2: parallel I/O keeps {parallel_share:.2} of full BAL's throughput, batched I/O {batched_share:.2} (the model's figures, not measurements)."
+        )),
+        "{page}"
+    );
+    assert!(
+        page.contains("- **Measured, and projected by the model**: "),
+        "{page}"
+    );
+    assert!(!page.contains("left out"), "{page}");
 }
 
 /// The study wrote only inside `out` (and the runs' checkpoints, removed), beside the inputs.

@@ -1,0 +1,142 @@
+//! The model's projection of the study's runs onto the research's machine (16 cores, NVMe at 960k
+//! IOPS, 85 µs), as `bal-replay project --research-machine` makes it: each design calibrated on
+//! its one-worker run's task profile and the input disk's curve. Every figure here is the
+//! model's, not a measurement, and the page labels it so.
+
+use bal_replay_bench::BenchResult;
+use bal_replay_engine::IoDesign;
+use bal_replay_model::DiskModel;
+use bal_replay_projection::{MeasuredMachine, TargetOptions, project_benches};
+use std::num::NonZeroUsize;
+
+/// The worker count projected: the research's headline thread count.
+pub const PROJECTED_WORKERS: usize = 16;
+
+/// One design's projected figures.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProjectedRow {
+    /// The design.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers on the research's machine.
+    pub workers: usize,
+    /// The model's throughput there, Mgas/s.
+    pub mgas_per_s: f64,
+    /// That over full BAL's projected throughput; `None` where full BAL was not projected.
+    pub share_of_full: Option<f64>,
+}
+
+/// Why the projection is not on the page.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum LeftOut {
+    /// Neither fio nor `--disk` gave the input disk's curve, on which the model calibrates.
+    NoDiskCurve,
+    /// No design has a one-worker run with a task profile at the batch projected.
+    NoProfile {
+        /// The batch.
+        batch: usize,
+    },
+    /// The research's machine could not be modelled.
+    Model(String),
+}
+
+impl std::fmt::Display for LeftOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoDiskCurve => write!(
+                f,
+                "no disk curve (fio did not measure the state's disk and no --disk table was \
+                 given; the model calibrates on it)"
+            ),
+            Self::NoProfile { batch } => write!(
+                f,
+                "no one-worker run with a task profile at batch {batch} (a bench.json of an \
+                 older study?)"
+            ),
+            Self::Model(reason) => write!(f, "the research's machine: {reason}"),
+        }
+    }
+}
+
+/// The projection onto the research's machine, or why it was left out.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Projected {
+    /// One row per design projected, in the order of [`IoDesign::ALL`].
+    Made(Vec<ProjectedRow>),
+    /// Left out, and why.
+    LeftOut(LeftOut),
+}
+
+impl Projected {
+    /// The projected row of `design`.
+    pub fn row(&self, design: IoDesign) -> Option<&ProjectedRow> {
+        match self {
+            Self::Made(rows) => rows.iter().find(|r| r.design == design),
+            Self::LeftOut(_) => None,
+        }
+    }
+}
+
+/// `bench`'s runs at `batch` projected onto the research's machine at [`PROJECTED_WORKERS`]
+/// workers, calibrated on `disk` (the curve of the disk they ran on). What starting a worker
+/// costs is the bench's record of it (none: the model leaves it out), so the same bench gives
+/// the same projection wherever it is read.
+pub fn project_onto_research_machine(
+    bench: &BenchResult,
+    disk: Option<&DiskModel>,
+    batch: usize,
+) -> Projected {
+    let Some(disk) = disk else {
+        return Projected::LeftOut(LeftOut::NoDiskCurve);
+    };
+    let research = TargetOptions {
+        research_machine: true,
+        ..TargetOptions::default()
+    };
+    let target = match research.machine(bench.worker_start) {
+        Ok(Some(target)) => target,
+        Ok(None) => return Projected::LeftOut(LeftOut::Model("not named".into())),
+        Err(error) => return Projected::LeftOut(LeftOut::Model(error.to_string())),
+    };
+    let measured_on = MeasuredMachine {
+        disk: disk.clone(),
+        cores: None,
+        worker_start: bench.worker_start,
+    };
+    let workers = NonZeroUsize::new(PROJECTED_WORKERS).expect("16 is not 0");
+    let report = project_benches(
+        std::slice::from_ref(bench),
+        &measured_on,
+        Some(&target),
+        &[workers],
+        // A design left uncalibrated is missing from the rows, and the page shows "-" for it.
+        &mut |_| {},
+    );
+    let mgas = |design: IoDesign| {
+        report
+            .projections
+            .iter()
+            .find(|p| p.design == design && p.batch == batch && p.workers == PROJECTED_WORKERS)
+            .map(|p| p.predicted.mgas_per_s(p.gas))
+    };
+    let full = mgas(IoDesign::Full);
+    let rows: Vec<ProjectedRow> = IoDesign::ALL
+        .into_iter()
+        .filter_map(|design| {
+            let mgas_per_s = mgas(design)?;
+            Some(ProjectedRow {
+                design,
+                batch,
+                workers: PROJECTED_WORKERS,
+                mgas_per_s,
+                share_of_full: full.filter(|f| *f > 0.0).map(|f| mgas_per_s / f),
+            })
+        })
+        .collect();
+    if rows.is_empty() {
+        Projected::LeftOut(LeftOut::NoProfile { batch })
+    } else {
+        Projected::Made(rows)
+    }
+}
