@@ -79,7 +79,7 @@ impl Cli {
             Command::Bench(c) => c.run(),
             Command::Report(c) => c.run(),
             Command::Project(c) => c.run(),
-            Command::Study(c) => c.run(),
+            Command::Study(c) => c.run().map(|_| ()),
         }
     }
 }

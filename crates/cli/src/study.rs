@@ -65,8 +65,9 @@ impl StudyCommand {
         }
     }
 
-    /// Runs the study, with a progress bar, and prints the answer and where the page is.
-    pub fn run(&self) -> eyre::Result<()> {
+    /// Runs the study, with a progress bar, prints the answer and where the page is, and returns
+    /// what it found.
+    pub fn run(&self) -> eyre::Result<bal_replay_study::StudyOutput> {
         let options = self.options();
         let blocks = bal_replay_dump::DumpReader::open(&self.dump)?
             .manifest()
@@ -107,6 +108,6 @@ impl StudyCommand {
             output.page.display(),
             output.bench_json.display()
         );
-        Ok(())
+        Ok(output)
     }
 }
