@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod device;
+mod interval;
 pub mod memory_limit;
 pub mod point_reads;
 pub mod residency;
@@ -25,6 +26,7 @@ mod result_file;
 mod tables;
 
 pub use device::{CpuUse, DiskEvidence};
+pub use interval::{DesignRatio, Interval};
 pub use residency::{Residency, ResidencyBasis, ResidencyCounts};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
@@ -634,6 +636,11 @@ pub struct BenchResult {
     pub pinned_workers: Option<Vec<usize>>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
+    /// Each parallel design's throughput over full BAL's over the state's store, with the range
+    /// its repeats allow ([`DesignRatio::of_runs`]); absent from files written before results
+    /// carried them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratios_to_full: Vec<DesignRatio>,
 }
 
 impl VersionedResult for BenchResult {
@@ -1110,6 +1117,7 @@ pub fn run_bench(
             results[index].push(result);
         }
     }
+    let runs: Vec<RunResult> = results.into_iter().map(median_of).collect();
     Ok(BenchResult {
         schema_version: SCHEMA_VERSION,
         dump: dump_dir.display().to_string(),
@@ -1122,7 +1130,8 @@ pub fn run_bench(
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
         pinned_workers: matrix.pin_workers.clone(),
-        runs: results.into_iter().map(median_of).collect(),
+        ratios_to_full: DesignRatio::of_runs(&runs, disk_store),
+        runs,
     })
 }
 
@@ -1432,6 +1441,7 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             pinned_workers: None,
+            ratios_to_full: Vec::new(),
             runs,
         }
     }

@@ -21,8 +21,8 @@ mod page;
 mod shape;
 mod sizes;
 
-pub use bal_replay_bench::{Residency, ResidencyBasis};
-pub use findings::{Findings, Interval};
+pub use bal_replay_bench::{Interval, Residency, ResidencyBasis};
+pub use findings::Findings;
 pub use page::{frontier_svg, render_page};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
