@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod device;
+mod interval;
 pub mod memory_limit;
 pub mod point_reads;
 pub mod residency;
@@ -25,6 +26,7 @@ mod result_file;
 mod tables;
 
 pub use device::{CpuUse, DiskEvidence};
+pub use interval::{DesignRatio, Interval};
 pub use residency::{Residency, ResidencyBasis, ResidencyCounts};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
@@ -634,6 +636,11 @@ pub struct BenchResult {
     pub pinned_workers: Option<Vec<usize>>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
+    /// Each parallel design's throughput over full BAL's over the state's store, with the range
+    /// its repeats allow ([`DesignRatio::of_runs`]); absent from files written before results
+    /// carried them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ratios_to_full: Vec<DesignRatio>,
 }
 
 impl VersionedResult for BenchResult {
@@ -1110,6 +1117,7 @@ pub fn run_bench(
             results[index].push(result);
         }
     }
+    let runs: Vec<RunResult> = results.into_iter().map(median_of).collect();
     Ok(BenchResult {
         schema_version: SCHEMA_VERSION,
         dump: dump_dir.display().to_string(),
@@ -1122,7 +1130,8 @@ pub fn run_bench(
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
         pinned_workers: matrix.pin_workers.clone(),
-        runs: results.into_iter().map(median_of).collect(),
+        ratios_to_full: DesignRatio::of_runs(&runs, disk_store),
+        runs,
     })
 }
 
@@ -1432,7 +1441,61 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             pinned_workers: None,
+            ratios_to_full: Vec::new(),
             runs,
+        }
+    }
+
+    /// A parallel run of `design` at 4 threads, batch 50, `repeats` times: `mgas` its median,
+    /// `spread` each side.
+    fn repeated_run(design: IoDesign, mgas: f64, spread: f64, repeats: usize) -> RunResult {
+        let mut run = grouped_run();
+        run.design = design;
+        run.throughput.mgas_per_s = mgas;
+        run.throughput.mgas_per_s_min = mgas - spread;
+        run.throughput.mgas_per_s_max = mgas + spread;
+        run.throughput.repeats = repeats;
+        run
+    }
+
+    #[test]
+    fn ratios_of_repeated_runs_carry_their_range_and_of_single_runs_none() {
+        let runs = |repeats, spread: [f64; 3]| {
+            vec![
+                repeated_run(IoDesign::Full, 1000.0, spread[0], repeats),
+                repeated_run(IoDesign::Parallel, 590.0, spread[1], repeats),
+                repeated_run(IoDesign::Hybrid, 995.0, spread[2], repeats),
+            ]
+        };
+        // Parallel I/O from 580 / 1010 to 600 / 990; hybrid from 985 / 1010 to 1005 / 990, which
+        // holds 1.0.
+        let repeated = render_tables(&bench_result(runs(3, [10.0; 3])));
+        for text in [
+            "| 50 | 4 | 1000.0 | 590.0 (0.59, 0.57-0.61) | 995.0 (0.99, 0.98-1.02, within noise) |",
+            "- batch 50, 4 threads: parallel / full = 0.59 (0.57-0.61)\n",
+            "- batch 50, 4 threads: hybrid / full = 0.99 (0.98-1.02, within noise)\n",
+        ] {
+            assert!(repeated.contains(text), "{text:?} not in\n{repeated}");
+        }
+        let ratios = DesignRatio::of_runs(&runs(3, [10.0; 3]), StoreKind::Rocksdb);
+        assert_eq!(ratios.len(), 2);
+        assert_eq!(
+            (ratios[0].design, ratios[0].batch, ratios[0].threads),
+            (IoDesign::Parallel, 50, 4)
+        );
+        assert_eq!(
+            (ratios[0].ratio.low, ratios[0].ratio.high),
+            (580.0 / 1010.0, 600.0 / 990.0)
+        );
+        assert!(!ratios[0].within_noise && ratios[1].within_noise);
+        // Runs made once print their ratios as before, without a range.
+        let single = render_tables(&bench_result(runs(1, [0.0; 3])));
+        for text in [
+            "| 50 | 4 | 1000.0 | 590.0 (0.59) | 995.0 (0.99) |",
+            "- batch 50, 4 threads: parallel / full = 0.59\n",
+            "- batch 50, 4 threads: hybrid / full = 0.99\n",
+        ] {
+            assert!(single.contains(text), "{text:?} not in\n{single}");
         }
     }
 

@@ -1,6 +1,6 @@
 //! The research's tables, from a bench result.
 
-use crate::{BenchResult, RunResult, StoreKind};
+use crate::{BenchResult, Interval, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use std::fmt::Write;
 
@@ -177,18 +177,20 @@ impl<'a> Tables<'a> {
         };
         for &batch in &self.batches {
             for &t in &self.threads {
-                let full = self
-                    .parallel(IoDesign::Full, t, batch, self.disk)
-                    .map(|r| r.throughput.mgas_per_s);
+                let full = self.parallel(IoDesign::Full, t, batch, self.disk);
                 let mut row = format!("| {batch} | {t} |");
                 for &d in &self.designs {
                     match self.parallel(d, t, batch, self.disk) {
                         Some(r) => match full {
-                            Some(f) if f > 0.0 && d != IoDesign::Full => row.push_str(&format!(
-                                " {:.1} ({:.2}) |",
-                                r.throughput.mgas_per_s,
-                                r.throughput.mgas_per_s / f
-                            )),
+                            Some(f) if f.throughput.mgas_per_s > 0.0 && d != IoDesign::Full => {
+                                let range = Interval::of_repeats(r, f)
+                                    .map_or(String::new(), |i| format!(", {}", i.range_label()));
+                                row.push_str(&format!(
+                                    " {:.1} ({:.2}{range}) |",
+                                    r.throughput.mgas_per_s,
+                                    r.throughput.mgas_per_s / f.throughput.mgas_per_s
+                                ))
+                            }
                             _ => row.push_str(&format!(" {:.1} |", r.throughput.mgas_per_s)),
                         },
                         None => row.push_str(" - |"),
@@ -225,8 +227,8 @@ impl<'a> Tables<'a> {
             if let (Some(t1), Some(t2)) = (par(1), par(2)) {
                 let _ = writeln!(
                     out,
-                    "- batch {batch}: parallel I/O, 2 threads / 1 thread = {:.2}",
-                    t2.throughput.mgas_per_s / t1.throughput.mgas_per_s.max(1e-9)
+                    "- batch {batch}: parallel I/O, 2 threads / 1 thread = {}",
+                    ratio(t2, t1)
                 );
             }
             for &t in &self.threads {
@@ -252,9 +254,9 @@ impl<'a> Tables<'a> {
                         if let Some(r) = self.parallel(d, t, batch, disk) {
                             let _ = writeln!(
                                 out,
-                                "- batch {batch}, {}: {d} / {baseline} = {:.2}",
+                                "- batch {batch}, {}: {d} / {baseline} = {}",
                                 workers(t),
-                                r.throughput.mgas_per_s / base.throughput.mgas_per_s.max(1e-9)
+                                ratio(r, base)
                             );
                         }
                     }
@@ -265,9 +267,9 @@ impl<'a> Tables<'a> {
                 ) {
                     let _ = writeln!(
                         out,
-                        "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {:.2}",
+                        "- batch {batch}, {}: {backend} / in memory (parallel I/O) = {}",
                         workers(t),
-                        on_disk.throughput.mgas_per_s / mem.throughput.mgas_per_s.max(1e-9)
+                        ratio(on_disk, mem)
                     );
                 }
             }
@@ -284,8 +286,8 @@ impl<'a> Tables<'a> {
                     if let Some(r) = best(d) {
                         let _ = writeln!(
                             out,
-                            "- batch {batch}, each at its best worker count: {d} / batched = {:.2} ({:.1} MGas/s with {}, against {:.1} with {})",
-                            r.throughput.mgas_per_s / batched.throughput.mgas_per_s.max(1e-9),
+                            "- batch {batch}, each at its best worker count: {d} / batched = {} ({:.1} MGas/s with {}, against {:.1} with {})",
+                            ratio(r, batched),
                             r.throughput.mgas_per_s,
                             workers(r.threads),
                             batched.throughput.mgas_per_s,
@@ -503,6 +505,17 @@ fn bal_sizes(result: &BenchResult, out: &mut String) {
             v / 1000.0,
             100.0 * v / s.full.max(1e-9)
         );
+    }
+}
+
+/// `numerator / denominator` of the Ratios list, two decimals; where either run was repeated, with
+/// the range the repeats allow and whether 1.0 lies in it: "0.59 (0.58-0.60)", "0.98 (0.95-1.03,
+/// within noise)".
+fn ratio(numerator: &RunResult, denominator: &RunResult) -> String {
+    let median = numerator.throughput.mgas_per_s / denominator.throughput.mgas_per_s.max(1e-9);
+    match Interval::of_repeats(numerator, denominator) {
+        Some(range) => format!("{median:.2} ({})", range.range_label()),
+        None => format!("{median:.2}"),
     }
 }
 

@@ -507,6 +507,7 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             pinned_workers: None,
+            ratios_to_full: Vec::new(),
             runs,
         }
     }

@@ -133,6 +133,7 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
         independent_blocks: false,
         worker_start: Some(WORKER_START),
         pinned_workers: None,
+        ratios_to_full: Vec::new(),
         runs,
     }
 }

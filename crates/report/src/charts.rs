@@ -2,7 +2,7 @@
 
 use crate::{Chart, Input, ReportError, png::PngBackend, research};
 use ab_glyph::FontRef;
-use bal_replay_bench::{RunResult, StoreKind, write_result_file};
+use bal_replay_bench::{DesignRatio, RunResult, StoreKind, write_result_file};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::ProjectionReport;
 use image::{ColorType, ImageEncoder, codecs::png::PngEncoder};
@@ -217,6 +217,77 @@ fn throughput_chart(inputs: &[Input], batch: usize) -> LineChart {
     }
 }
 
+/// Each design's throughput over full BAL's against threads at one batch size, from the inputs'
+/// recorded ratios (`ratios_to_full`), the range their repeats allow drawn as error bars, full BAL
+/// itself the dashed line at 1.0. `None` where no input recorded a ratio at that batch size (files
+/// written before bench recorded them).
+fn ratios_chart(inputs: &[Input], batch: usize) -> Option<LineChart> {
+    let many = inputs.len() > 1;
+    let mut series: Vec<Series> = Vec::new();
+    let mut threads: Vec<usize> = Vec::new();
+    for (n, input) in inputs.iter().enumerate() {
+        let suffix = if many {
+            format!(" [{}]", input.name)
+        } else {
+            String::new()
+        };
+        let ratios: Vec<&DesignRatio> = input
+            .result
+            .ratios_to_full
+            .iter()
+            .filter(|r| r.batch == batch)
+            .collect();
+        let mut designs: Vec<IoDesign> = Vec::new();
+        for r in &ratios {
+            if !designs.contains(&r.design) {
+                designs.push(r.design);
+            }
+        }
+        for design in designs {
+            let mut of_design: Vec<&DesignRatio> = ratios
+                .iter()
+                .copied()
+                .filter(|r| r.design == design)
+                .collect();
+            of_design.sort_by_key(|r| r.threads);
+            threads.extend(of_design.iter().map(|r| r.threads));
+            series.push(Series {
+                label: format!("{design} / full{suffix}"),
+                color: design_color(design),
+                marker: Marker::nth(n),
+                dashed: false,
+                points: of_design
+                    .iter()
+                    .map(|r| (r.threads as f64, r.ratio.median))
+                    .collect(),
+                // Where neither run was repeated the range is the ratio itself: no bar.
+                spread: of_design
+                    .iter()
+                    .filter(|r| r.ratio.low < r.ratio.high)
+                    .map(|r| (r.threads as f64, r.ratio.low, r.ratio.median, r.ratio.high))
+                    .collect(),
+            });
+        }
+    }
+    let threads = distinct(threads);
+    let (&lo, &hi) = (threads.first()?, threads.last()?);
+    series.push(Series {
+        label: "full BAL (1.0)".into(),
+        color: design_color(IoDesign::Full),
+        marker: Marker::Circle,
+        dashed: true,
+        points: vec![(lo as f64, 1.0), (hi as f64, 1.0)],
+        spread: Vec::new(),
+    });
+    Some(LineChart {
+        title: format!("Throughput over full BAL vs threads, batch of {batch} block(s)"),
+        x_desc: "Threads (execution workers)".into(),
+        y_desc: "Ratio to full BAL (bars: the range of the repeats)".into(),
+        x_keys: Some(threads.iter().map(|&t| t as f64).collect()),
+        series,
+    })
+}
+
 /// Runs of one input and batch size that carry per-batch samples, each with its line's style.
 fn sampled_runs(input: &Input, batch: usize) -> Vec<(&RunResult, String, RGBColor, Marker)> {
     let mut threads: Vec<usize> = input.result.runs.iter().map(|r| r.threads).collect();
@@ -343,6 +414,12 @@ pub(crate) fn draw_all(
         let chart = throughput_chart(inputs, batch);
         let stem = format!("throughput-batch{batch}");
         charts.push(draw_line_chart(out, stem, size, font, chart)?);
+    }
+    for &batch in &batches {
+        if let Some(chart) = ratios_chart(inputs, batch) {
+            let stem = format!("ratios-batch{batch}");
+            charts.push(draw_line_chart(out, stem, size, font, chart)?);
+        }
     }
 
     for input in inputs {

@@ -100,6 +100,7 @@ fn bench() -> BenchResult {
         independent_blocks: false,
         worker_start: None,
         pinned_workers: None,
+        ratios_to_full: Vec::new(),
         runs,
     }
 }
@@ -308,4 +309,59 @@ fn an_mdbx_bench_renders_with_its_backend_named() {
     }
     assert!(!mdbx_part.contains("(RocksDB)"), "{mdbx_part}");
     assert!(rocks_part.contains("### Batch 50, parallel I/O (RocksDB)"));
+}
+
+#[test]
+fn recorded_ratios_are_charted_with_their_ranges_as_error_bars() {
+    require_default_font();
+    let mut result = bench();
+    result.ratios_to_full =
+        bal_replay_bench::DesignRatio::of_runs(&result.runs, StoreKind::Rocksdb);
+    // Parallel I/O over full BAL at batch 50, 2 threads: 2050 / 3050, from 0.9 of the one over 1.1
+    // of the other to the reverse.
+    let at = result
+        .ratios_to_full
+        .iter()
+        .find(|r| r.batch == 50 && r.threads == 2)
+        .unwrap();
+    assert_eq!(at.design, IoDesign::Parallel);
+    assert_eq!(at.ratio.median, 2050.0 / 3050.0);
+    assert_eq!(at.ratio.low, 2050.0 * 0.9 / (3050.0 * 1.1));
+    assert_eq!(at.ratio.high, 2050.0 * 1.1 / (3050.0 * 0.9));
+    assert!(!at.within_noise);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let written = write_report(
+        &[Input::new("run", result.clone())],
+        &ReportOptions::new(&out),
+    )
+    .unwrap();
+    let stems: Vec<&str> = written.charts.iter().map(|c| c.stem.as_str()).collect();
+    assert!(stems.contains(&"ratios-batch1"), "{stems:?}");
+    assert!(stems.contains(&"ratios-batch50"), "{stems:?}");
+    let svg = std::fs::read_to_string(out.join("ratios-batch50.svg")).unwrap();
+    for text in [
+        "Throughput over full BAL vs threads, batch of 50 block(s)",
+        "Ratio to full BAL (bars: the range of the repeats)",
+        "parallel / full",
+        "full BAL (1.0)",
+    ] {
+        assert!(svg.contains(text), "ratios SVG lacks {text:?}");
+    }
+
+    // The same ratios of single runs: the same chart without its bars, so fewer lines drawn.
+    for r in &mut result.ratios_to_full {
+        r.ratio.low = r.ratio.median;
+        r.ratio.high = r.ratio.median;
+    }
+    let single = dir.path().join("single");
+    write_report(&[Input::new("run", result)], &ReportOptions::new(&single)).unwrap();
+    let bare = std::fs::read_to_string(single.join("ratios-batch50.svg")).unwrap();
+    let lines = |svg: &str| svg.matches("<line").count() + svg.matches("<polyline").count();
+    assert!(
+        lines(&svg) > lines(&bare),
+        "{} <= {}",
+        lines(&svg),
+        lines(&bare)
+    );
 }

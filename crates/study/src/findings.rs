@@ -6,50 +6,9 @@ use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, project_onto_research_machine},
 };
-use bal_replay_bench::{BenchResult, Residency, RunResult, StoreKind};
+use bal_replay_bench::{BenchResult, Interval, Residency, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::DiskModel;
-
-/// A ratio with the range its repeats allow: the median over the runs' medians, and the lowest
-/// and highest over their extremes.
-#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Interval {
-    /// The ratio of the medians.
-    pub median: f64,
-    /// The lowest the repeats allow.
-    pub low: f64,
-    /// The highest.
-    pub high: f64,
-}
-
-impl Interval {
-    /// `numerator / denominator` of two repeated runs.
-    pub fn ratio(numerator: &RunResult, denominator: &RunResult) -> Self {
-        let (n, d) = (
-            numerator.throughput.mgas_per_s,
-            denominator.throughput.mgas_per_s,
-        );
-        let low = positive(numerator.throughput.mgas_per_s_min, n)
-            / positive(denominator.throughput.mgas_per_s_max, d);
-        let high = positive(numerator.throughput.mgas_per_s_max, n)
-            / positive(denominator.throughput.mgas_per_s_min, d);
-        Self {
-            median: n / d,
-            low: low.min(n / d),
-            high: high.max(n / d),
-        }
-    }
-
-    /// Whether 1.0 (no difference) lies inside the range: the difference is within the noise.
-    pub fn includes_one(&self) -> bool {
-        self.low <= 1.0 && 1.0 <= self.high
-    }
-}
-
-/// `value` where it is positive (a repeat's extreme), else `fallback` (a result of one run).
-fn positive(value: f64, fallback: f64) -> f64 {
-    if value > 0.0 { value } else { fallback }
-}
 
 /// One design's row of the headline table, at the study's largest batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

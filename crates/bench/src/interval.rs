@@ -1,0 +1,153 @@
+//! Ratios of repeated runs with the range their repeats allow, and whether a difference is inside
+//! the noise: one definition for the bench's tables, its JSON, the report's charts and the study's
+//! page.
+
+use crate::{RunResult, StoreKind};
+use bal_replay_engine::{ExecMode, IoDesign};
+
+/// A ratio with the range its repeats allow: the ratio of the runs' medians, and the lowest and
+/// highest over their extremes (the numerator's slowest repeat over the denominator's fastest, and
+/// the other way round).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Interval {
+    /// The ratio of the medians.
+    pub median: f64,
+    /// The lowest the repeats allow.
+    pub low: f64,
+    /// The highest.
+    pub high: f64,
+}
+
+impl Interval {
+    /// `numerator / denominator` of two repeated runs.
+    pub fn ratio(numerator: &RunResult, denominator: &RunResult) -> Self {
+        let (n, d) = (&numerator.throughput, &denominator.throughput);
+        Self::of_extremes(
+            [n.mgas_per_s, n.mgas_per_s_min, n.mgas_per_s_max],
+            [d.mgas_per_s, d.mgas_per_s_min, d.mgas_per_s_max],
+        )
+    }
+
+    /// [`Interval::ratio`] where either run was repeated; `None` for two single runs, whose
+    /// ratio has no range to tell.
+    pub fn of_repeats(numerator: &RunResult, denominator: &RunResult) -> Option<Self> {
+        (numerator.throughput.repeats > 1 || denominator.throughput.repeats > 1)
+            .then(|| Self::ratio(numerator, denominator))
+    }
+
+    /// The ratio of two figures given as `[median, lowest, highest]` over their repeats. An
+    /// extreme that is not positive (a result of one run, written before runs carried their
+    /// spread) stands for the median.
+    pub fn of_extremes(numerator: [f64; 3], denominator: [f64; 3]) -> Self {
+        let ([n, n_min, n_max], [d, d_min, d_max]) = (numerator, denominator);
+        let median = n / d;
+        let low = positive(n_min, n) / positive(d_max, d);
+        let high = positive(n_max, n) / positive(d_min, d);
+        Self {
+            median,
+            low: low.min(median),
+            high: high.max(median),
+        }
+    }
+
+    /// Whether 1.0 (no difference) lies inside the range: the difference is within the noise.
+    pub fn includes_one(&self) -> bool {
+        self.low <= 1.0 && 1.0 <= self.high
+    }
+
+    /// The range as the tables print it, two decimals: "0.58-0.60", with ", within noise" where
+    /// it holds 1.0.
+    pub fn range_label(&self) -> String {
+        let noise = if self.includes_one() {
+            ", within noise"
+        } else {
+            ""
+        };
+        format!("{:.2}-{:.2}{noise}", self.low, self.high)
+    }
+}
+
+/// One parallel design's throughput over full BAL's, at the same batch size and worker count over
+/// the state's store: the ratio the tables print beside each design.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DesignRatio {
+    /// The design compared.
+    pub design: IoDesign,
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Workers.
+    pub threads: usize,
+    /// Its throughput over full BAL's: the ratio of the medians, with the range the repeats allow
+    /// (low and high equal to it where neither was repeated).
+    pub ratio: Interval,
+    /// Whether 1.0 lies in that range: the difference from full BAL is within the noise.
+    pub within_noise: bool,
+}
+
+impl DesignRatio {
+    /// Every parallel design other than full BAL over `store` against full BAL at its batch size
+    /// and worker count, in run order; a configuration without a full BAL run (or one of no
+    /// throughput) has none.
+    pub fn of_runs(runs: &[RunResult], store: StoreKind) -> Vec<Self> {
+        let parallel = |r: &&RunResult| r.mode == ExecMode::Parallel && r.store == store;
+        runs.iter()
+            .filter(parallel)
+            .filter(|r| r.design != IoDesign::Full)
+            .filter_map(|r| {
+                let full = runs.iter().filter(parallel).find(|f| {
+                    f.design == IoDesign::Full && f.batch == r.batch && f.threads == r.threads
+                })?;
+                (full.throughput.mgas_per_s > 0.0).then(|| {
+                    let ratio = Interval::ratio(r, full);
+                    Self {
+                        design: r.design,
+                        batch: r.batch,
+                        threads: r.threads,
+                        ratio,
+                        within_noise: ratio.includes_one(),
+                    }
+                })
+            })
+            .collect()
+    }
+}
+
+/// `value` where it is positive (a repeat's extreme), else `fallback` (a result of one run).
+fn positive(value: f64, fallback: f64) -> f64 {
+    if value > 0.0 { value } else { fallback }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_range_pairs_each_side_with_the_others_opposite_extreme() {
+        // 59 (58-61) over 100 (98-102).
+        let i = Interval::of_extremes([59.0, 58.0, 61.0], [100.0, 98.0, 102.0]);
+        assert_eq!(i.median, 0.59);
+        assert_eq!(i.low, 58.0 / 102.0);
+        assert_eq!(i.high, 61.0 / 98.0);
+        assert!(!i.includes_one());
+        assert_eq!(i.range_label(), "0.57-0.62");
+    }
+
+    #[test]
+    fn a_range_that_crosses_one_is_within_noise() {
+        let i = Interval::of_extremes([97.0, 95.0, 104.0], [100.0, 99.0, 101.0]);
+        assert_eq!(i.median, 0.97);
+        assert_eq!(i.low, 95.0 / 101.0);
+        assert_eq!(i.high, 104.0 / 99.0);
+        assert!(i.includes_one());
+        assert_eq!(i.range_label(), "0.94-1.05, within noise");
+        // Touching 1.0 counts: no difference is one the repeats allow.
+        assert!(Interval::of_extremes([90.0, 90.0, 100.0], [100.0, 100.0, 100.0]).includes_one());
+    }
+
+    #[test]
+    fn extremes_of_a_single_run_stand_for_its_median() {
+        let i = Interval::of_extremes([50.0, 0.0, 0.0], [100.0, 0.0, 0.0]);
+        assert_eq!((i.median, i.low, i.high), (0.5, 0.5, 0.5));
+        assert!(!i.includes_one());
+    }
+}

@@ -1,0 +1,202 @@
+//! A bench repeated twice over a small synthetic chain: the rounds interleave the configurations
+//! (forwards, then backwards), and every ratio the tables print and the JSON records carries the
+//! range its repeats allow, bracketing the ratio of the medians.
+
+use bal_replay_bench::{BenchMatrix, BenchResult, Interval, render_tables, run_bench};
+use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_executor::ChainConfig;
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_state::RocksOptions;
+use bal_replay_synth::{GeneratorConfig, generate};
+use std::num::NonZeroUsize;
+
+const BLOCKS: u64 = 4;
+
+fn n(count: usize) -> NonZeroUsize {
+    NonZeroUsize::new(count).unwrap()
+}
+
+fn matrix() -> BenchMatrix {
+    BenchMatrix {
+        threads: vec![n(1), n(2)],
+        batches: vec![n(BLOCKS as usize)],
+        designs: vec![IoDesign::Full, IoDesign::Parallel, IoDesign::Batched],
+        io_threads: n(2),
+        order: TaskOrder::BlockOrder,
+        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
+        drop_caches: false,
+        direct_io: false,
+        pin_metadata: false,
+        sequential: false,
+        in_memory: false,
+        block_cache_bytes: RocksOptions::default().block_cache_bytes,
+        cache: Default::default(),
+        repeat: n(2),
+        pipeline: false,
+        profile: false,
+        pin_workers: None,
+        trust_state: false,
+    }
+}
+
+/// `"0.59 (0.58-0.60)"` or `"0.98 (0.95-1.03, within noise)"` at the start of `text`: the ratio,
+/// its range and whether it was said to be within noise.
+fn parse_ratio(text: &str) -> (f64, f64, f64, bool) {
+    let (median, rest) = text.split_once(" (").unwrap_or_else(|| panic!("{text:?}"));
+    let range = rest.split(')').next().unwrap();
+    let (range, noise) = match range.strip_suffix(", within noise") {
+        Some(range) => (range, true),
+        None => (range, false),
+    };
+    let (low, high) = range.split_once('-').unwrap_or_else(|| panic!("{text:?}"));
+    let num = |s: &str| {
+        s.trim()
+            .parse::<f64>()
+            .unwrap_or_else(|_| panic!("{text:?}"))
+    };
+    (num(median), num(low), num(high), noise)
+}
+
+/// Every printed ratio brackets its median and says "within noise" exactly where 1.0 lies in it.
+fn assert_bracketed(line: &str, text: &str) {
+    let (median, low, high, noise) = parse_ratio(text);
+    assert!(low <= median && median <= high, "{line}");
+    assert_eq!(noise, low <= 1.0 && 1.0 <= high, "{line}");
+}
+
+#[test]
+fn a_repeated_bench_interleaves_its_rounds_and_prints_each_ratio_with_its_range() {
+    let tmp = tempfile::tempdir().unwrap();
+    let generator = GeneratorConfig {
+        blocks: BLOCKS,
+        accounts: 1_000,
+        holders_per_token: 100,
+        seed: 11,
+        gas_per_block: 3_000_000,
+        ..GeneratorConfig::default()
+    };
+    let (dump, state) = (tmp.path().join("dump"), tmp.path().join("state"));
+    generate(&generator, &dump, &state, None).unwrap();
+    let config =
+        ChainConfig::for_chain_id(bal_replay_dump::DumpReader::open(&dump).unwrap().chain_id())
+            .unwrap();
+    let mut order = Vec::new();
+    let result = run_bench(&config, &dump, &StateSpec::RocksDb(state), &matrix(), |r| {
+        order.push((r.design, r.threads))
+    })
+    .unwrap();
+
+    // The schedule (threads within design, in the matrix's order), forwards then backwards.
+    let forward: Vec<(IoDesign, usize)> = [IoDesign::Full, IoDesign::Parallel, IoDesign::Batched]
+        .into_iter()
+        .flat_map(|d| [(d, 1), (d, 2)])
+        .collect();
+    let backward: Vec<_> = forward.iter().rev().copied().collect();
+    assert_eq!(order, [forward.clone(), backward].concat());
+    assert_eq!(result.runs.len(), forward.len());
+    assert!(result.runs.iter().all(|r| r.throughput.repeats == 2));
+
+    // The JSON: parallel and batched I/O against full BAL at each worker count, each ratio that
+    // of the runs' medians inside the range of their repeats.
+    let compared: Vec<(IoDesign, usize)> = result
+        .ratios_to_full
+        .iter()
+        .map(|r| (r.design, r.threads))
+        .collect();
+    assert_eq!(
+        compared,
+        [
+            (IoDesign::Parallel, 1),
+            (IoDesign::Parallel, 2),
+            (IoDesign::Batched, 1),
+            (IoDesign::Batched, 2)
+        ]
+    );
+    let median = |design, threads| {
+        result
+            .runs
+            .iter()
+            .find(|r| r.mode == ExecMode::Parallel && r.design == design && r.threads == threads)
+            .unwrap()
+    };
+    for r in &result.ratios_to_full {
+        let (run, full) = (
+            median(r.design, r.threads),
+            median(IoDesign::Full, r.threads),
+        );
+        assert_eq!(r.batch, BLOCKS as usize);
+        assert_eq!(
+            r.ratio.median,
+            run.throughput.mgas_per_s / full.throughput.mgas_per_s
+        );
+        assert_eq!(
+            r.ratio.low,
+            (run.throughput.mgas_per_s_min / full.throughput.mgas_per_s_max).min(r.ratio.median)
+        );
+        assert_eq!(
+            r.ratio.high,
+            (run.throughput.mgas_per_s_max / full.throughput.mgas_per_s_min).max(r.ratio.median)
+        );
+        assert_eq!(r.ratio, Interval::ratio(run, full));
+        assert_eq!(r.within_noise, r.ratio.includes_one());
+    }
+    let path = tmp.path().join("bench.json");
+    result.write_json(&path).unwrap();
+    // serde_json reads a float back to within its last bit.
+    let read = BenchResult::read_json(&path).unwrap().ratios_to_full;
+    assert_eq!(read.len(), result.ratios_to_full.len());
+    for (read, written) in read.iter().zip(&result.ratios_to_full) {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
+        assert_eq!(
+            (read.design, read.batch, read.threads, read.within_noise),
+            (
+                written.design,
+                written.batch,
+                written.threads,
+                written.within_noise
+            )
+        );
+        assert!(close(read.ratio.median, written.ratio.median), "{read:?}");
+        assert!(close(read.ratio.low, written.ratio.low), "{read:?}");
+        assert!(close(read.ratio.high, written.ratio.high), "{read:?}");
+    }
+
+    // The tables: each design's cell beside full BAL's, and every line of the Ratios list.
+    let tables = render_tables(&result);
+    let compared = tables
+        .split("### Designs compared")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .nth(1)
+        .unwrap();
+    let mut cells = 0;
+    for line in compared.lines().skip(2) {
+        let columns: Vec<&str> = line.split(" | ").collect();
+        // Batch, threads, full BAL, parallel I/O, batched I/O, the two baselines.
+        assert_eq!(columns.len(), 7, "{line}");
+        assert!(!columns[2].contains('('), "full BAL has no ratio: {line}");
+        for cell in &columns[3..5] {
+            let (mgas, ratio) = cell.split_once(" (").unwrap_or_else(|| panic!("{line}"));
+            assert!(mgas.parse::<f64>().unwrap() > 0.0, "{line}");
+            // "(0.59, 0.58-0.60)": the ratio, then its range.
+            assert_bracketed(line, &ratio.replacen(", ", " (", 1));
+            cells += 1;
+        }
+    }
+    assert_eq!(cells, 4);
+    let ratios: Vec<&str> = tables
+        .split("### Ratios (the targets)")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("- "))
+        .collect();
+    // 2 threads / 1 thread; parallel and batched against full at each worker count; parallel
+    // against batched at each; and parallel against batched at each one's best.
+    assert_eq!(ratios.len(), 1 + 4 + 2 + 1, "{ratios:#?}");
+    for line in ratios {
+        let (_, ratio) = line.rsplit_once(" = ").unwrap();
+        assert_bracketed(line, ratio);
+    }
+}
