@@ -484,3 +484,105 @@ fn a_chain_over_a_cold_state_replays_in_every_design() {
     }
     assert!(digests.iter().all(|d| *d == digests[0]), "{digests:?}");
 }
+
+/// A RocksDB state whose reads each take a millisecond longer: slower than execution from the
+/// BAL's values, as a disk is.
+struct SlowReads(RocksStore);
+
+impl SlowReads {
+    fn wait() {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+impl StateReader for SlowReads {
+    fn account(
+        &self,
+        address: alloy_primitives::Address,
+    ) -> Result<Option<bal_replay_state::FlatAccount>, bal_replay_state::StateError> {
+        Self::wait();
+        self.0.account(address)
+    }
+    fn storage(
+        &self,
+        address: alloy_primitives::Address,
+        slot: alloy_primitives::U256,
+    ) -> Result<alloy_primitives::U256, bal_replay_state::StateError> {
+        Self::wait();
+        self.0.storage(address, slot)
+    }
+    fn code(
+        &self,
+        hash: alloy_primitives::B256,
+    ) -> Result<Option<alloy_primitives::Bytes>, bal_replay_state::StateError> {
+        self.0.code(hash)
+    }
+    fn block_hash(
+        &self,
+        number: u64,
+    ) -> Result<Option<alloy_primitives::B256>, bal_replay_state::StateError> {
+        self.0.block_hash(number)
+    }
+    fn applied_block(&self) -> Result<Option<u64>, bal_replay_state::StateError> {
+        self.0.applied_block()
+    }
+    fn applied_block_hash(
+        &self,
+    ) -> Result<Option<alloy_primitives::B256>, bal_replay_state::StateError> {
+        self.0.applied_block_hash()
+    }
+    fn chain_id(&self) -> Result<Option<u64>, bal_replay_state::StateError> {
+        self.0.chain_id()
+    }
+}
+
+impl bal_replay_state::StateWriter for SlowReads {
+    fn commit_block(
+        &self,
+        changes: &bal_replay_state::StateChanges,
+        block: bal_replay_state::AppliedBlock,
+    ) -> Result<(), bal_replay_state::StateError> {
+        self.0.commit_block(changes, block)
+    }
+}
+
+/// A validating node has a batch only once the BAL's claimed values are verified: full-verify's
+/// batch time covers the verifier's reads, not execution's alone (which reads no state).
+#[test]
+fn full_verify_times_each_batch_until_its_claims_are_verified() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump_dir, pristine) = small_chain(tmp.path());
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let work = ScratchState::checkpoint_of(&pristine, "slow").unwrap();
+    let store = SlowReads(RocksStore::open(work.path(), &RocksOptions::default()).unwrap());
+    let options = ReplayOptions {
+        mode: ExecMode::Parallel,
+        design: IoDesign::FullVerify,
+        threads: NonZeroUsize::new(2).unwrap(),
+        batch: NonZeroUsize::new(4).unwrap(),
+        io_threads: NonZeroUsize::new(1).unwrap(),
+        ..ReplayOptions::default()
+    };
+    let report = replay(&ChainConfig::mainnet(), &dump, &store, &options, |_| {}).unwrap();
+    assert_eq!(report.batches.len(), 2);
+    for batch in &report.batches {
+        let verifier = batch
+            .prefetch_profile
+            .as_ref()
+            .expect("the verifier's profile");
+        let verified = std::time::Duration::from_nanos(verifier.wall_ns);
+        // A millisecond per key read, over two thousand keys: far slower than execution.
+        assert!(verifier.keys > 1_000, "{} keys verified", verifier.keys);
+        assert!(
+            verified > std::time::Duration::from_millis(200),
+            "{verified:?}"
+        );
+        assert!(
+            batch.exec >= verified,
+            "blocks {}..={}: {:?} timed, the verifier took {verified:?}",
+            batch.first_block,
+            batch.last_block,
+            batch.exec
+        );
+    }
+}
