@@ -2,13 +2,14 @@
 //! from which runs, on which machine; and a projection read back, or refused for its version.
 
 use bal_replay_bench::{
-    BenchResult, CacheCounts, DiskEvidence, Latency, MeanBalSizes, ResultReadError, RunResult,
-    RunTiming, StoreKind, Throughput, device,
+    BenchResult, CacheCounts, Latency, MeanBalSizes, ResultReadError, RunResult, RunTiming,
+    StoreKind, Throughput,
 };
 use bal_replay_engine::{
     BatchProfile, ExecMode, IoDesign, PrefetchOrder, PrefetchProfile, TaskProfile, WorkerStartCost,
 };
 use bal_replay_model::{DiskModel, Repeats};
+use bal_replay_probe::{DiskEvidence, device};
 use bal_replay_projection::{
     MeasuredMachine, ProjectOptions, ProjectionError, ProjectionNote, ProjectionReport,
     ReadProjectionError, SCHEMA_VERSION, TargetDisk, TargetOptions, project, project_benches,

@@ -3,9 +3,10 @@
 //! figure the page shows from the file it came from.
 
 use crate::{ChainShape, DesignSizes, MeanSize};
-use bal_replay_bench::{BenchResult, Residency, RunResult, StoreKind};
+use bal_replay_bench::{BenchResult, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::DiskModel;
+use bal_replay_probe::Residency;
 
 /// A ratio with the range its repeats allow: the median over the runs' medians, and the lowest
 /// and highest over their extremes.

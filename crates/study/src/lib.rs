@@ -21,7 +21,7 @@ mod page;
 mod shape;
 mod sizes;
 
-pub use bal_replay_bench::{Residency, ResidencyBasis};
+pub use bal_replay_probe::{Residency, ResidencyBasis};
 pub use findings::{Findings, Interval};
 pub use page::{frontier_svg, render_page};
 pub use shape::ChainShape;

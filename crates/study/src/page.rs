@@ -6,8 +6,8 @@ use crate::{
     findings::{FrontierPoint, design_name},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
-use bal_replay_bench::residency::DISK_RESIDENT_SHARE;
 use bal_replay_engine::IoDesign;
+use bal_replay_probe::residency::DISK_RESIDENT_SHARE;
 use bal_replay_report::research;
 use std::fmt::Write;
 
