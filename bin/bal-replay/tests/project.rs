@@ -88,31 +88,11 @@ fn project_json(
     (stdout, read_json(json))
 }
 
-#[test]
-fn project_checks_the_model_and_report_draws_what_each_line_is() {
-    let _profiling = profiling();
-    let tmp = tempfile::tempdir().unwrap();
-    let (dump, state) = chain(tmp.path(), &small_config(20, 3));
-    let bench_json = tmp.path().join("bench.json");
-    bench(
-        &dump,
-        &state,
-        &bench_json,
-        &["--io", "full,parallel", "--task-profile", "--repeat", "2"],
-    );
-    let fio = fio(tmp.path());
-    let projection = tmp.path().join("projection.json");
-    let (stdout, report) = project_json(
-        project(&bench_json, &fio),
-        &["--research-machine", "--target-workers", "1,16"],
-        &projection,
-        "project",
-    );
-    assert!(stdout.contains("Predicted against measured"), "{stdout}");
-    assert!(stdout.contains("960000 IOPS at 85 µs"), "{stdout}");
+type Json = serde_json::Value;
 
-    // One calibration per design (its one-worker run), one check per other run (2 workers),
-    // two projections per design.
+/// One calibration per design (its one-worker run), each the median of the bench's two runs
+/// (`bench_runs`), showing their spread.
+fn assert_calibrations(report: &Json, bench_runs: &Json, stdout: &str) {
     let calibrations = report["calibrations"].as_array().unwrap();
     assert_eq!(calibrations.len(), 2);
     assert!(
@@ -120,8 +100,6 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
             .iter()
             .all(|c| c["workers"] == 1 && c["batch"] == 10)
     );
-    // Each calibration is the median of the bench's two runs, and shows their spread.
-    let bench_runs = read_json(&bench_json);
     for c in calibrations {
         let run = bench_runs["runs"]
             .as_array()
@@ -142,11 +120,11 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     }
     assert!(stdout.contains("runs (spread)"), "{stdout}");
     assert!(!stdout.contains("A calibration of one run"), "{stdout}");
-    let checks = report["checks"].as_array().unwrap();
-    assert_eq!(checks.len(), 2);
-    assert!(checks.iter().all(|c| c["workers"] == 2));
-    // Each check carries both configurations' repeats, as the bench recorded them, and the
-    // table shows the error between their extremes and where the check stands.
+}
+
+/// Each check carries both configurations' repeats, as the bench recorded them (`bench_runs`),
+/// and the table shows the error between their extremes and where the check stands.
+fn assert_check_repeats_and_error_range(checks: &[Json], bench_runs: &Json, stdout: &str) {
     assert!(
         stdout.contains("error between the runs' extremes"),
         "{stdout}"
@@ -178,7 +156,7 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
         let check: bal_replay_model::Check = serde_json::from_value(c.clone()).unwrap();
         let (low, high) = check.error_range().unwrap();
         let predicted = check.predicted.mgas_per_s(check.gas);
-        let f = |r: &serde_json::Value, k: &str| r["throughput"][k].as_f64().unwrap();
+        let f = |r: &Json, k: &str| r["throughput"][k].as_f64().unwrap();
         let (cal, run) = (run_of(1), run_of(2));
         // The prediction from the calibration's slowest repeat against the check's fastest, and
         // the other way round; each side relative to its own median.
@@ -194,6 +172,10 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
             "{verdict}: {stdout}"
         );
     }
+}
+
+/// Two projections per design on a 16-core target.
+fn assert_projections(report: &Json) {
     assert_eq!(report["target"]["cores"], 16.0);
     let projected = |design: &str, workers: u64| {
         let p = report["projections"]
@@ -207,18 +189,28 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     // Full BAL is CPU alone: 16 workers on 16 cores go several times faster than one.
     assert!(projected("full", 16) > 3.0 * projected("full", 1));
     assert!(projected("parallel", 1) > 0.0);
+}
 
-    // Two inputs: each configuration is checked in both against the first's calibration, each
-    // check names its input, and a table sets the two errors side by side (here one bench given
-    // twice: the same error twice, 0 points apart).
+/// Two inputs: each configuration is checked in both against the first's calibration, each
+/// check names its input, and a table sets the two errors side by side (here one bench given
+/// twice, written to `twice_json`: the same error twice, 0 points apart). `checks` are the
+/// single input's, whose report (`report`, `stdout`) names no input.
+fn assert_two_inputs_side_by_side(
+    bench_json: &Path,
+    fio: &Path,
+    twice_json: &Path,
+    checks: &[Json],
+    report: &Json,
+    stdout: &str,
+) {
     let (twice_out, twice) = project_json(
         {
-            let mut command = project(&bench_json, &fio);
-            command.arg(&bench_json);
+            let mut command = project(bench_json, fio);
+            command.arg(bench_json);
             command
         },
         &[],
-        &tmp.path().join("twice.json"),
+        twice_json,
         "project with two inputs",
     );
     let inputs = twice["inputs"].as_array().unwrap();
@@ -249,10 +241,17 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     // A single input's report names none.
     assert!(report["inputs"].is_null() || report["inputs"].as_array().unwrap().len() == 1);
     assert!(!stdout.contains("| input |"), "{stdout}");
+}
 
-    // The profiling bench measured what starting a worker costs, and the model started the
-    // workers at that cost.
-    let bench_result = read_json(&bench_json);
+/// The profiling bench measured what starting a worker costs, and the model started the
+/// workers at that cost.
+fn assert_worker_start_and_task_cpu(
+    bench_json: &Path,
+    report: &Json,
+    checks: &[Json],
+    stdout: &str,
+) {
+    let bench_result = read_json(bench_json);
     let start = &bench_result["worker_start"];
     let spawn_ns = start["spawn_ns"].as_f64().unwrap();
     assert!(spawn_ns > 500.0 && spawn_ns < 1e6, "{start}");
@@ -267,9 +266,13 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
             assert!(check[side]["task_cpu_s"].as_f64().unwrap() > 0.0, "{check}");
         }
     }
+}
 
-    let charts = tmp.path().join("charts");
-    draw_report(&projection, &charts);
+/// `report` over `projection` draws what each line is, in `dir`/charts; over `twice_json` (the
+/// bench given twice) it draws the first input's runs only: the same chart.
+fn assert_report_charts(dir: &Path, projection: &Path, twice_json: &Path) {
+    let charts = dir.join("charts");
+    draw_report(projection, &charts);
     let checked = std::fs::read_to_string(charts.join("model-checked-batch10.svg")).unwrap();
     assert!(checked.contains("parallel I/O, measured"));
     assert!(checked.contains("parallel I/O, predicted (model)"));
@@ -282,9 +285,8 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
     assert!(projected.contains("parallel I/O, projected (model)"));
     // The research published parallel I/O at batch 10 and 16 threads.
     assert!(projected.contains("parallel I/O, research (published)"));
-    // With the bench given twice, the chart draws the first input's runs only: the same chart.
-    let twice_charts = tmp.path().join("twice-charts");
-    draw_report(&tmp.path().join("twice.json"), &twice_charts);
+    let twice_charts = dir.join("twice-charts");
+    draw_report(twice_json, &twice_charts);
     assert_eq!(
         std::fs::read_to_string(twice_charts.join("model-checked-batch10.svg")).unwrap(),
         checked
@@ -294,6 +296,45 @@ fn project_checks_the_model_and_report_draws_what_each_line_is() {
         md.contains("| parallel | 10 | 16 |") && md.contains("| 6842 |"),
         "{md}"
     );
+}
+
+#[test]
+fn project_checks_the_model_and_report_draws_what_each_line_is() {
+    let _profiling = profiling();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 3));
+    let bench_json = tmp.path().join("bench.json");
+    bench(
+        &dump,
+        &state,
+        &bench_json,
+        &["--io", "full,parallel", "--task-profile", "--repeat", "2"],
+    );
+    let fio = fio(tmp.path());
+    let projection = tmp.path().join("projection.json");
+    let (stdout, report) = project_json(
+        project(&bench_json, &fio),
+        &["--research-machine", "--target-workers", "1,16"],
+        &projection,
+        "project",
+    );
+    assert!(stdout.contains("Predicted against measured"), "{stdout}");
+    assert!(stdout.contains("960000 IOPS at 85 µs"), "{stdout}");
+
+    // One calibration per design, one check per other run (2 workers), two projections per
+    // design.
+    let bench_runs = read_json(&bench_json);
+    assert_calibrations(&report, &bench_runs, &stdout);
+    let checks = report["checks"].as_array().unwrap();
+    assert_eq!(checks.len(), 2);
+    assert!(checks.iter().all(|c| c["workers"] == 2));
+    assert_check_repeats_and_error_range(checks, &bench_runs, &stdout);
+    assert_projections(&report);
+
+    let twice_json = tmp.path().join("twice.json");
+    assert_two_inputs_side_by_side(&bench_json, &fio, &twice_json, checks, &report, &stdout);
+    assert_worker_start_and_task_cpu(&bench_json, &report, checks, &stdout);
+    assert_report_charts(tmp.path(), &projection, &twice_json);
 }
 
 #[test]
@@ -370,55 +411,46 @@ fn run_json_carries_a_profile_per_batch_only_when_asked() {
     assert_eq!(gas, profiled["gas"].as_u64().unwrap());
 }
 
-#[test]
-fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_default_one() {
-    let _profiling = profiling();
-    let tmp = tempfile::tempdir().unwrap();
-    let (dump, state) = chain(tmp.path(), &small_config(20, 5));
-    let bench_hybrid = |order: &str| {
-        let json = tmp.path().join(format!("{order}.json"));
-        let stdout = bench(
-            &dump,
-            &state,
-            &json,
-            &[
-                "--io",
-                "hybrid",
-                "--prefetch-order",
-                order,
-                "--task-profile",
-            ],
-        );
-        assert!(
-            stdout.contains("### Hybrid's prefetch against its tasks"),
-            "{stdout}"
-        );
-        for run in read_json(&json)["runs"].as_array().unwrap() {
-            assert_eq!(run["prefetch_order"], order, "{run}");
-            // The race table sums the run's task profiles.
-            let sum = |column: &str| task_column_sum(run, column);
-            let row = format!(
-                "| {order} | {} | {} | {} |",
-                sum("reads"),
-                sum("raced"),
-                sum("prefetch_hits")
-            );
-            assert!(sum("prefetch_hits") > 0, "{run}");
-            assert!(stdout.contains(&row), "{row} not in {stdout}");
-        }
-        json
-    };
-    let (key, first_use) = (bench_hybrid("key"), bench_hybrid("first-use"));
-    let fio = fio(tmp.path());
-    let projection = tmp.path().join("projection.json");
-    let mut both = project(&key, &fio);
-    both.arg(&first_use);
-    let (stdout, report) = project_json(
-        both,
-        &["--research-machine", "--target-workers", "1,16"],
-        &projection,
-        "project",
+/// `bench` of the hybrid design in prefetch `order`, with task profiles, into `dir`/`order`.json,
+/// whose race table sums each run's task profiles; returns the JSON's path.
+fn bench_hybrid(dir: &Path, dump: &Path, state: &Path, order: &str) -> PathBuf {
+    let json = dir.join(format!("{order}.json"));
+    let stdout = bench(
+        dump,
+        state,
+        &json,
+        &[
+            "--io",
+            "hybrid",
+            "--prefetch-order",
+            order,
+            "--task-profile",
+        ],
     );
+    assert!(
+        stdout.contains("### Hybrid's prefetch against its tasks"),
+        "{stdout}"
+    );
+    for run in read_json(&json)["runs"].as_array().unwrap() {
+        assert_eq!(run["prefetch_order"], order, "{run}");
+        // The race table sums the run's task profiles.
+        let sum = |column: &str| task_column_sum(run, column);
+        let row = format!(
+            "| {order} | {} | {} | {} |",
+            sum("reads"),
+            sum("raced"),
+            sum("prefetch_hits")
+        );
+        assert!(sum("prefetch_hits") > 0, "{run}");
+        assert!(stdout.contains(&row), "{row} not in {stdout}");
+    }
+    json
+}
+
+/// The projection of both orders' benches (`report`, its tables `stdout`): each order calibrated
+/// on its own one-worker run of one repeat, its two-worker run checked with the on-demand reads
+/// measured and predicted, and projected in the engine's default order only.
+fn assert_each_order_checked_and_the_default_projected(report: &Json, stdout: &str) {
     assert!(
         stdout.contains("| hybrid (first-use order) | 10 | 2 |"),
         "{stdout}"
@@ -459,11 +491,14 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     let projections = report["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
     assert!(projections.iter().all(|p| p["prefetch_order"] == "key"));
-    // The other order alone is projected, and named.
+}
+
+/// The other order alone (`first_use`'s bench) is projected, and named.
+fn assert_the_other_order_alone_is_projected(dir: &Path, first_use: &Path, fio: &Path) {
     let (stdout, alone) = project_json(
-        project(&first_use, &fio),
+        project(first_use, fio),
         &["--research-machine", "--target-workers", "1,16"],
-        &tmp.path().join("first-use-projection.json"),
+        &dir.join("first-use-projection.json"),
         "project",
     );
     assert!(
@@ -477,6 +512,42 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
             .iter()
             .all(|p| p["prefetch_order"] == "first-use")
     );
+}
+
+/// An unknown prefetch order is refused, naming what is expected.
+fn assert_an_unknown_order_is_refused(dump: &Path, state: &Path) {
+    let out = bal_replay()
+        .args(["bench", "--dump"])
+        .arg(dump)
+        .arg("--state")
+        .arg(state)
+        .args(["--io", "hybrid", "--prefetch-order", "random"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expected key or first-use"), "{stderr}");
+}
+
+#[test]
+fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_default_one() {
+    let _profiling = profiling();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(20, 5));
+    let key = bench_hybrid(tmp.path(), &dump, &state, "key");
+    let first_use = bench_hybrid(tmp.path(), &dump, &state, "first-use");
+    let fio = fio(tmp.path());
+    let projection = tmp.path().join("projection.json");
+    let mut both = project(&key, &fio);
+    both.arg(&first_use);
+    let (stdout, report) = project_json(
+        both,
+        &["--research-machine", "--target-workers", "1,16"],
+        &projection,
+        "project",
+    );
+    assert_each_order_checked_and_the_default_projected(&report, &stdout);
+    assert_the_other_order_alone_is_projected(tmp.path(), &first_use, &fio);
     // The reads chart draws each order apart.
     let charts = tmp.path().join("charts");
     draw_report(&projection, &charts);
@@ -484,18 +555,7 @@ fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_defa
     assert!(reads.contains("hybrid, first-use order, predicted (model)"));
     assert!(reads.contains("hybrid, key order, measured"));
 
-    // An unknown order is refused, naming what is expected.
-    let out = bal_replay()
-        .args(["bench", "--dump"])
-        .arg(&dump)
-        .arg("--state")
-        .arg(&state)
-        .args(["--io", "hybrid", "--prefetch-order", "random"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("expected key or first-use"), "{stderr}");
+    assert_an_unknown_order_is_refused(&dump, &state);
 }
 
 /// One column of a bench JSON run's task profiles, summed over its batches.

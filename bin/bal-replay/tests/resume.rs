@@ -8,9 +8,12 @@
 mod common;
 
 use bal_replay_dump::{DumpReader, DumpWriter, FRAME_HEADER_LEN, FrameHeader, SEGMENT_HEADER_LEN};
-use common::{assert_ok, boundary_digests, chain, copy_state, digest, run_command, small_config};
+use common::{
+    Digest, assert_ok, boundary_digests, chain, copy_state, digest, run_command, small_config,
+};
 use std::{
     path::Path,
+    process::ExitStatus,
     time::{Duration, Instant},
 };
 
@@ -29,34 +32,27 @@ impl Rng {
     }
 }
 
-#[test]
-fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dump, pristine) = chain(tmp.path(), &small_config(BLOCKS, 3));
-    // The uninterrupted run, in process: the state's digest at every batch boundary.
-    let boundaries = boundary_digests(&dump, &pristine, &tmp.path().join("reference"), BATCH);
-    assert_eq!(boundaries.len(), 1 + BLOCKS as usize / BATCH);
-    let last = boundaries.last().unwrap().clone();
+/// Bytes in the write-ahead log files of the RocksDB state at `state` (0 where unreadable): it
+/// grows with each commit.
+fn wal_bytes(state: &Path) -> u64 {
+    std::fs::read_dir(state)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+                .filter_map(|e| e.metadata().ok())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
 
-    // The binary, uninterrupted: the same end, and when it writes. Most of a run is its start
-    // (loading, warming up); the window worth killing in opens at the first write to the state's
-    // write-ahead log.
-    let timed = tmp.path().join("timed");
-    copy_state(&pristine, &timed);
-    let wal_bytes = |state: &Path| -> u64 {
-        std::fs::read_dir(state)
-            .map(|entries| {
-                entries
-                    .filter_map(Result::ok)
-                    .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-                    .filter_map(|e| e.metadata().ok())
-                    .map(|m| m.len())
-                    .sum()
-            })
-            .unwrap_or(0)
-    };
+/// The binary, uninterrupted, over the state at `state`: it must end at `last`. Most of a run is
+/// its start (loading, warming up); the window worth killing in opens at the first write to the
+/// state's write-ahead log. Returns the time a batch takes after that first write.
+fn time_an_uninterrupted_run(dump: &Path, state: &Path, last: &Digest) -> Duration {
     let start = Instant::now();
-    let mut child = run_command(&dump, &timed, BATCH)
+    let mut child = run_command(dump, state, BATCH)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -66,7 +62,7 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
         if let Some(status) = child.try_wait().unwrap() {
             break status;
         }
-        let now = wal_bytes(&timed);
+        let now = wal_bytes(state);
         match wal {
             None => wal = Some(now),
             Some(before) if first_write.is_none() && now != before => {
@@ -78,10 +74,75 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
     };
     let duration = start.elapsed();
     assert!(status.success(), "uninterrupted run: {status}");
-    assert_eq!(digest(&timed), last);
-    let per_batch =
-        duration.saturating_sub(first_write.unwrap_or_default()) / (BLOCKS as u32 / BATCH as u32);
+    assert_eq!(&digest(state), last);
     eprintln!("an uninterrupted run takes {duration:?}, its first write at {first_write:?}");
+    duration.saturating_sub(first_write.unwrap_or_default()) / (BLOCKS as u32 / BATCH as u32)
+}
+
+/// Runs the binary over `state` and SIGKILLs it after `writes` writes to the write-ahead log
+/// (commits) plus `extra`; returns whether it was still running when killed, and its status.
+fn kill_a_run(dump: &Path, state: &Path, writes: u64, extra: Duration) -> (bool, ExitStatus) {
+    let mut child = run_command(dump, state, BATCH)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let (mut seen, mut before) = (0, wal_bytes(state));
+    while seen < writes && child.try_wait().unwrap().is_none() {
+        let now = wal_bytes(state);
+        if now != before {
+            seen += 1;
+            before = now;
+        }
+        std::thread::sleep(Duration::from_micros(500));
+    }
+    std::thread::sleep(extra);
+    let was_running = child.try_wait().unwrap().is_none();
+    // SIGKILL on Unix: no destructor, no flush, no chance to finish the batch.
+    child.kill().unwrap();
+    (was_running, child.wait().unwrap())
+}
+
+/// Running the same command again over the state kill `kill` left at batch boundary `at` (of
+/// `boundaries`, the last `last`) ends at `last`, saying what it skipped.
+fn assert_resumes_to_the_end(
+    dump: &Path,
+    state: &Path,
+    kill: usize,
+    at: usize,
+    boundaries: usize,
+    last: &Digest,
+) {
+    let out = run_command(dump, state, BATCH).output().unwrap();
+    let stdout = assert_ok(&out, &format!("resume after kill {kill}"));
+    assert_eq!(
+        &digest(state),
+        last,
+        "kill {kill}: resumed to another state"
+    );
+    if at == boundaries - 1 {
+        assert!(stdout.contains("nothing to replay"), "{stdout}");
+    } else if at > 0 {
+        assert!(
+            stdout.contains(&format!("skipped {} blocks", at * BATCH)),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path(), &small_config(BLOCKS, 3));
+    // The uninterrupted run, in process: the state's digest at every batch boundary.
+    let boundaries = boundary_digests(&dump, &pristine, &tmp.path().join("reference"), BATCH);
+    assert_eq!(boundaries.len(), 1 + BLOCKS as usize / BATCH);
+    let last = boundaries.last().unwrap().clone();
+
+    // The binary, uninterrupted: the same end, and when it writes.
+    let timed = tmp.path().join("timed");
+    copy_state(&pristine, &timed);
+    let per_batch = time_an_uninterrupted_run(&dump, &timed, &last);
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -99,26 +160,8 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
         // execution or during a commit. Startup time varies too much for a plain delay.
         let writes = 1 + rng.next() % (boundaries.len() as u64 - 1);
         let extra = Duration::from_micros(rng.next() % per_batch.as_micros().max(1) as u64);
-        let mut child = run_command(&dump, &state, BATCH)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let (mut seen, mut before) = (0, wal_bytes(&state));
-        while seen < writes && child.try_wait().unwrap().is_none() {
-            let now = wal_bytes(&state);
-            if now != before {
-                seen += 1;
-                before = now;
-            }
-            std::thread::sleep(Duration::from_micros(500));
-        }
-        std::thread::sleep(extra);
+        let (was_running, status) = kill_a_run(&dump, &state, writes, extra);
         let delay = format!("{writes} writes + {extra:?}");
-        let was_running = child.try_wait().unwrap().is_none();
-        // SIGKILL on Unix: no destructor, no flush, no chance to finish the batch.
-        child.kill().unwrap();
-        let status = child.wait().unwrap();
 
         let after_kill = digest(&state);
         let at = boundaries.iter().position(|b| *b == after_kill);
@@ -134,18 +177,7 @@ fn a_killed_run_stops_at_a_batch_boundary_and_resumes_to_the_same_state() {
         if was_running && 0 < at && at < boundaries.len() - 1 {
             interrupted_between += 1;
         }
-
-        let out = run_command(&dump, &state, BATCH).output().unwrap();
-        let stdout = assert_ok(&out, &format!("resume after kill {i}"));
-        assert_eq!(digest(&state), last, "kill {i}: resumed to another state");
-        if at == boundaries.len() - 1 {
-            assert!(stdout.contains("nothing to replay"), "{stdout}");
-        } else if at > 0 {
-            assert!(
-                stdout.contains(&format!("skipped {} blocks", at * BATCH)),
-                "{stdout}"
-            );
-        }
+        assert_resumes_to_the_end(&dump, &state, i, at, boundaries.len(), &last);
     }
     eprintln!("{interrupted_between} of {KILLS} kills stopped a run between two batches");
     // Kills that all landed before the first commit or after the last would prove nothing about

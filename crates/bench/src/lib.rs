@@ -17,23 +17,17 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
-pub mod device;
 mod interval;
-pub mod memory_limit;
 pub mod point_reads;
-pub mod residency;
 mod result_file;
 mod tables;
 
-pub use device::{CpuUse, DiskEvidence};
 pub use interval::{DesignRatio, Interval};
-pub use residency::{Residency, ResidencyBasis, ResidencyCounts};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
 };
 pub use tables::render_tables;
 
-use crate::device::RunProbe;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
@@ -46,7 +40,10 @@ use bal_replay_host::{
     WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost, drop_page_cache,
     measure_worker_start,
 };
-use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
+use bal_replay_mdbx_state::{
+    MdbxOverlayError, MdbxStore, RethDb, RethDbError, StateSpec, with_mdbx_overlay,
+};
+use bal_replay_probe::{CpuUse, DiskEvidence, device::RunProbe, resident_memory_bytes};
 use bal_replay_state::{
     AppliedBlock, FlatContents, MemOverlay, MemStore, RocksOptions, RocksStore, StateChanges,
     StateError, StateReader, StateWriter,
@@ -122,6 +119,15 @@ pub enum BenchError {
         /// The cause.
         source: std::io::Error,
     },
+}
+
+impl From<MdbxOverlayError> for BenchError {
+    fn from(e: MdbxOverlayError) -> Self {
+        match e {
+            MdbxOverlayError::Open { path, source } => Self::Mdbx { path, source },
+            MdbxOverlayError::State(e) => Self::State(e),
+        }
+    }
 }
 
 /// What to run.
@@ -355,7 +361,7 @@ pub struct RunResult {
     pub cache: CacheCounts,
     /// Read and transaction latency percentiles.
     pub latency: Latency,
-    /// What the run read from the disk, and whether it was disk-resident ([`Residency`]).
+    /// What the run read from the disk, and whether it was disk-resident ([`bal_replay_probe::Residency`]).
     pub disk: DiskEvidence,
     /// The CPU this process and everything else used during the run (where `/proc` tells).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -508,15 +514,6 @@ impl BatchSample {
             0.0
         }
     }
-}
-
-/// Resident set size of this process (`VmRSS` in `/proc/self/status`, Linux), if readable: the one
-/// reading of it, for the bench's results and the replay's `bal_replay_resident_memory_bytes`.
-pub fn resident_memory_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 impl RunResult {
@@ -702,35 +699,6 @@ pub fn mean_bal_sizes(dump: &DumpReader) -> Result<MeanBalSizes, BenchError> {
         full: totals.mean(totals.sum.full),
         batched: totals.mean(totals.sum.batched),
         parallel: totals.mean(totals.sum.parallel),
-    })
-}
-
-/// Runs `f` over reth's MDBX at `dir`, opened read-only and read in place under a fresh
-/// [`MemOverlay`] that keeps every commit in memory, so the database is never written. The overlay
-/// starts with `block_hashes` (those of a dump's first record: reth keeps headers in static files,
-/// not in MDBX).
-pub fn with_mdbx_overlay<R>(
-    dir: &Path,
-    block_hashes: &[BlockHashEntry],
-    f: impl FnOnce(&MemOverlay<&MdbxStore<'_>>) -> R,
-) -> Result<R, BenchError> {
-    let mdbx_err = |source| BenchError::Mdbx {
-        path: dir.to_path_buf(),
-        source,
-    };
-    let db = RethDb::open_for_random_reads(dir).map_err(mdbx_err)?;
-    let mdbx = MdbxStore::new(&db).map_err(mdbx_err)?;
-    let store = MemOverlay::new(&mdbx);
-    store.insert_block_hashes(block_hashes.iter().map(|h| (h.number, h.hash)))?;
-    Ok(f(&store))
-}
-
-/// The hashes of the blocks before the dump's first that its first record carries (none for an
-/// empty dump): what a replay over reth's MDBX starts with ([`with_mdbx_overlay`]).
-pub fn first_block_hashes(dump: &DumpReader) -> Result<Vec<BlockHashEntry>, BenchError> {
-    Ok(match dump.records().next() {
-        Some(first) => first?.block_hashes,
-        None => Vec::new(),
     })
 }
 
@@ -977,7 +945,7 @@ impl Bench<'_> {
             &|| store.approximate_size_bytes().ok(),
             &mut samples,
         )?;
-        let (mut disk, cpu) = probe.finish(&report, store.read_counters());
+        let (mut disk, cpu) = probe.finish(report.cache_key_reads(), store.read_counters());
         disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
         drop(store);
         drop(scratch);
@@ -1002,10 +970,12 @@ impl Bench<'_> {
         }
         let probe = RunProbe::start(self.state.path(), None, false);
         let mut samples = Vec::new();
-        let report = with_mdbx_overlay(self.state.path(), &self.first_block_hashes, |store| {
-            self.replay_sampled(run, options, store, &|| None, &mut samples)
-        })??;
-        let (disk, cpu) = probe.finish(&report, None);
+        let report = with_mdbx_overlay(
+            self.state.path(),
+            self.first_block_hashes.iter().map(|h| (h.number, h.hash)),
+            |store| self.replay_sampled(run, options, store, &|| None, &mut samples),
+        )??;
+        let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
         Ok(Measured {
             report,
             cold: self.matrix.drop_caches,
@@ -1087,7 +1057,7 @@ pub fn run_bench(
     }
     let bench = Bench {
         config,
-        first_block_hashes: first_block_hashes(&dump)?,
+        first_block_hashes: dump.first_block_hashes()?,
         dump,
         state,
         matrix,
@@ -1282,12 +1252,6 @@ mod tests {
 
     /// A zero count cannot be written (`NonZeroUsize`); an empty dimension is refused.
     #[test]
-    fn resident_memory_is_read() {
-        // A test binary with RocksDB and revm linked in holds more than 1 MiB.
-        assert!(resident_memory_bytes().unwrap() > 1 << 20);
-    }
-
-    #[test]
     fn a_matrix_with_an_empty_dimension_is_refused() {
         let good = matrix();
         good.validate().unwrap();
@@ -1395,7 +1359,7 @@ mod tests {
                 tx_p99_us: 2_000,
             },
             disk: DiskEvidence::new(
-                device::IoDelta {
+                bal_replay_probe::device::IoDelta {
                     device_reads: Some(1_700),
                     device_read_bytes: Some(9_500 * 4096),
                     ..Default::default()

@@ -656,7 +656,7 @@ fn timed_row(
     keys: &[SampledKey],
     threads: usize,
 ) -> Result<BenchDbRow, BenchDbError> {
-    let before = crate::device::IoSample::take(spec.path());
+    let before = bal_replay_probe::device::IoSample::take(spec.path());
     let mut row = run_reads(
         reader,
         keys,
@@ -669,7 +669,7 @@ fn timed_row(
         spec: spec.clone(),
         source,
     })?;
-    let delta = crate::device::IoSample::take(spec.path()).since(&before);
+    let delta = bal_replay_probe::device::IoSample::take(spec.path()).since(&before);
     row.device_reads = delta.device_reads;
     row.read_syscalls = delta.read_syscalls;
     row.io_uring = bal_replay_state::io_uring::read_path().is_io_uring()

@@ -385,7 +385,7 @@ impl Tables<'_> {
     }
 
     /// Per run over the disk: where its reads were served from, and whether it is disk-resident
-    /// (at least 80% of its block lookups reached the device, [`crate::Residency`]).
+    /// (at least 80% of its block lookups reached the device, [`bal_replay_probe::Residency`]).
     fn disk_evidence(&self, out: &mut String) {
         let runs = self.disk_runs();
         if runs.is_empty() {

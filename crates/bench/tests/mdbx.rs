@@ -75,24 +75,25 @@ fn replayed(result: &BenchResult) -> Vec<(ExecMode, IoDesign, usize, usize, u64,
         .collect()
 }
 
-#[test]
-fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (config, genesis) = chain(tmp.path());
-    let dump_dir = tmp.path().join("dump");
-    let dump = DumpReader::open(&dump_dir).unwrap();
+/// The gas and transactions of the dump's blocks.
+fn chain_totals(dump: &DumpReader) -> (u64, u64) {
     let (mut gas, mut txs) = (0, 0);
     for record in dump.records() {
         let record = record.unwrap();
         gas += record.gas_used();
         txs += record.tx_count() as u64;
     }
-    assert!(gas > 0 && txs > 0);
+    (gas, txs)
+}
 
-    let mdbx_spec = StateSpec::Mdbx(tmp.path().join("reth"));
+/// A bench over reth's MDBX at `dir`/reth, whose state is at block `genesis`, is refused unless
+/// the state is trusted.
+fn assert_refused_without_trust(config: &ChainConfig, dir: &Path, genesis: u64) {
+    let dump_dir = dir.join("dump");
+    let mdbx_spec = StateSpec::Mdbx(dir.join("reth"));
     // reth's MDBX records no chain id, so nothing shows the dump builds on it: refused before any
     // run, naming the database, unless trusted.
-    let err = run_bench(&config, &dump_dir, &mdbx_spec, &matrix(), |_| {}).unwrap_err();
+    let err = run_bench(config, &dump_dir, &mdbx_spec, &matrix(), |_| {}).unwrap_err();
     match &err {
         BenchError::Engine(EngineError::StateWithoutIdentity {
             state,
@@ -100,31 +101,17 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
             no_chain_id: true,
             ..
         }) => {
-            assert_eq!(Path::new(state), tmp.path().join("reth").join("db"));
+            assert_eq!(Path::new(state), dir.join("reth").join("db"));
             assert_eq!(*block, genesis);
         }
         other => panic!("expected StateWithoutIdentity, got {other:?}"),
     }
     assert!(err.to_string().contains("--trust-state"), "{err}");
-    let trusted = BenchMatrix {
-        trust_state: true,
-        ..matrix()
-    };
-    let mut reported = 0;
-    let over_mdbx = run_bench(&config, &dump_dir, &mdbx_spec, &trusted, |_| reported += 1).unwrap();
-    let over_rocks = run_bench(
-        &config,
-        &dump_dir,
-        &StateSpec::RocksDb(tmp.path().join("state")),
-        &matrix(),
-        |_| {},
-    )
-    .unwrap();
+}
 
-    // Per batch size: the sequential baseline, then 3 designs x 2 thread counts.
-    assert_eq!(over_mdbx.runs.len(), 2 * (1 + 3 * 2));
-    assert_eq!(reported, over_mdbx.runs.len());
-    assert_eq!(over_mdbx.blocks, BLOCKS);
+/// Each run over MDBX replayed and verified the whole chain (`gas`, `txs`), its prefetch timed
+/// where it has one.
+fn assert_each_run_replayed_the_chain(over_mdbx: &BenchResult, gas: u64, txs: u64) {
     // A run is only recorded once every block of it verified (BAL writes, gas, receipts root), so
     // each one covering the whole chain's blocks, transactions and header gas verified all of it.
     for r in &over_mdbx.runs {
@@ -160,27 +147,24 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
             assert_eq!(r.timing.prefetch_s, 0.0, "{}", r.label());
         }
     }
-    assert!(
-        over_rocks
-            .runs
-            .iter()
-            .all(|r| r.store == StoreKind::Rocksdb)
-    );
-    assert_eq!(replayed(&over_mdbx), replayed(&over_rocks));
-    assert_eq!(over_mdbx.bal_sizes, over_rocks.bal_sizes);
-    assert_eq!(over_mdbx.disk_store(), StoreKind::Mdbx);
+}
 
-    // The database is still at genesis, and no clone was left next to it.
+/// reth's MDBX at `dir`/reth is still at `genesis`, and no clone was left next to it.
+fn assert_the_database_is_untouched(dir: &Path, genesis: u64) {
+    let mdbx_spec = StateSpec::Mdbx(dir.join("reth"));
     let db = RethDb::open(mdbx_spec.path()).unwrap();
     assert_eq!(
         MdbxStore::new(&db).unwrap().applied_block().unwrap(),
         Some(genesis)
     );
     drop(db);
-    assert!(!tmp.path().join("reth.bench-run").exists());
+    assert!(!dir.join("reth.bench-run").exists());
+}
 
-    // The tables name the backend measured.
-    let tables = render_tables(&over_mdbx);
+/// The tables name the backend measured, and each run's figures are as its pipeline and end to
+/// end time say.
+fn assert_the_tables_name_mdbx(over_mdbx: &BenchResult, over_rocks: &BenchResult) {
+    let tables = render_tables(over_mdbx);
     for text in [
         "over reth's MDBX read in place",
         "### Batch 1, parallel I/O (MDBX)",
@@ -237,17 +221,65 @@ fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
             r.throughput.mgas_per_s
         );
     }
-    assert!(render_tables(&over_rocks).contains("### Batch 1, parallel I/O (RocksDB)"));
+    assert!(render_tables(over_rocks).contains("### Batch 1, parallel I/O (RocksDB)"));
+}
 
-    // The JSON names the store "mdbx" and reads back.
-    let json = tmp.path().join("bench.json");
+/// The JSON, written in `dir`, names the store "mdbx" and reads back.
+fn assert_the_json_reads_back(dir: &Path, over_mdbx: &BenchResult) {
+    let json = dir.join("bench.json");
     over_mdbx.write_json(&json).unwrap();
     let text = std::fs::read_to_string(&json).unwrap();
     assert!(text.contains("\"store\": \"mdbx\""));
     let back: BenchResult = serde_json::from_str(&text).unwrap();
     // (Throughputs only to serde_json's float precision, so compare what was replayed.)
-    assert_eq!(replayed(&back), replayed(&over_mdbx));
+    assert_eq!(replayed(&back), replayed(over_mdbx));
     assert!(back.runs.iter().all(|r| r.store == StoreKind::Mdbx));
+}
+
+#[test]
+fn the_matrix_over_mdbx_replays_like_over_rocksdb() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (config, genesis) = chain(tmp.path());
+    let dump_dir = tmp.path().join("dump");
+    let dump = DumpReader::open(&dump_dir).unwrap();
+    let (gas, txs) = chain_totals(&dump);
+    assert!(gas > 0 && txs > 0);
+
+    let mdbx_spec = StateSpec::Mdbx(tmp.path().join("reth"));
+    assert_refused_without_trust(&config, tmp.path(), genesis);
+    let trusted = BenchMatrix {
+        trust_state: true,
+        ..matrix()
+    };
+    let mut reported = 0;
+    let over_mdbx = run_bench(&config, &dump_dir, &mdbx_spec, &trusted, |_| reported += 1).unwrap();
+    let over_rocks = run_bench(
+        &config,
+        &dump_dir,
+        &StateSpec::RocksDb(tmp.path().join("state")),
+        &matrix(),
+        |_| {},
+    )
+    .unwrap();
+
+    // Per batch size: the sequential baseline, then 3 designs x 2 thread counts.
+    assert_eq!(over_mdbx.runs.len(), 2 * (1 + 3 * 2));
+    assert_eq!(reported, over_mdbx.runs.len());
+    assert_eq!(over_mdbx.blocks, BLOCKS);
+    assert_each_run_replayed_the_chain(&over_mdbx, gas, txs);
+    assert!(
+        over_rocks
+            .runs
+            .iter()
+            .all(|r| r.store == StoreKind::Rocksdb)
+    );
+    assert_eq!(replayed(&over_mdbx), replayed(&over_rocks));
+    assert_eq!(over_mdbx.bal_sizes, over_rocks.bal_sizes);
+    assert_eq!(over_mdbx.disk_store(), StoreKind::Mdbx);
+
+    assert_the_database_is_untouched(tmp.path(), genesis);
+    assert_the_tables_name_mdbx(&over_mdbx, &over_rocks);
+    assert_the_json_reads_back(tmp.path(), &over_mdbx);
 }
 
 #[test]

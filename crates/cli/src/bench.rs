@@ -5,7 +5,6 @@ use crate::{
 };
 use bal_replay_bench::{
     BenchMatrix, BenchResult,
-    device::disk_bound_mgas_per_s,
     point_reads::{BenchDbOptions, bench_db, render_bench_db},
     render_tables, run_bench,
 };
@@ -14,6 +13,7 @@ use bal_replay_engine::IoDesign;
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::drop_page_cache;
 use bal_replay_mdbx_state::StateSpec;
+use bal_replay_probe::device::disk_bound_mgas_per_s;
 use clap::Args;
 use eyre::WrapErr;
 use std::{num::NonZeroUsize, path::PathBuf};
@@ -434,10 +434,10 @@ impl BenchReferenceCommand {
 mod tests {
     use super::*;
     use bal_replay_bench::{
-        CacheCounts, DiskEvidence, Latency, MeanBalSizes, RunResult, RunTiming, StoreKind,
-        Throughput,
+        CacheCounts, Latency, MeanBalSizes, RunResult, RunTiming, StoreKind, Throughput,
     };
     use bal_replay_engine::ExecMode;
+    use bal_replay_probe::DiskEvidence;
 
     fn run(design: IoDesign, mgas: f64, key_reads: u64, device_reads: u64) -> RunResult {
         let gas = 3_000_000_000u64;

@@ -5,8 +5,8 @@
 //! unless another flag says otherwise; RocksDB's own flags mean nothing over MDBX. Those rules live
 //! in [`DiskArgs::resolve`] alone: commands read the [`DiskMode`] it returns, never the flags.
 
-use bal_replay_bench::memory_limit::MemoryLimit;
 use bal_replay_mdbx_state::StateSpec;
+use bal_replay_probe::memory_limit::MemoryLimit;
 use bal_replay_state::RocksOptions;
 use clap::Args;
 use eyre::WrapErr;

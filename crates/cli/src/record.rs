@@ -2,7 +2,6 @@
 //! [`EngineError`]), `bal-replay-metrics` declares the metrics, and this module maps one to the
 //! other, so neither of those crates knows the other.
 
-use bal_replay_bench::{DiskEvidence, device::IoDelta};
 use bal_replay_cache::{CacheStats, ReadKind};
 use bal_replay_engine::{BatchReport, EngineError};
 use bal_replay_metrics::{
@@ -14,6 +13,7 @@ use bal_replay_metrics::{
     REPLAY_RESIDENT_MEMORY, REPLAY_STATE_SIZE, REPLAY_STORE_ERRORS, REPLAY_TX_SECONDS, REPLAY_TXS,
     REPLAY_VERIFICATION_FAILURES, REPLAY_WORKER_BUSY_SECONDS,
 };
+use bal_replay_probe::{DiskEvidence, device::IoDelta};
 use metrics::{counter, gauge, histogram};
 
 /// Makes the failure counters present from the first scrape, so "no failures" reads as 0, not as
@@ -51,7 +51,7 @@ pub fn record_batch(batch: &BatchReport) {
     for t in &batch.tx_times {
         tx_hist.record(t.as_secs_f64());
     }
-    if let Some(rss) = bal_replay_bench::resident_memory_bytes() {
+    if let Some(rss) = bal_replay_probe::resident_memory_bytes() {
         gauge!(REPLAY_RESIDENT_MEMORY).set(rss as f64);
     }
 }

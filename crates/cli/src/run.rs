@@ -1,11 +1,7 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
 use crate::{ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, count, progress_bar, record};
-use bal_replay_bench::{
-    CacheCounts, CpuUse, DiskEvidence, RunTiming, VersionedResult,
-    device::{IoSample, RunProbe},
-    first_block_hashes, with_mdbx_overlay,
-};
+use bal_replay_bench::{CacheCounts, RunTiming, VersionedResult};
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
@@ -14,7 +10,11 @@ use bal_replay_engine::{
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::drop_page_cache;
-use bal_replay_mdbx_state::StateSpec;
+use bal_replay_mdbx_state::{StateSpec, with_mdbx_overlay};
+use bal_replay_probe::{
+    CpuUse, DiskEvidence,
+    device::{IoSample, RunProbe},
+};
 use bal_replay_state::{
     RocksReadCounters, RocksStore, StateReader, StateWriter,
     io_uring::{ReadPath, read_path},
@@ -189,8 +189,8 @@ impl RunCommand {
         if disk.drop_caches {
             drop_page_cache()?;
         }
-        let hashes = first_block_hashes(dump)?;
-        with_mdbx_overlay(dir, &hashes, |store| {
+        let hashes = dump.first_block_hashes()?;
+        with_mdbx_overlay(dir, hashes.iter().map(|h| (h.number, h.hash)), |store| {
             let state = StateOnDisk {
                 path: dir,
                 direct_io: false,
@@ -234,7 +234,7 @@ impl RunCommand {
             record::record_replay_error(&e);
             eyre::Report::from(e)
         })?;
-        let (disk, cpu) = probe.finish(&report, rocks_counters());
+        let (disk, cpu) = probe.finish(report.cache_key_reads(), rocks_counters());
         // Moved out, not copied: the report's summary and metrics do not use them.
         let batch_profiles = report
             .batches
@@ -461,7 +461,8 @@ fn print_summary(dump: &DumpReader, report: &ReplayReport) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bal_replay_bench::{ResidencyBasis, read_result};
+    use bal_replay_bench::read_result;
+    use bal_replay_probe::ResidencyBasis;
 
     fn summary() -> RunSummary {
         RunSummary {
@@ -486,7 +487,7 @@ mod tests {
                 keys_prefetched: 0,
             },
             disk: DiskEvidence::new(
-                bal_replay_bench::device::IoDelta {
+                bal_replay_probe::device::IoDelta {
                     device_reads: Some(0),
                     device_read_bytes: Some(0),
                     ..Default::default()

@@ -7,7 +7,7 @@ use std::{
 };
 
 use crate::{
-    BlockRecord, ChainLinks, DumpError,
+    BlockHashEntry, BlockRecord, ChainLinks, DumpError,
     frame::{CrcReader, FrameCursor, check_block_order},
     manifest::{Manifest, SegmentInfo},
 };
@@ -117,6 +117,15 @@ impl DumpReader {
             links: ChainLinks::new(false),
             ..self.records()
         }
+    }
+
+    /// The hashes of the blocks before the dump's first that its first record carries (none for
+    /// an empty dump): what a replay over a store without headers (reth's MDBX) starts with.
+    pub fn first_block_hashes(&self) -> Result<Vec<BlockHashEntry>, DumpError> {
+        Ok(match self.records().next() {
+            Some(first) => first?.block_hashes,
+            None => Vec::new(),
+        })
     }
 
     /// The last record, reading only the last segment (with every check [`records`](Self::records)

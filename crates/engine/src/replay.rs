@@ -195,6 +195,18 @@ pub struct ReplayReport {
 }
 
 impl ReplayReport {
+    /// Keys the replay read from its store, as the shared cache counts them: its misses and the
+    /// keys prefetched (a store with its own count, RocksDB, overrides this in the bench's and
+    /// `run`'s disk evidence).
+    pub fn cache_key_reads(&self) -> u64 {
+        self.cache.misses
+            + self
+                .batches
+                .iter()
+                .map(|b| b.keys_prefetched + b.keys_prefetched_ahead)
+                .sum::<u64>()
+    }
+
     /// Throughput in Mgas/s over execution with I/O.
     pub fn mgas_per_s(&self) -> f64 {
         let secs = self.exec_with_io.as_secs_f64();

@@ -1,7 +1,7 @@
 //! A generated chain replayed in mega-block batches: every mode, design, batch size and thread count
 //! must leave exactly the state sequential execution leaves, and a tampered BAL must be caught.
 
-use bal_replay_dump::{DumpMeta, DumpReader, DumpWriter, WriterOptions};
+use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{
     EngineError, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ScratchState, TaskOrder, replay,
 };
@@ -208,86 +208,147 @@ fn edited_dump(
     DumpReader::open(out).unwrap()
 }
 
+/// A mismatch a run must report: its block, BAL index, account and slot.
+type Mismatch = (u64, u64, alloy_primitives::Address, alloy_primitives::U256);
+
+/// Tampers with the slot write of the lowest transaction of `record` that writes storage, returning
+/// the mismatch that makes.
+fn tamper_lowest_slot_write(record: &mut BlockRecord) -> Mismatch {
+    let n = record.tx_count() as u64;
+    let is_tx = |index: u64| (1..=n).contains(&index);
+    let (a, s, c) = record
+        .bal
+        .iter()
+        .enumerate()
+        .flat_map(|(a, acc)| {
+            acc.storage_changes
+                .iter()
+                .enumerate()
+                .flat_map(move |(s, slot)| {
+                    slot.changes
+                        .iter()
+                        .enumerate()
+                        .map(move |(c, ch)| (ch.block_access_index.0, a, s, c))
+                })
+        })
+        .filter(|(index, ..)| is_tx(*index))
+        .min()
+        .map(|(_, a, s, c)| (a, s, c))
+        .expect("block 2 writes storage in a transaction");
+    let number = record.number();
+    let account = &mut record.bal[a];
+    let change = &mut account.storage_changes[s].changes[c];
+    change.new_value += alloy_primitives::U256::from(1);
+    let index = change.block_access_index.0;
+    (
+        number,
+        index,
+        account.address,
+        account.storage_changes[s].slot,
+    )
+}
+
+/// Tampers with a balance write of a transaction of `record` later than BAL index `after`,
+/// returning its block and BAL index.
+fn tamper_later_balance_write(record: &mut BlockRecord, after: u64) -> (u64, u64) {
+    let n = record.tx_count() as u64;
+    let is_tx = |index: u64| (1..=n).contains(&index);
+    let (a, c) = record
+        .bal
+        .iter()
+        .enumerate()
+        .flat_map(|(a, acc)| {
+            acc.balance_changes
+                .iter()
+                .enumerate()
+                .map(move |(c, ch)| (ch.block_access_index.0, a, c))
+        })
+        .filter(|(later, ..)| is_tx(*later) && *later > after)
+        .max()
+        .map(|(_, a, c)| (a, c))
+        .expect("a later transaction of block 2 writes a balance");
+    record.bal[a].balance_changes[c].post_balance += alloy_primitives::U256::from(1);
+    (
+        record.number(),
+        record.bal[a].balance_changes[c].block_access_index.0,
+    )
+}
+
+/// Tampers with a balance write of the first transaction of `record`, returning its block and BAL
+/// index.
+fn tamper_first_tx_balance_write(record: &mut BlockRecord) -> (u64, u64) {
+    let change = record
+        .bal
+        .iter_mut()
+        .flat_map(|a| a.balance_changes.iter_mut())
+        .find(|c| c.block_access_index.0 == 1)
+        .expect("block 3's first transaction writes a balance");
+    change.post_balance += alloy_primitives::U256::from(1);
+    (record.number(), 1)
+}
+
+/// Replays `bad` once in parallel with `options` over `store`, which must fail on `lowest`,
+/// naming its transaction, and commit nothing (the store stays at `before`).
+fn assert_lowest_mismatch_reported(
+    bad: &DumpReader,
+    store: &RocksStore,
+    before: Option<u64>,
+    options: &ReplayOptions,
+    lowest: Mismatch,
+) {
+    let (block, index, address, slot) = lowest;
+    let (design, threads, order) = (options.design, options.threads, options.order);
+    let err = replay(&ChainConfig::mainnet(), bad, store, options, |_| {})
+        .expect_err("a tampered BAL must fail");
+    let what = format!("{design} t{threads} {order:?}: {err}");
+    match &err {
+        EngineError::Exec(ExecError::BalMismatch {
+            block: b,
+            bal_index,
+            address: a,
+            slot: s,
+            ..
+        }) => {
+            assert_eq!(
+                (*b, *bal_index, *a, *s),
+                (block, index, address, Some(slot)),
+                "{what}"
+            );
+        }
+        other => panic!("unexpected error {other} ({what})"),
+    }
+    assert!(
+        err.to_string()
+            .contains(&format!("tx {} (BAL index {index})", index - 1)),
+        "{what}"
+    );
+    // The failing batch is the first: nothing was committed.
+    assert_eq!(store.applied_block().unwrap(), before, "{what}");
+}
+
 /// Three mismatches in one batch: a slot write of one transaction, a balance write of a later
 /// transaction of the same block, and a balance write in a later block. Every parallel run, with
 /// any number of workers and either task order, must report the first: its block, its transaction
 /// index, its account and its slot.
 #[test]
 fn with_many_workers_the_lowest_mismatch_is_reported() {
-    use alloy_primitives::U256;
     let tmp = tempfile::tempdir().unwrap();
     let (dump_dir, pristine) = small_chain(tmp.path());
     let dump = DumpReader::open(&dump_dir).unwrap();
     let mut lowest = None;
     let mut others = Vec::new();
     let bad = edited_dump(&dump, &tmp.path().join("bad"), |i, record| {
-        let n = record.tx_count() as u64;
-        let number = record.number();
-        let is_tx = |index: u64| (1..=n).contains(&index);
         if i == 2 {
-            // The slot write of the lowest transaction that writes storage.
-            let (a, s, c) = record
-                .bal
-                .iter()
-                .enumerate()
-                .flat_map(|(a, acc)| {
-                    acc.storage_changes
-                        .iter()
-                        .enumerate()
-                        .flat_map(move |(s, slot)| {
-                            slot.changes
-                                .iter()
-                                .enumerate()
-                                .map(move |(c, ch)| (ch.block_access_index.0, a, s, c))
-                        })
-                })
-                .filter(|(index, ..)| is_tx(*index))
-                .min()
-                .map(|(_, a, s, c)| (a, s, c))
-                .expect("block 2 writes storage in a transaction");
-            let account = &mut record.bal[a];
-            let change = &mut account.storage_changes[s].changes[c];
-            change.new_value += U256::from(1);
-            let index = change.block_access_index.0;
-            lowest = Some((
-                number,
-                index,
-                account.address,
-                account.storage_changes[s].slot,
-            ));
-            // A balance write of a later transaction of the same block.
-            let (a, c) = record
-                .bal
-                .iter()
-                .enumerate()
-                .flat_map(|(a, acc)| {
-                    acc.balance_changes
-                        .iter()
-                        .enumerate()
-                        .map(move |(c, ch)| (ch.block_access_index.0, a, c))
-                })
-                .filter(|(later, ..)| is_tx(*later) && *later > index)
-                .max()
-                .map(|(_, a, c)| (a, c))
-                .expect("a later transaction of block 2 writes a balance");
-            record.bal[a].balance_changes[c].post_balance += U256::from(1);
-            others.push((
-                number,
-                record.bal[a].balance_changes[c].block_access_index.0,
-            ));
+            let mismatch = tamper_lowest_slot_write(record);
+            lowest = Some(mismatch);
+            others.push(tamper_later_balance_write(record, mismatch.1));
         }
         if i == 3 {
-            let change = record
-                .bal
-                .iter_mut()
-                .flat_map(|a| a.balance_changes.iter_mut())
-                .find(|c| c.block_access_index.0 == 1)
-                .expect("block 3's first transaction writes a balance");
-            change.post_balance += U256::from(1);
-            others.push((number, 1));
+            others.push(tamper_first_tx_balance_write(record));
         }
     });
-    let (block, index, address, slot) = lowest.unwrap();
+    let lowest = lowest.unwrap();
+    let (block, index, ..) = lowest;
     assert_eq!(others.len(), 2, "three mismatches injected");
     assert!(
         others.iter().all(|o| *o > (block, index)),
@@ -295,7 +356,6 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
         (block, index)
     );
 
-    let config = ChainConfig::mainnet();
     let work = ScratchState::checkpoint_of(&pristine, "lowest-mismatch").unwrap();
     let store = RocksStore::open(work.path(), &RocksOptions::default()).unwrap();
     let before = store.applied_block().unwrap();
@@ -314,32 +374,7 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
                         io_threads: NonZeroUsize::new(2).unwrap(),
                         ..ReplayOptions::default()
                     };
-                    let err = replay(&config, &bad, &store, &options, |_| {})
-                        .expect_err("a tampered BAL must fail");
-                    let what = format!("{design} t{threads} {order:?}: {err}");
-                    match &err {
-                        EngineError::Exec(ExecError::BalMismatch {
-                            block: b,
-                            bal_index,
-                            address: a,
-                            slot: s,
-                            ..
-                        }) => {
-                            assert_eq!(
-                                (*b, *bal_index, *a, *s),
-                                (block, index, address, Some(slot)),
-                                "{what}"
-                            );
-                        }
-                        other => panic!("unexpected error {other} ({what})"),
-                    }
-                    assert!(
-                        err.to_string()
-                            .contains(&format!("tx {} (BAL index {index})", index - 1)),
-                        "{what}"
-                    );
-                    // The failing batch is the first: nothing was committed.
-                    assert_eq!(store.applied_block().unwrap(), before, "{what}");
+                    assert_lowest_mismatch_reported(&bad, &store, before, &options, lowest);
                     runs += 1;
                 }
             }

@@ -15,9 +15,10 @@
 //! it) is an error, never a mix of two states.
 //!
 //! The store is read-only: wrap it in [`bal_replay_state::MemOverlay`] to replay over it (commits
-//! stay in memory).
+//! stay in memory), as [`with_mdbx_overlay`] does.
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+mod overlay;
 mod spec;
 
 use std::borrow::Cow;
@@ -33,6 +34,7 @@ use thread_local::ThreadLocal;
 
 /// The database an [`MdbxStore`] reads, and why opening one fails (`bal-replay-reth-db`'s).
 pub use bal_replay_reth_db::{RethDb, RethDbError};
+pub use overlay::{MdbxOverlayError, with_mdbx_overlay};
 pub use spec::StateSpec;
 
 /// A key and value as MDBX hands them out (borrowed from the map in a read transaction).

@@ -2,13 +2,14 @@
 //! from which runs, on which machine; and a projection read back, or refused for its version.
 
 use bal_replay_bench::{
-    BenchResult, CacheCounts, DiskEvidence, Latency, MeanBalSizes, ResultReadError, RunResult,
-    RunTiming, StoreKind, Throughput, device,
+    BenchResult, CacheCounts, Latency, MeanBalSizes, ResultReadError, RunResult, RunTiming,
+    StoreKind, Throughput,
 };
 use bal_replay_engine::{
     BatchProfile, ExecMode, IoDesign, PrefetchOrder, PrefetchProfile, TaskProfile, WorkerStartCost,
 };
 use bal_replay_model::{DiskModel, Repeats};
+use bal_replay_probe::{DiskEvidence, device};
 use bal_replay_projection::{
     MeasuredMachine, ProjectOptions, ProjectionError, ProjectionNote, ProjectionReport,
     ReadProjectionError, SCHEMA_VERSION, TargetDisk, TargetOptions, project, project_benches,
@@ -219,26 +220,9 @@ const PARALLEL: Config = (IoDesign::Parallel, None);
 const HYBRID_KEY: Config = (IoDesign::Hybrid, Some(PrefetchOrder::Key));
 const HYBRID_FIRST_USE: Config = (IoDesign::Hybrid, Some(PrefetchOrder::FirstUse));
 
-#[test]
-fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
-    let benches = [matrix()];
-    let (report, notes) = project_onto_research(&benches, None);
-    assert_eq!(report.schema_version, SCHEMA_VERSION);
-    assert!(report.inputs.is_empty());
-    // Batched I/O has no one-worker run: left out, and said so; the sequential run is in no
-    // group.
-    assert_eq!(
-        notes,
-        [ProjectionNote::NotCalibrated {
-            design: IoDesign::Batched,
-            batch: BATCH
-        }]
-    );
-    assert_eq!(
-        notes[0].to_string(),
-        "batched at batch 10: no one-worker run with a task profile, not calibrated (bench with \
-         --threads 1 and --task-profile)"
-    );
+/// Each group calibrated on its one-worker run: full BAL's the median of three runs, with their
+/// spread.
+fn assert_calibrations(report: &ProjectionReport) {
     let calibrated: Vec<Config> = report
         .calibrations
         .iter()
@@ -263,8 +247,10 @@ fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
         (report.calibrations[1].runs, report.calibrations[1].spread),
         (1, None)
     );
+}
 
-    // Each group's two-worker run checked against its calibration, on the bench's 2 CPUs.
+/// Each group's two-worker run checked against its calibration, on the bench's 2 CPUs.
+fn assert_checks(report: &ProjectionReport) {
     let checked: Vec<Config> = report
         .checks
         .iter()
@@ -293,8 +279,10 @@ fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
         report.checks[1].measured.on_demand_reads,
         (TASKS * BATCHES * 3) as f64
     );
+}
 
-    // Projected onto the research's machine, hybrid in the engine's default order only.
+/// Projected onto the research's machine, hybrid in the engine's default order only.
+fn assert_projections(report: &ProjectionReport) {
     let target = report.target.as_ref().unwrap();
     assert_eq!((target.cores, target.cpu_speed), (16.0, 1.0));
     assert_eq!(target.worker_start, Some(WORKER_START));
@@ -326,6 +314,31 @@ fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
     assert!(full_at(16) > 3.0 * full_at(1));
     assert_eq!(report.measured_on.cores, 2.0);
     assert_eq!(report.measured_on.worker_start, Some(WORKER_START));
+}
+
+#[test]
+fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
+    let benches = [matrix()];
+    let (report, notes) = project_onto_research(&benches, None);
+    assert_eq!(report.schema_version, SCHEMA_VERSION);
+    assert!(report.inputs.is_empty());
+    // Batched I/O has no one-worker run: left out, and said so; the sequential run is in no
+    // group.
+    assert_eq!(
+        notes,
+        [ProjectionNote::NotCalibrated {
+            design: IoDesign::Batched,
+            batch: BATCH
+        }]
+    );
+    assert_eq!(
+        notes[0].to_string(),
+        "batched at batch 10: no one-worker run with a task profile, not calibrated (bench with \
+         --threads 1 and --task-profile)"
+    );
+    assert_calibrations(&report);
+    assert_checks(&report);
+    assert_projections(&report);
 }
 
 #[test]

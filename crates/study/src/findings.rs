@@ -6,9 +6,10 @@ use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, project_onto_research_machine},
 };
-use bal_replay_bench::{BenchResult, Interval, Residency, RunResult, StoreKind};
+use bal_replay_bench::{BenchResult, Interval, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_model::DiskModel;
+use bal_replay_probe::Residency;
 
 /// One design's row of the headline table, at the study's largest batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]

@@ -23,7 +23,8 @@ pub mod projected;
 mod shape;
 mod sizes;
 
-pub use bal_replay_bench::{Interval, Residency, ResidencyBasis};
+pub use bal_replay_bench::Interval;
+pub use bal_replay_probe::{Residency, ResidencyBasis};
 pub use findings::Findings;
 pub use page::{frontier_svg, render_page};
 pub use projected::{LeftOut, Projected, ProjectedRow};

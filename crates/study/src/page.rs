@@ -7,8 +7,8 @@ use crate::{
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
-use bal_replay_bench::residency::DISK_RESIDENT_SHARE;
 use bal_replay_engine::IoDesign;
+use bal_replay_probe::residency::DISK_RESIDENT_SHARE;
 use bal_replay_report::research;
 use std::fmt::Write;
 

@@ -18,7 +18,6 @@ use crate::{
     Residency, ResidencyCounts,
     memory_limit::{MemoryLimit, MemoryUsage},
 };
-use bal_replay_engine::ReplayReport;
 use bal_replay_state::RocksReadCounters;
 use std::path::Path;
 
@@ -301,11 +300,12 @@ impl<'a> RunProbe<'a> {
         }
     }
 
-    /// The evidence of the run that replayed `report`, with RocksDB's counters now, and the CPU
-    /// used meanwhile.
+    /// The evidence of the run that read `key_reads` keys from its store (the replay report's
+    /// count, `ReplayReport::cache_key_reads`), with RocksDB's counters now, and the CPU used
+    /// meanwhile.
     pub fn finish(
         &self,
-        report: &ReplayReport,
+        key_reads: u64,
         rocks: Option<RocksReadCounters>,
     ) -> (DiskEvidence, Option<CpuUse>) {
         let rocks = match (rocks, self.rocks) {
@@ -319,21 +319,10 @@ impl<'a> RunProbe<'a> {
         };
         let disk = DiskEvidence {
             memory: MemoryLimit::current_usage(),
-            ..DiskEvidence::new(io, cache_key_reads(report), rocks, self.direct_io)
+            ..DiskEvidence::new(io, key_reads, rocks, self.direct_io)
         };
         (disk, cpu)
     }
-}
-
-/// Keys a replay read from its store, as the shared cache counts them: its misses and the keys
-/// prefetched (a store with its own count, RocksDB, overrides this in [`DiskEvidence::new`]).
-fn cache_key_reads(report: &ReplayReport) -> u64 {
-    report.cache.misses
-        + report
-            .batches
-            .iter()
-            .map(|b| b.keys_prefetched + b.keys_prefetched_ahead)
-            .sum::<u64>()
 }
 
 /// The disk's bound on a run's throughput, MGas/s: the gas it replayed per device read, at the

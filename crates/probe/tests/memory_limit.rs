@@ -2,7 +2,7 @@
 //! the limit leaves at most the limit cached, and the cgroup is gone once the guard drops.
 //! Its own test binary, because entering the cgroup moves the whole process.
 
-use bal_replay_bench::memory_limit::MemoryLimit;
+use bal_replay_probe::memory_limit::MemoryLimit;
 use std::io::{Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
 
