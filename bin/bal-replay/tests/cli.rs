@@ -245,3 +245,42 @@ fn a_state_without_a_chain_id_is_refused_unless_trusted() {
         Some(1)
     );
 }
+
+/// A dump of independent blocks (imported fixtures) benches with its sequential baseline by
+/// default: the in-memory baseline, which loads one state, is left out with a note, instead of the
+/// whole bench being refused until `--no-baselines` drops both.
+#[test]
+fn bench_over_fixture_blocks_keeps_its_sequential_baseline() {
+    use bal_replay_import::{import_fixtures, read_fixtures, write_fixture_dump};
+    let root = bal_replay_fixtures::default_mainnet_dir().expect("../shared/fixtures/mainnet");
+    let config = bal_replay_executor::ChainConfig::mainnet();
+    let fixtures = read_fixtures(&[root.join("46147")]).unwrap();
+    let records = import_fixtures(&config, &fixtures, |_, _| {}).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, states) = (tmp.path().join("dump"), tmp.path().join("states"));
+    write_fixture_dump(&config, &records, &dump, &states, || {}).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_bal-replay"))
+        .args(["bench", "--dump", dump.to_str().unwrap(), "--state"])
+        .arg(&states)
+        .args(["--threads", "1", "--batch", "1", "--io", "full"])
+        .output()
+        .expect("run bal-replay bench");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("no in-memory baseline over a dump of independent blocks"),
+        "{stderr}"
+    );
+    // The designs table's sequential column holds a number, the in-memory column none.
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| 1 | 1 | "))
+        .unwrap_or_else(|| panic!("no designs row in:\n{stdout}"));
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    let (sequential, in_memory) = (cells[cells.len() - 3], cells[cells.len() - 2]);
+    assert!(sequential.parse::<f64>().is_ok_and(|v| v > 0.0), "{row}");
+    assert_eq!(in_memory, "-", "{row}");
+}

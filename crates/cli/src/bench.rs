@@ -63,14 +63,15 @@ pub struct BenchCommand {
 }
 
 impl BenchCommand {
-    /// The matrix these options ask for (no in-memory baseline over MDBX), or why the disk flags
-    /// cannot apply to the state.
+    /// The matrix these options ask for (no in-memory baseline over MDBX; `run` leaves it out
+    /// over a dump of independent blocks too, which it reads), or why the disk flags cannot apply
+    /// to the state.
     pub fn matrix(&self) -> eyre::Result<BenchMatrix> {
-        Ok(self.matrix_over(&self.disk.resolve([&self.chain.state])?))
+        Ok(self.matrix_over(&self.disk.resolve([&self.chain.state])?, false))
     }
 
     /// The matrix these options ask for, with the disk flags resolved as `disk`.
-    fn matrix_over(&self, disk: &DiskMode) -> BenchMatrix {
+    fn matrix_over(&self, disk: &DiskMode, independent_blocks: bool) -> BenchMatrix {
         let over_mdbx = matches!(self.chain.state, StateSpec::Mdbx(_));
         let rocksdb = disk.rocksdb_reads();
         let (shape, replay) = (&self.shape, &self.replay);
@@ -85,7 +86,7 @@ impl BenchCommand {
             direct_io: rocksdb.direct_io,
             pin_metadata: rocksdb.pin_metadata,
             sequential: !shape.no_baselines,
-            in_memory: !shape.no_baselines && !over_mdbx,
+            in_memory: !shape.no_baselines && !over_mdbx && !independent_blocks,
             block_cache_bytes: rocksdb.block_cache_bytes,
             cache: replay.cache.into(),
             repeat: shape.repeat,
@@ -109,6 +110,15 @@ impl BenchCommand {
                 self.chain.state
             );
         }
+        let independent_blocks = !bal_replay_dump::DumpReader::open(&self.chain.dump)?
+            .manifest()
+            .chained;
+        if independent_blocks && !self.shape.no_baselines {
+            eprintln!(
+                "note: no in-memory baseline over a dump of independent blocks (each has its own \
+                 pre-state, and the baseline loads one state); the sequential baseline runs"
+            );
+        }
         // Read before the runs: a bad table fails now, not after an hour of them.
         let fio = self
             .fio
@@ -118,7 +128,7 @@ impl BenchCommand {
         bench(
             &self.chain.dump,
             &self.chain.state,
-            &self.matrix_over(&disk),
+            &self.matrix_over(&disk, independent_blocks),
             self.output.json.as_ref(),
             fio.as_ref(),
         )
