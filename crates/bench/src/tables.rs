@@ -449,43 +449,51 @@ impl Tables<'_> {
                 d.residency.label(),
             );
         }
-        let pinned: Vec<u64> = runs
-            .iter()
-            .filter_map(|r| r.disk.block_cache_pinned_bytes)
-            .collect();
-        if let (Some(least), Some(most)) = (pinned.iter().min(), pinned.iter().max()) {
-            let _ = writeln!(
-                out,
-                "\nRocksDB's block cache held {}-{} MiB pinned at the end of the runs: index and filter blocks served from memory (all of the state's with `--pin-metadata`, else their top levels), beyond the block cache's bound on data blocks.",
-                mib(Some(*least)),
-                mib(Some(*most))
-            );
-        }
-        let limited: Vec<_> = runs
-            .iter()
-            .filter_map(|r| r.disk.memory.map(|m| (r.label(), m)))
-            .collect();
-        if limited.is_empty() {
-            return;
-        }
+        pinned_and_memory_limits(&runs, out);
+    }
+}
+
+/// What stayed in memory beside the runs' reads: the block cache's pinned metadata, and the
+/// memory cgroup's charge where the runs had one.
+fn pinned_and_memory_limits(runs: &[&RunResult], out: &mut String) {
+    let mib =
+        |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.1}", v as f64 / 1048576.0));
+    let pinned: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| r.disk.block_cache_pinned_bytes)
+        .collect();
+    if let (Some(least), Some(most)) = (pinned.iter().min(), pinned.iter().max()) {
         let _ = writeln!(
             out,
-            "\nThe process ran in a memory cgroup: heap and page cache charged during the run stayed under the limit, so no more of the state than that was served from memory.\n"
+            "\nRocksDB's block cache held {}-{} MiB pinned at the end of the runs: index and filter blocks served from memory (all of the state's with `--pin-metadata`, else their top levels), beyond the block cache's bound on data blocks.",
+            mib(Some(*least)),
+            mib(Some(*most))
         );
+    }
+    let limited: Vec<_> = runs
+        .iter()
+        .filter_map(|r| r.disk.memory.map(|m| (r.label(), m)))
+        .collect();
+    if limited.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nThe process ran in a memory cgroup: heap and page cache charged during the run stayed under the limit, so no more of the state than that was served from memory.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| Run | Limit MiB | Peak charge MiB | Page cache at end MiB | Limit hits |\n| --- | --- | --- | --- | --- |"
+    );
+    for (label, m) in limited {
         let _ = writeln!(
             out,
-            "| Run | Limit MiB | Peak charge MiB | Page cache at end MiB | Limit hits |\n| --- | --- | --- | --- | --- |"
+            "| {label} | {} | {} | {} | {} |",
+            mib(Some(m.limit_bytes)),
+            mib(Some(m.max_usage_bytes)),
+            mib(Some(m.page_cache_bytes)),
+            m.limit_hits
         );
-        for (label, m) in limited {
-            let _ = writeln!(
-                out,
-                "| {label} | {} | {} | {} | {} |",
-                mib(Some(m.limit_bytes)),
-                mib(Some(m.max_usage_bytes)),
-                mib(Some(m.page_cache_bytes)),
-                m.limit_hits
-            );
-        }
     }
 }
 

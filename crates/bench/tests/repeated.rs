@@ -96,8 +96,14 @@ fn a_repeated_bench_interleaves_its_rounds_and_prints_each_ratio_with_its_range(
     assert_eq!(result.runs.len(), forward.len());
     assert!(result.runs.iter().all(|r| r.throughput.repeats == 2));
 
-    // The JSON: parallel and batched I/O against full BAL at each worker count, each ratio that
-    // of the runs' medians inside the range of their repeats.
+    assert_ratios_of_medians_in_their_ranges(&result);
+    assert_ratios_survive_the_json(&result, &tmp.path().join("bench.json"));
+    assert_tables_print_each_ratio_with_its_range(&result);
+}
+
+/// The JSON: parallel and batched I/O against full BAL at each worker count, each ratio that of
+/// the runs' medians inside the range of their repeats.
+fn assert_ratios_of_medians_in_their_ranges(result: &BenchResult) {
     let compared: Vec<(IoDesign, usize)> = result
         .ratios_to_full
         .iter()
@@ -140,10 +146,13 @@ fn a_repeated_bench_interleaves_its_rounds_and_prints_each_ratio_with_its_range(
         assert_eq!(r.ratio, Interval::ratio(run, full));
         assert_eq!(r.within_noise, r.ratio.includes_one());
     }
-    let path = tmp.path().join("bench.json");
-    result.write_json(&path).unwrap();
+}
+
+/// The ratios read back from the JSON as written.
+fn assert_ratios_survive_the_json(result: &BenchResult, path: &std::path::Path) {
+    result.write_json(path).unwrap();
     // serde_json reads a float back to within its last bit.
-    let read = BenchResult::read_json(&path).unwrap().ratios_to_full;
+    let read = BenchResult::read_json(path).unwrap().ratios_to_full;
     assert_eq!(read.len(), result.ratios_to_full.len());
     for (read, written) in read.iter().zip(&result.ratios_to_full) {
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs();
@@ -160,9 +169,11 @@ fn a_repeated_bench_interleaves_its_rounds_and_prints_each_ratio_with_its_range(
         assert!(close(read.ratio.low, written.ratio.low), "{read:?}");
         assert!(close(read.ratio.high, written.ratio.high), "{read:?}");
     }
+}
 
-    // The tables: each design's cell beside full BAL's, and every line of the Ratios list.
-    let tables = render_tables(&result);
+/// The tables: each design's cell beside full BAL's, and every line of the Ratios list.
+fn assert_tables_print_each_ratio_with_its_range(result: &BenchResult) {
+    let tables = render_tables(result);
     let compared = tables
         .split("### Designs compared")
         .nth(1)
