@@ -32,6 +32,11 @@ pub fn measure(state: &Path, depths: &[u32], seconds: u32) -> Result<DiskModel, 
     if Command::new("fio").arg("--version").output().is_err() {
         return Err(FioError::Missing);
     }
+    // fio refuses a --directory that is a symbolic link ("is not a directory"): give it the
+    // directory the link names.
+    let state = &std::fs::canonicalize(state).map_err(|_| FioError::NoFiles {
+        dir: state.to_path_buf(),
+    })?;
     let mut files: Vec<String> = std::fs::read_dir(state)
         .map_err(|_| FioError::NoFiles {
             dir: state.to_path_buf(),
