@@ -211,9 +211,10 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// The size of the state's SST files, bytes: its data, which replays never change (logs and
-/// options files come and go as the store is opened). A dump of independent blocks has one state
-/// per block, each in a directory of its own: those count too.
+/// The size of the state's data, bytes: its SST files and its write-ahead logs (`NNNNNN.log`: a
+/// small state, such as an imported fixture block's, may hold all its data there, never flushed);
+/// not RocksDB's info `LOG`s or options files. A dump of independent blocks has one state per
+/// block, each in a directory of its own: those count too.
 fn dir_bytes(dir: &Path) -> u64 {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -222,21 +223,27 @@ fn dir_bytes(dir: &Path) -> u64 {
         .filter_map(|e| e.ok())
         .map(|e| match e.file_type() {
             Ok(t) if t.is_dir() && !e.file_name().to_string_lossy().starts_with('.') => {
-                sst_bytes(&e.path())
+                data_bytes(&e.path())
             }
-            _ => sst_size(&e),
+            _ => data_size(&e),
         })
         .sum()
 }
 
-fn sst_bytes(dir: &Path) -> u64 {
+fn data_bytes(dir: &Path) -> u64 {
     std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| sst_size(&e)).sum())
+        .map(|entries| entries.filter_map(|e| e.ok()).map(|e| data_size(&e)).sum())
         .unwrap_or(0)
 }
 
-fn sst_size(entry: &std::fs::DirEntry) -> u64 {
-    if entry.file_name().to_string_lossy().ends_with(".sst") {
+fn data_size(entry: &std::fs::DirEntry) -> u64 {
+    let name = entry.file_name();
+    let name = name.to_string_lossy();
+    let is_data = name.ends_with(".sst")
+        || name
+            .strip_suffix(".log")
+            .is_some_and(|stem| !stem.is_empty() && stem.bytes().all(|b| b.is_ascii_digit()));
+    if is_data {
         entry.metadata().map_or(0, |m| m.len())
     } else {
         0
@@ -367,4 +374,27 @@ pub fn write_outputs(
         findings,
         answer,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dir_bytes;
+
+    #[test]
+    fn a_states_data_is_its_sst_files_and_write_ahead_logs() {
+        let dir = tempfile::tempdir().unwrap();
+        let block = dir.path().join("1150000");
+        std::fs::create_dir(&block).unwrap();
+        for (name, len) in [
+            ("000008.sst", 1000),
+            ("000004.log", 300),
+            ("LOG", 50_000),
+            ("OPTIONS-000007", 20_000),
+            ("MANIFEST-000005", 400),
+        ] {
+            std::fs::write(dir.path().join(name), vec![0u8; len]).unwrap();
+            std::fs::write(block.join(name), vec![0u8; len / 10]).unwrap();
+        }
+        assert_eq!(dir_bytes(dir.path()), 1000 + 300 + 100 + 30);
+    }
 }
