@@ -27,8 +27,13 @@ pub enum FioError {
     },
 }
 
-/// fio's IOPS and mean latency over the SST files in `state` at each of `depths`, `seconds` each.
-pub fn measure(state: &Path, depths: &[u32], seconds: u32) -> Result<DiskModel, FioError> {
+/// fio's IOPS and mean latency over the SST files in `state` at each of `depths`, `seconds` each:
+/// the disk's model, and the table it was read from (`scripts/fio-random-reads.sh`'s format).
+pub fn measure(
+    state: &Path,
+    depths: &[u32],
+    seconds: u32,
+) -> Result<(DiskModel, String), FioError> {
     if Command::new("fio").arg("--version").output().is_err() {
         return Err(FioError::Missing);
     }
@@ -101,8 +106,9 @@ pub fn measure(state: &Path, depths: &[u32], seconds: u32) -> Result<DiskModel, 
         };
         table.push_str(&format!("{depth} {iops:.0} {:.1}\n", clat / 1000.0));
     }
-    DiskModel::parse_fio_table(&table, "fio").map_err(|e| FioError::Run {
+    let disk = DiskModel::parse_fio_table(&table, "fio").map_err(|e| FioError::Run {
         depth: depths.last().copied().unwrap_or(1),
         reason: e.to_string(),
-    })
+    })?;
+    Ok((disk, table))
 }

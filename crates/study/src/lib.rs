@@ -313,18 +313,38 @@ pub fn run_study(
     )
 }
 
-/// The input disk's curve: `--disk`'s table, else fio's measure where asked and installed, else
-/// none (the page says what it leaves out without one).
+/// The fio table a study measured, written beside its `bench.json`: a page computed again from
+/// those runs (`--from-bench`) judges them against the disk as it was when they ran, not as a
+/// shared disk happens to be now.
+pub const DISK_TABLE: &str = "disk.txt";
+
+/// The input disk's curve: `--disk`'s table, else the one measured with `--from-bench`'s runs,
+/// else fio's measure where asked and installed (kept as [`DISK_TABLE`]), else none (the page
+/// says what it leaves out without one).
 fn input_disk(state_dir: &Path, options: &StudyOptions) -> Result<Option<DiskModel>, StudyError> {
     if let Some(table) = &options.disk {
         return Ok(Some(DiskModel::from_fio_file(table)?));
+    }
+    let measured_with_the_runs = options
+        .from_bench
+        .as_ref()
+        .map(|bench| bench.with_file_name(DISK_TABLE))
+        .filter(|table| table.is_file());
+    if let Some(table) = measured_with_the_runs {
+        return Ok(Some(DiskModel::from_fio_file(&table)?));
     }
     if !options.fio {
         return Ok(None);
     }
     let seconds = if options.quick { 1 } else { 5 };
     match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
-        Ok(disk) => Ok(Some(disk)),
+        Ok((disk, table)) => {
+            let path = options.out.join(DISK_TABLE);
+            std::fs::create_dir_all(&options.out)
+                .and_then(|()| bal_replay_bench::write_result_file(&path, table.as_bytes()))
+                .map_err(|source| StudyError::Write { path, source })?;
+            Ok(Some(disk))
+        }
         Err(error) => {
             tracing::warn!(%error, "the disk's bound and the projection are left out");
             Ok(None)

@@ -113,8 +113,8 @@ fn the_page_is_recomputed_from_its_bench_json() {
         &StudyOptions {
             out: dir.path().join("projected"),
             from_bench: Some(output.bench_json.clone()),
-            disk: Some(table),
-            ..options
+            disk: Some(table.clone()),
+            ..options.clone()
         },
         |_| replayed += 1,
     )
@@ -122,6 +122,28 @@ fn the_page_is_recomputed_from_its_bench_json() {
     assert_eq!(replayed, 0);
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert_projected(&page, &bench);
+
+    // The table a study measured (disk.txt beside its bench.json) is what a page computed again
+    // from its runs uses, without `--disk` or fio.
+    let kept = output
+        .bench_json
+        .with_file_name(bal_replay_study::DISK_TABLE);
+    std::fs::copy(&table, &kept).unwrap();
+    let again = run_study(
+        &dump,
+        &state,
+        &StudyOptions {
+            out: dir.path().join("again-projected"),
+            from_bench: Some(output.bench_json.clone()),
+            ..options
+        },
+        |_| replayed += 1,
+    )
+    .unwrap();
+    assert_eq!(replayed, 0);
+    let page = std::fs::read_to_string(&again.page).unwrap();
+    assert_projected(&page, &bench);
+    assert!(page.contains(&kept.display().to_string()), "{page}");
 }
 
 /// The headline table's measured cells of each design, recomputed from the bench's JSON.
