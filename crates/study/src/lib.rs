@@ -36,7 +36,7 @@ use bal_replay_dump::{DumpError, DumpReader};
 use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_model::DiskModel;
+use bal_replay_model::{DiskModel, DiskModelError};
 use std::{
     num::NonZeroUsize,
     path::{Path, PathBuf},
@@ -60,7 +60,7 @@ pub enum StudyError {
     Chain(String),
     /// The disk's fio table (`--disk`) could not be read.
     #[error(transparent)]
-    Disk(#[from] bal_replay_model::DiskModelError),
+    Disk(#[from] DiskModelError),
     /// An earlier study's runs could not be read (or were written with another schema version).
     #[error(transparent)]
     Load(#[from] bal_replay_bench::ResultReadError),
@@ -122,6 +122,9 @@ pub struct StudyContext {
     pub cores: usize,
     /// The disk's curve, where fio measured it or `--disk` gave it.
     pub disk: Option<DiskModel>,
+    /// The fio-format table that curve was read from, written beside `bench.json` as
+    /// [`DISK_TABLE`].
+    pub disk_table: Option<String>,
     /// The frontier chart's file, relative to the page.
     pub frontier_chart: String,
 }
@@ -266,7 +269,7 @@ pub fn run_study(
     let shape = ChainShape::of_dump(&dump)?;
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     let matrix = study_matrix(options, cores, shape.blocks);
-    let disk = input_disk(state_dir, options)?;
+    let (disk, disk_table) = input_disk(state_dir, options)?.unzip();
     let state_bytes = dir_bytes(state_dir);
     let mut bench = match &options.from_bench {
         Some(path) => load_bench(path)?,
@@ -307,44 +310,46 @@ pub fn run_study(
             state_bytes,
             cores,
             disk,
+            disk_table,
             frontier_chart: "frontier.svg".into(),
         },
         &options.out,
     )
 }
 
-/// The fio table a study measured, written beside its `bench.json`: a page computed again from
-/// those runs (`--from-bench`) judges them against the disk as it was when they ran, not as a
+/// The fio table a study judged its runs against, written beside its `bench.json`: a page
+/// computed again from those runs (`--from-bench`) uses the disk as it was when they ran, not as a
 /// shared disk happens to be now.
 pub const DISK_TABLE: &str = "disk.txt";
 
-/// The input disk's curve: `--disk`'s table, else the one measured with `--from-bench`'s runs,
-/// else fio's measure where asked and installed (kept as [`DISK_TABLE`]), else none (the page
+/// The input disk's curve and the table it was read from: `--disk`'s table, else the one kept
+/// with `--from-bench`'s runs, else fio's measure where asked and installed, else none (the page
 /// says what it leaves out without one).
-fn input_disk(state_dir: &Path, options: &StudyOptions) -> Result<Option<DiskModel>, StudyError> {
-    if let Some(table) = &options.disk {
-        return Ok(Some(DiskModel::from_fio_file(table)?));
-    }
-    let measured_with_the_runs = options
+fn input_disk(
+    state_dir: &Path,
+    options: &StudyOptions,
+) -> Result<Option<(DiskModel, String)>, StudyError> {
+    let kept_with_the_runs = options
         .from_bench
         .as_ref()
         .map(|bench| bench.with_file_name(DISK_TABLE))
         .filter(|table| table.is_file());
-    if let Some(table) = measured_with_the_runs {
-        return Ok(Some(DiskModel::from_fio_file(&table)?));
+    if let Some(path) = options.disk.clone().or(kept_with_the_runs) {
+        let text = std::fs::read_to_string(&path).map_err(|source| {
+            StudyError::Disk(DiskModelError::Read {
+                path: path.display().to_string(),
+                source,
+            })
+        })?;
+        let disk = DiskModel::parse_fio_table(&text, &path.display().to_string())?;
+        return Ok(Some((disk, text)));
     }
     if !options.fio {
         return Ok(None);
     }
     let seconds = if options.quick { 1 } else { 5 };
     match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
-        Ok((disk, table)) => {
-            let path = options.out.join(DISK_TABLE);
-            std::fs::create_dir_all(&options.out)
-                .and_then(|()| bal_replay_bench::write_result_file(&path, table.as_bytes()))
-                .map_err(|source| StudyError::Write { path, source })?;
-            Ok(Some(disk))
-        }
+        Ok(measured) => Ok(Some(measured)),
         Err(error) => {
             tracing::warn!(%error, "the disk's bound and the projection are left out");
             Ok(None)
@@ -381,6 +386,10 @@ pub fn write_outputs(
     let findings = Findings::compute(bench, sizes, context.disk.as_ref());
     let bench_json = out.join("bench.json");
     bench.write_json(&bench_json)?;
+    if let Some(table) = &context.disk_table {
+        let path = out.join(DISK_TABLE);
+        bal_replay_bench::write_result_file(&path, table.as_bytes()).map_err(write_err(&path))?;
+    }
     let chart = out.join(&context.frontier_chart);
     bal_replay_bench::write_result_file(&chart, frontier_svg(&findings.frontier).as_bytes())
         .map_err(write_err(&chart))?;
