@@ -889,6 +889,14 @@ impl Bench<'_> {
             })
     }
 
+    /// Empties the page cache before a run where the matrix asks for cold runs (root only).
+    fn start_cold(&self) -> Result<(), BenchError> {
+        if self.matrix.drop_caches {
+            drop_page_cache()?;
+        }
+        Ok(())
+    }
+
     /// Independent blocks (imported fixtures): each over a state of its own, `<state>/<number>`,
     /// opened read-only under an overlay that keeps the block's commit in memory, so no state is
     /// written.
@@ -897,9 +905,7 @@ impl Bench<'_> {
         run: &RunConfig,
         options: &ReplayOptions,
     ) -> Result<Measured, BenchError> {
-        if self.matrix.drop_caches {
-            drop_page_cache()?;
-        }
+        self.start_cold()?;
         let states = self.state.path();
         let read_only = RocksOptions {
             read_only: true,
@@ -932,9 +938,7 @@ impl Bench<'_> {
         options: &ReplayOptions,
     ) -> Result<Measured, BenchError> {
         let scratch = ScratchState::checkpoint_of(self.state.path(), "bench-run")?;
-        if self.matrix.drop_caches {
-            drop_page_cache()?;
-        }
+        self.start_cold()?;
         let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
         let probe = RunProbe::start(scratch.path(), store.read_counters(), self.matrix.direct_io);
         let mut samples = Vec::new();
@@ -965,9 +969,7 @@ impl Bench<'_> {
         run: &RunConfig,
         options: &ReplayOptions,
     ) -> Result<Measured, BenchError> {
-        if self.matrix.drop_caches {
-            drop_page_cache()?;
-        }
+        self.start_cold()?;
         let probe = RunProbe::start(self.state.path(), None, false);
         let mut samples = Vec::new();
         let report = with_mdbx_overlay(
