@@ -6,7 +6,7 @@
 # state kept on the disk. Block by block, alternating which side goes first, so a noisy minute on a
 # shared machine falls on both. docs/peer-pevm.md has the procedure and a table it printed.
 #
-#   scripts/peer-pevm.sh <pevm checkout> [WORK_DIR]    (default: a fresh directory under /var/tmp)
+#   scripts/peer-pevm.sh <pevm checkout> [WORK_DIR]    (new or empty; default: a fresh directory under /var/tmp)
 #
 # Builds nothing and changes nothing in the pevm checkout. Build pevm's bench there first (its own
 # target dir; on a shared machine at low priority):
@@ -34,6 +34,12 @@ cd "$(dirname "$0")/.."
 usage="usage: $0 <pevm checkout> [work dir]"
 pevm="$(cd "${1:?$usage}" && pwd)"
 work="${2:-$(mktemp -d /var/tmp/peer-pevm.XXXXXX)}"
+# The script writes (and truncates) only inside a work dir it made or that was given empty: it
+# never removes or overwrites what it did not write.
+if [ -e "$work" ] && [ -n "$(ls -A "$work")" ]; then
+    echo "$work is not empty: give a new or empty work dir" >&2
+    exit 1
+fi
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 fixtures="$(pwd)/../shared/fixtures/mainnet"
@@ -101,7 +107,6 @@ run_ours() {
 i=0
 for n in $BLOCKS; do
     dir="$work/blocks/$n"
-    rm -rf "$dir"
     mkdir -p "$dir"
     "$bin/bal-dump" import-fixture --out "$dir/dump" --state "$dir/state" "$fixtures/$n" > /dev/null 2> "$dir/import.err"
     echo "block $n" >&2
