@@ -168,8 +168,8 @@ pub struct BenchMatrix {
     pub repeat: NonZeroUsize,
     /// Prefetch batch k+1 while batch k executes ([`ReplayOptions::pipeline`]; batched and hybrid).
     pub pipeline: bool,
-    /// Record each parallel run's batch profiles ([`RunResult::batch_profiles`]).
-    pub profile: bool,
+    /// Which runs record their batch profiles ([`RunResult::batch_profiles`]) and keep them.
+    pub profile: TaskProfiles,
     /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]`
     /// ([`ReplayOptions::pin_workers`]); `None`: the scheduler places them.
     pub pin_workers: Option<Vec<usize>>,
@@ -320,6 +320,37 @@ impl std::fmt::Display for StoreKind {
             Self::Memory => "memory",
             Self::Mdbx => "mdbx",
         })
+    }
+}
+
+/// Which runs of a bench record their task profiles ([`RunResult::batch_profiles`], a few MB per
+/// run) and which keep them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TaskProfiles {
+    /// No run is profiled.
+    #[default]
+    Off,
+    /// Every parallel run is profiled and keeps its profiles (`--task-profile`).
+    All,
+    /// Every parallel run is profiled, so that all pay the same overhead, but only the one-worker
+    /// runs keep their profiles (what the model calibrates on): a long matrix does not hold every
+    /// run's profiles until it ends.
+    OneWorkerKept,
+}
+
+impl TaskProfiles {
+    /// Whether runs are profiled.
+    pub fn recorded(self) -> bool {
+        self != Self::Off
+    }
+
+    /// Whether a run of `threads` workers keeps its profiles.
+    pub fn kept(self, threads: usize) -> bool {
+        match self {
+            Self::Off => false,
+            Self::All => true,
+            Self::OneWorkerKept => threads == 1,
+        }
     }
 }
 
@@ -858,7 +889,7 @@ impl Bench<'_> {
             prefetch_order: self.matrix.prefetch_order,
             cache: self.matrix.cache,
             pipeline: self.matrix.pipeline,
-            profile: self.matrix.profile,
+            profile: self.matrix.profile.recorded(),
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
             trust_state: self.matrix.trust_state,
         }
@@ -1046,6 +1077,7 @@ pub fn run_bench(
     // Before any store opens, so no other thread of the process uses the CPU it counts.
     let worker_start = matrix
         .profile
+        .recorded()
         .then(|| measure_worker_start(WORKER_START_WORKERS, WORKER_START_ROUNDS))
         .flatten();
     let dump = DumpReader::open(dump_dir)?;
@@ -1084,8 +1116,11 @@ pub fn run_bench(
     let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); configs.len()];
     for round in 0..matrix.repeat.get() {
         for index in abba_order(configs.len(), round) {
-            let result = bench.run(&configs[index])?;
+            let mut result = bench.run(&configs[index])?;
             on_run(&result);
+            if !matrix.profile.kept(result.threads) {
+                result.batch_profiles = Vec::new();
+            }
             results[index].push(result);
         }
     }
@@ -1218,6 +1253,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_study_profiles_every_run_and_keeps_one_workers_profiles() {
+        use TaskProfiles::*;
+        assert!(!Off.recorded() && All.recorded() && OneWorkerKept.recorded());
+        assert_eq!(
+            [1, 2, 16].map(|t| (Off.kept(t), All.kept(t), OneWorkerKept.kept(t))),
+            [
+                (false, true, true),
+                (false, true, false),
+                (false, true, false)
+            ]
+        );
+    }
+
+    #[test]
     fn repeats_alternate_direction() {
         assert_eq!(abba_order(3, 0), vec![0, 1, 2]);
         assert_eq!(abba_order(3, 1), vec![2, 1, 0]);
@@ -1246,7 +1295,7 @@ mod tests {
             cache: CacheCapacity::default(),
             repeat: n(1),
             pipeline: false,
-            profile: false,
+            profile: TaskProfiles::Off,
             pin_workers: None,
             trust_state: false,
         }

@@ -403,16 +403,16 @@ impl Tables<'_> {
                 StoreKind::Mdbx =>
                     "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`; major faults are reads of MDBX's memory map that waited for the disk. Residency is judged from the block cache's counters (data blocks missed over blocks looked up), which a memory-mapped MDBX state has not: its regime is unknown.\n",
                 _ =>
-                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). A run is disk-resident when at least 80% of its block lookups reached the device: with direct reads, the data blocks that missed the block cache; through the page cache, the device's bytes in 4 KiB blocks, at most one per miss. Fewer than 100 key reads read no state.\n",
+                    "Device counters are the state's block device's (every process's reads); \"process\" is this process's `read_bytes`. \"Stored\" key reads are those of keys in SST files (the others are answered by bloom filters or the memtable). Reads in flight: the device's read time over the run's execution with I/O (the queue depth its reads kept); CPU per device read: the process's CPU over the whole run (execution included) per device read. A run is disk-resident when at least 80% of its block lookups reached the device: with direct reads, the data blocks that missed the block cache; through the page cache, the device's bytes in 4 KiB blocks, at most one per miss. Fewer than 100 key reads read no state.\n",
             }
         );
         let _ = writeln!(
             out,
-            "| Run | Key reads | Stored | Device reads | Device reads / key | Device MiB | Process MiB | Block-cache misses (data) | Major faults | Reached the device | Regime |"
+            "| Run | Key reads | Stored | Device reads | Device reads / key | Reads in flight | Device µs / read | CPU µs / device read | Device MiB | Process MiB | Block-cache misses (data) | Major faults | Reached the device | Regime |"
         );
         let _ = writeln!(
             out,
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
         );
         let count = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
         let mib =
@@ -434,15 +434,23 @@ impl Tables<'_> {
                 ),
                 _ => "-".to_string(),
             };
+            let one_decimal = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+            let cpu_per_read = r
+                .cpu
+                .zip(d.device_reads.filter(|&n| n > 0))
+                .map(|(cpu, n)| cpu.process_s * 1e6 / n as f64);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {misses} | {} | {reached} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {misses} | {} | {reached} | {} |",
                 r.label(),
                 d.key_reads,
                 count(d.stored_key_reads),
                 count(d.device_reads),
                 d.device_reads_per_key
                     .map_or("-".to_string(), |v| format!("{v:.2}")),
+                one_decimal(d.reads_in_flight(r.timing.exec_with_io_s)),
+                one_decimal(d.device_read_latency_us()),
+                one_decimal(cpu_per_read),
                 mib(d.device_read_bytes),
                 mib(d.process_read_bytes),
                 count(d.major_faults),

@@ -2,7 +2,7 @@
 //! over its own pre-state, verified, with one profile per block; and the two configurations it
 //! cannot run, refused with errors that say why.
 
-use bal_replay_bench::{BenchError, BenchMatrix, StoreKind, run_bench};
+use bal_replay_bench::{BenchError, BenchMatrix, StoreKind, TaskProfiles, run_bench};
 use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
 use bal_replay_executor::ChainConfig;
 use bal_replay_fixtures::default_mainnet_dir;
@@ -36,7 +36,7 @@ fn matrix() -> BenchMatrix {
         cache: Default::default(),
         repeat: n(1),
         pipeline: false,
-        profile: true,
+        profile: TaskProfiles::All,
         pin_workers: None,
         trust_state: false,
     }

@@ -3,7 +3,9 @@
 //! with the same blocks, transactions and gas as the same matrix over the RocksDB state, and leaves
 //! the database as it was; what MDBX cannot do is a clear error.
 
-use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, StoreKind, render_tables, run_bench};
+use bal_replay_bench::{
+    BenchError, BenchMatrix, BenchResult, StoreKind, TaskProfiles, render_tables, run_bench,
+};
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{EngineError, ExecMode, IoDesign, TaskOrder};
 use bal_replay_executor::ChainConfig;
@@ -56,7 +58,7 @@ fn matrix() -> BenchMatrix {
         // Batched runs prefetch batch k+1 while batch k executes: over MDBX the look-ahead reads
         // through the overlay of commits kept in memory.
         pipeline: true,
-        profile: false,
+        profile: TaskProfiles::Off,
         pin_workers: None,
         trust_state: false,
     }

@@ -2,7 +2,9 @@
 //! (forwards, then backwards), and every ratio the tables print and the JSON records carries the
 //! range its repeats allow, bracketing the ratio of the medians.
 
-use bal_replay_bench::{BenchMatrix, BenchResult, Interval, render_tables, run_bench};
+use bal_replay_bench::{
+    BenchMatrix, BenchResult, Interval, TaskProfiles, render_tables, run_bench,
+};
 use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
@@ -33,7 +35,7 @@ fn matrix() -> BenchMatrix {
         cache: Default::default(),
         repeat: n(2),
         pipeline: false,
-        profile: false,
+        profile: TaskProfiles::Off,
         pin_workers: None,
         trust_state: false,
     }

@@ -4,7 +4,7 @@ use crate::{
     ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, at_least_one, count, progress_bar,
 };
 use bal_replay_bench::{
-    BenchMatrix, BenchResult,
+    BenchMatrix, BenchResult, TaskProfiles,
     point_reads::{BenchDbOptions, bench_db, render_bench_db},
     render_tables, run_bench,
 };
@@ -91,7 +91,11 @@ impl BenchCommand {
             cache: replay.cache.into(),
             repeat: shape.repeat,
             pipeline: replay.pipeline,
-            profile: replay.task_profile,
+            profile: if replay.task_profile {
+                TaskProfiles::All
+            } else {
+                TaskProfiles::Off
+            },
             pin_workers: replay.pin_workers.clone(),
             trust_state: replay.trust.trust_state,
         }

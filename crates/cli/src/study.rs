@@ -93,7 +93,12 @@ impl StudyCommand {
             matrix.run_count(),
             "{spinner} study [{bar:30}] {pos}/{len} runs, {per_sec}, eta {eta} {msg}",
         );
+        let mut pace = StudyPace::new(matrix.run_count());
         let output = run_study(&self.dump, &self.state, &options, |r| {
+            if let Some(line) = pace.run_ended(std::time::Instant::now()) {
+                // Said whether or not the bar is drawn (a log redirected to a file hides it).
+                bar.suspend(|| eprintln!("{line}"));
+            }
             bar.inc(1);
             bar.set_message(format!(
                 "{}: {:.1} Mgas/s",
@@ -109,5 +114,80 @@ impl StudyCommand {
             output.bench_json.display()
         );
         Ok(output)
+    }
+}
+
+/// How long a study will take, said once its second run ends: the time between the first two
+/// runs' ends is one whole run (drop the caches, open the state, replay, close), which the first
+/// alone cannot show (fio and the dump's sizes come before it).
+struct StudyPace {
+    runs: u64,
+    first_ended: Option<std::time::Instant>,
+    said: bool,
+}
+
+impl StudyPace {
+    fn new(runs: u64) -> Self {
+        Self {
+            runs,
+            first_ended: None,
+            said: false,
+        }
+    }
+
+    /// The estimate's line, once: when the second run ends at `now`.
+    fn run_ended(&mut self, now: std::time::Instant) -> Option<String> {
+        let Some(first) = self.first_ended else {
+            self.first_ended = Some(now);
+            return None;
+        };
+        if std::mem::replace(&mut self.said, true) {
+            return None;
+        }
+        let run_s = now.duration_since(first).as_secs_f64();
+        let left_s = run_s * self.runs.saturating_sub(2) as f64;
+        Some(format!(
+            "study: a run takes about {} here, so the rest takes about {} ({} runs; designs and thread counts differ, the bar's estimate follows the runs)",
+            minutes(run_s),
+            minutes(left_s),
+            self.runs.saturating_sub(2)
+        ))
+    }
+}
+
+/// `s` as minutes, or seconds under two minutes (tenths under ten).
+fn minutes(s: f64) -> String {
+    if s < 10.0 {
+        format!("{s:.1} s")
+    } else if s < 120.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{:.0} min", s / 60.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_estimate_is_said_once_from_the_second_run() {
+        let start = Instant::now();
+        let mut pace = StudyPace::new(62);
+        assert_eq!(pace.run_ended(start), None);
+        let line = pace.run_ended(start + Duration::from_secs(30)).unwrap();
+        assert!(
+            line.contains("about 30 s here, so the rest takes about 30 min (60 runs;"),
+            "{line}"
+        );
+        assert_eq!(pace.run_ended(start + Duration::from_secs(60)), None);
+        let mut short = StudyPace::new(3);
+        short.run_ended(start);
+        let line = short.run_ended(start + Duration::from_secs(10)).unwrap();
+        assert!(
+            line.contains("the rest takes about 10 s (1 runs;"),
+            "{line}"
+        );
     }
 }

@@ -175,7 +175,8 @@ pub enum Fit {
     /// Nothing to fit: the run read nothing from the device (no key reads, or none reached it:
     /// a cache-resident state), so its time is its CPU and its serial part alone.
     NoDeviceReads,
-    /// The simulation is slower than the measured run with instant reads (`k` = 0), and no `k`
+    /// The simulation is slower than the measured run with reads that wait for nothing but the
+    /// disk's best IOPS (`k` = 0), and no `k`
     /// brings it down to it (slower reads can, where readers beside execution then leave the
     /// cores to the workers: that is an exact fit).
     CpuExceeds,
@@ -866,10 +867,14 @@ mod tests {
         }
         assert_eq!(read_cpu_ns(&parallel, &full), Some(10_000.0));
         parallel.read_cpu_ns = Some(10_000.0);
-        let here = machine(2);
+        // A disk whose IOPS never holds the reads back.
+        let here = Machine {
+            disk: DiskModel::from_spec(1e12, 1.0).unwrap(),
+            ..machine(2)
+        };
         let there = Machine {
             read_cpu_ns: Some(4_000.0),
-            ..machine(2)
+            ..here.clone()
         };
         // No reads' wait (k = 0): 80 tasks of 50 µs, or of 32 µs where a read costs 4 µs.
         let a = predict(&parallel, 1, &here, 0.0).exec_with_io_s;

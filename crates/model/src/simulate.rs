@@ -4,7 +4,8 @@
 //!
 //! A task is its measured CPU time cut into equal pieces around its on-demand reads (where in the
 //! task a read falls is not recorded; spreading them evenly is the assumption). A read is one
-//! wait of `k * device_reads_per_key * latency(reads in flight)`, fixed when it is issued. Runnable
+//! wait of `k * device_reads_per_key * latency(reads in flight)`, fixed when it is issued, and no
+//! shorter than the disk's IOPS allows behind the reads queued before it. Runnable
 //! threads share the cores as processor sharing: with `n` runnable on `c` cores each runs at
 //! `min(1, c / n)` of a core; switching costs nothing. Each of these is a term the checks against
 //! measured runs can find off.
@@ -27,6 +28,16 @@ impl ReadCost<'_> {
     /// A read's wait issued at `depth`, ns.
     fn wait_ns(&self, depth: usize) -> f64 {
         self.k * self.device_reads_per_key * self.disk.latency_ns(depth as f64)
+    }
+
+    /// When a key read issued at `now` with `depth` key reads in flight is done: after its wait,
+    /// and no sooner than the disk, at its best IOPS, has served its device reads behind those
+    /// already queued (`disk_free`, moved on). The calibrated `k` scales a read's wait, not the
+    /// disk's throughput: without this, many reads each waiting `k < 1` times the disk's latency
+    /// at their depth would overlap into more reads a second than the disk gives at any depth.
+    fn done_at(&self, now: f64, depth: usize, disk_free: &mut f64) -> f64 {
+        *disk_free = disk_free.max(now) + self.device_reads_per_key * 1e9 / self.disk.best_iops();
+        (now + self.wait_ns(depth)).max(*disk_free)
     }
 }
 
@@ -237,6 +248,8 @@ struct Phase<'a> {
     /// Keys the readers will not read: tasks read them first.
     skipped: u64,
     in_flight: usize,
+    /// When the disk has served every device read issued so far ([`ReadCost::done_at`]).
+    disk_free: f64,
     now: f64,
     out: PhaseTimes,
     /// Within one settling pass: workers the starting thread has just started, and keys tasks
@@ -292,6 +305,7 @@ impl<'a> Phase<'a> {
             reader_done: Vec::new(),
             skipped: 0,
             in_flight: 0,
+            disk_free: 0.0,
             now: 0.0,
             out: PhaseTimes::default(),
             to_start: 0,
@@ -486,7 +500,9 @@ impl<'a> Phase<'a> {
                 self.out.worker_reads += 1;
             }
             a.state = State::Io {
-                until: self.now + self.read.wait_ns(self.in_flight),
+                until: self
+                    .read
+                    .done_at(self.now, self.in_flight, &mut self.disk_free),
             };
         } else if a.worker() {
             self.out.longest_task_ns = self.out.longest_task_ns.max(self.now - a.job.start);
@@ -860,6 +876,29 @@ mod tests {
         // end their last 50 µs each at half a core, by 500.
         assert!((fair.readers_end_ns - 400e3).abs() < 1.0, "{fair:?}");
         assert!((fair.tasks_end_ns - 500e3).abs() < 1.0, "{fair:?}");
+    }
+
+    #[test]
+    fn workers_reads_never_outrun_the_disks_best_iops() {
+        // 100k IOPS at 100 µs (a knee at depth 10); reads waiting half the disk's latency
+        // (k = 0.5). 16 workers, 1,600 tasks of one read each and no CPU, on 16 cores: at depth
+        // 16 a read waits 0.5 x 160 µs, so the waits alone would finish in 8 ms, at twice the
+        // disk's IOPS; the disk serves 1,600 reads in 16 ms at best.
+        let disk = DiskModel::from_spec(100_000.0, 100.0).unwrap();
+        let read = ReadCost {
+            k: 0.5,
+            ..unit_read(&disk)
+        };
+        let tasks: Vec<_> = (0..1600).map(|_| task(0, 1)).collect();
+        let out = simulate_phase(&tasks, 16, Readers::default(), cores(16.0), read);
+        let secs = out.tasks_end_ns / 1e9;
+        assert!((secs - 0.016).abs() < 1e-4, "{secs}");
+        // Below the disk's IOPS the waits are the model's: one worker, 100 tasks of 100 µs of
+        // CPU and one read of 0.5 x 100 µs each, 15 ms.
+        let tasks: Vec<_> = (0..100).map(|_| task(100, 1)).collect();
+        let out = simulate_phase(&tasks, 1, Readers::default(), cores(1.0), read);
+        let secs = out.tasks_end_ns / 1e9;
+        assert!((secs - 0.015).abs() < 1e-6, "{secs}");
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct BlockDeviceReads {
     pub reads: u64,
     /// Bytes read (sectors of 512 bytes).
     pub bytes: u64,
+    /// Milliseconds reads spent in flight, summed over the reads (`read ticks`): over a window's
+    /// wall time, the reads in flight on average; over its reads, their mean latency.
+    pub read_ms: u64,
 }
 
 /// One sample of the counters.
@@ -51,6 +54,8 @@ pub struct IoDelta {
     pub device_reads: Option<u64>,
     /// Bytes the device read.
     pub device_read_bytes: Option<u64>,
+    /// Milliseconds the device's reads spent in flight, summed over them.
+    pub device_read_ms: Option<u64>,
     /// Bytes this process caused to be read from storage.
     pub process_read_bytes: Option<u64>,
     /// Major page faults of this process.
@@ -89,6 +94,10 @@ impl IoSample {
                 self.device.map(|d| d.bytes),
                 earlier.device.map(|d| d.bytes),
             ),
+            device_read_ms: diff(
+                self.device.map(|d| d.read_ms),
+                earlier.device.map(|d| d.read_ms),
+            ),
             process_read_bytes: diff(self.process_read_bytes, earlier.process_read_bytes),
             major_faults: diff(self.major_faults, earlier.major_faults),
             read_syscalls: diff(self.read_syscalls, earlier.read_syscalls),
@@ -112,15 +121,18 @@ fn read_device_stat(dev: &str) -> Option<BlockDeviceReads> {
     parse_block_stat(&text)
 }
 
-/// Fields 1 and 3 of a block device's `stat`: read I/Os completed and sectors read.
+/// Fields 1, 3 and 4 of a block device's `stat`: read I/Os completed, sectors read, and the
+/// milliseconds they spent in flight.
 fn parse_block_stat(text: &str) -> Option<BlockDeviceReads> {
     let mut fields = text.split_whitespace().map(str::parse::<u64>);
     let reads = fields.next()?.ok()?;
     let _merged = fields.next()?.ok()?;
     let sectors = fields.next()?.ok()?;
+    let read_ms = fields.next()?.ok()?;
     Some(BlockDeviceReads {
         reads,
         bytes: sectors * 512,
+        read_ms,
     })
 }
 
@@ -147,6 +159,10 @@ pub struct DiskEvidence {
     pub device_reads: Option<u64>,
     /// Bytes the state's block device read during the run.
     pub device_read_bytes: Option<u64>,
+    /// Milliseconds the device's reads spent in flight during the run, summed over them (every
+    /// process's): see [`DiskEvidence::reads_in_flight`] and [`DiskEvidence::device_read_latency_us`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_read_ms: Option<u64>,
     /// Bytes this process caused to be read from storage (`/proc/self/io`).
     pub process_read_bytes: Option<u64>,
     /// Major page faults of this process (memory-mapped reads that waited for the disk: MDBX).
@@ -335,6 +351,21 @@ pub fn disk_bound_mgas_per_s(gas: u64, device_reads: u64, best_iops: f64) -> Opt
 }
 
 impl DiskEvidence {
+    /// The device's reads in flight on average over `seconds` (a run's time reading: its
+    /// execution with I/O): the queue depth its read discipline kept. `None` without the counter
+    /// or reads.
+    pub fn reads_in_flight(&self, seconds: f64) -> Option<f64> {
+        let ms = self.device_read_ms?;
+        (seconds > 0.0 && self.device_reads? > 0).then(|| ms as f64 / (seconds * 1000.0))
+    }
+
+    /// The device's mean read latency, µs (with the device's millisecond resolution summed over
+    /// many reads). `None` without the counter or reads.
+    pub fn device_read_latency_us(&self) -> Option<f64> {
+        let reads = self.device_reads.filter(|&r| r > 0)?;
+        Some(self.device_read_ms? as f64 * 1000.0 / reads as f64)
+    }
+
     /// The evidence of a run: its I/O counters, its key reads, RocksDB's counters if the store
     /// was RocksDB with statistics on, and its residency judged from them (`direct_io`: the store
     /// read with O_DIRECT).
@@ -348,6 +379,7 @@ impl DiskEvidence {
         let mut evidence = Self {
             device_reads: io.device_reads,
             device_read_bytes: io.device_read_bytes,
+            device_read_ms: io.device_read_ms,
             process_read_bytes: io.process_read_bytes,
             major_faults: io.major_faults,
             read_syscalls: io.read_syscalls,
@@ -382,6 +414,32 @@ impl DiskEvidence {
 mod tests {
 
     #[test]
+    fn reads_in_flight_and_latency_come_from_the_devices_read_time() {
+        // 20,000 reads that spent 3,000 ms in flight in all: 150 µs each; over 0.5 s of
+        // execution, 6 in flight on average.
+        let disk = DiskEvidence {
+            device_reads: Some(20_000),
+            device_read_ms: Some(3_000),
+            ..DiskEvidence::default()
+        };
+        assert_eq!(disk.device_read_latency_us(), Some(150.0));
+        assert_eq!(disk.reads_in_flight(0.5), Some(6.0));
+        assert_eq!(disk.reads_in_flight(0.0), None);
+        let no_reads = DiskEvidence {
+            device_reads: Some(0),
+            device_read_ms: Some(0),
+            ..DiskEvidence::default()
+        };
+        assert_eq!(no_reads.device_read_latency_us(), None);
+        assert_eq!(no_reads.reads_in_flight(1.0), None);
+        let no_counter = DiskEvidence {
+            device_reads: Some(10),
+            ..DiskEvidence::default()
+        };
+        assert_eq!(no_counter.reads_in_flight(1.0), None);
+    }
+
+    #[test]
     fn the_disk_bound_is_gas_per_device_read_at_the_best_iops() {
         // 3 Ggas over 100 K device reads is 30 Kgas per read; at 60 K IOPS, 1,800 MGas/s.
         let bound = disk_bound_mgas_per_s(3_000_000_000, 100_000, 60_000.0).unwrap();
@@ -399,7 +457,8 @@ mod tests {
             ),
             Some(BlockDeviceReads {
                 reads: 140_225,
-                bytes: 13_546_066 * 512
+                bytes: 13_546_066 * 512,
+                read_ms: 47_912,
             })
         );
         assert_eq!(parse_block_stat("12 x"), None);

@@ -31,7 +31,7 @@ pub use projected::{LeftOut, Projected, ProjectedRow};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
 
-use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, RunResult, run_bench};
+use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, RunResult, TaskProfiles, run_bench};
 use bal_replay_dump::{DumpError, DumpReader};
 use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder};
 use bal_replay_executor::ChainConfig;
@@ -201,9 +201,9 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         repeat,
         pipeline: false,
         // The model's projection calibrates on the one-worker runs' task profiles; every run is
-        // profiled alike so none pays an overhead the others do not, and the study keeps only
-        // the one-worker runs' profiles ([`keep_calibration_profiles`]).
-        profile: true,
+        // profiled alike so none pays an overhead the others do not, and only the one-worker
+        // runs keep their profiles, as each run ends.
+        profile: TaskProfiles::OneWorkerKept,
         pin_workers: None,
         trust_state: false,
     }
@@ -357,8 +357,9 @@ fn input_disk(
     }
 }
 
-/// Drops the task profiles of runs with more than one worker: the projection calibrates on the
-/// one-worker runs' alone, and each profile adds megabytes to `bench.json`.
+/// Drops the task profiles of runs with more than one worker (a `bench --task-profile` JSON read
+/// with `--from-bench` keeps them all): the projection calibrates on the one-worker runs' alone,
+/// and each profile adds megabytes to `bench.json`.
 fn keep_calibration_profiles(bench: &mut BenchResult) {
     for run in bench.runs.iter_mut().filter(|r| r.threads > 1) {
         run.batch_profiles = Vec::new();
