@@ -28,7 +28,7 @@ bin="${CARGO_TARGET_DIR:-target}/debug"
 step "$work/big/dump" "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
     --state-entries 200000000 --holders-per-token 20000 --accounts 200000
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
-    --threads 1,2,4 --batch 1,10,50 --repeat 2
+    --batch 1,10,50 --repeat 2
     --title "a generated mainnet-like chain of 200 blocks over a 200 M-entry state")
 study "$work/big/findings" "${big[@]}"
 

@@ -22,7 +22,7 @@ pub struct StudyCommand {
     /// The quick form: 1 and all cores, batch 1 and 10, two repeats.
     #[arg(long)]
     pub quick: bool,
-    /// Worker counts, in place of 1, the cores, 2x and 4x the cores.
+    /// Worker counts, in place of 1, the cores, 4x and 16x the cores (at most 64).
     #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
     pub threads: Option<Vec<NonZeroUsize>>,
     /// Batch sizes, in place of 1, 10 and 50.
@@ -93,7 +93,10 @@ impl StudyCommand {
             matrix.run_count(),
             "{spinner} study [{bar:30}] {pos}/{len} runs, {per_sec}, eta {eta} {msg}",
         );
-        let mut pace = StudyPace::new(matrix.run_count());
+        let mut pace = StudyPace::new(
+            matrix.run_count(),
+            (matrix.designs.len() * matrix.threads.len()) as u64,
+        );
         let output = run_study(&self.dump, &self.state, &options, |r| {
             if let Some(line) = pace.run_ended(std::time::Instant::now()) {
                 // Said whether or not the bar is drawn (a log redirected to a file hides it).
@@ -117,40 +120,42 @@ impl StudyCommand {
     }
 }
 
-/// How long a study will take, said once its second run ends: the time between the first two
-/// runs' ends is one whole run (drop the caches, open the state, replay, close), which the first
-/// alone cannot show (fio and the dump's sizes come before it).
+/// How long a study will take, said once a sample of its runs has ended: every design at every
+/// thread count of the first batch size, which the bench's schedule runs first. Runs differ by
+/// design several times over (full BAL reads no state), so the first run or two would say too
+/// little. Timed from the first run's end (fio and the dump's sizes come before it) to the end of
+/// the run after the sample: a whole run each (drop the caches, open the state, replay, close).
 struct StudyPace {
     runs: u64,
+    sample: u64,
+    ended: u64,
     first_ended: Option<std::time::Instant>,
-    said: bool,
 }
 
 impl StudyPace {
-    fn new(runs: u64) -> Self {
+    fn new(runs: u64, sample: u64) -> Self {
         Self {
             runs,
+            sample: sample.max(1),
+            ended: 0,
             first_ended: None,
-            said: false,
         }
     }
 
-    /// The estimate's line, once: when the second run ends at `now`.
+    /// The estimate's line, once: when the run after the sample ends at `now`.
     fn run_ended(&mut self, now: std::time::Instant) -> Option<String> {
-        let Some(first) = self.first_ended else {
-            self.first_ended = Some(now);
-            return None;
-        };
-        if std::mem::replace(&mut self.said, true) {
+        self.ended += 1;
+        let first = *self.first_ended.get_or_insert(now);
+        if self.ended != self.sample + 1 || self.ended == self.runs {
             return None;
         }
-        let run_s = now.duration_since(first).as_secs_f64();
-        let left_s = run_s * self.runs.saturating_sub(2) as f64;
+        let sample_s = now.duration_since(first).as_secs_f64();
+        let left = self.runs - self.ended;
         Some(format!(
-            "study: a run takes about {} here, so the rest takes about {} ({} runs; designs and thread counts differ, the bar's estimate follows the runs)",
-            minutes(run_s),
-            minutes(left_s),
-            self.runs.saturating_sub(2)
+            "study: {} runs (every design and thread count at the first batch size) took {}: the {left} left take about {} (the bar's estimate follows the runs)",
+            self.sample,
+            minutes(sample_s),
+            minutes(sample_s / self.sample as f64 * left as f64),
         ))
     }
 }
@@ -172,21 +177,30 @@ mod tests {
     use std::time::{Duration, Instant};
 
     #[test]
-    fn the_estimate_is_said_once_from_the_second_run() {
+    fn the_estimate_is_said_once_after_every_design_has_run() {
         let start = Instant::now();
-        let mut pace = StudyPace::new(62);
-        assert_eq!(pace.run_ended(start), None);
-        let line = pace.run_ended(start + Duration::from_secs(30)).unwrap();
+        // 40 runs, a sample of 10: said when the 11th ends, from 10 runs' time after the first.
+        let mut pace = StudyPace::new(40, 10);
+        for run in 0..10 {
+            assert_eq!(pace.run_ended(start + Duration::from_secs(run * 24)), None);
+        }
+        let line = pace.run_ended(start + Duration::from_secs(240)).unwrap();
         assert!(
-            line.contains("about 30 s here, so the rest takes about 30 min (60 runs;"),
+            line.contains("10 runs (every design and thread count at the first batch size) took 4 min: the 29 left take about 12 min"),
             "{line}"
         );
-        assert_eq!(pace.run_ended(start + Duration::from_secs(60)), None);
-        let mut short = StudyPace::new(3);
-        short.run_ended(start);
-        let line = short.run_ended(start + Duration::from_secs(10)).unwrap();
+        assert_eq!(pace.run_ended(start + Duration::from_secs(264)), None);
+        // A matrix no longer than its sample has nothing left to estimate.
+        let mut short = StudyPace::new(3, 2);
+        assert!((0..3).all(|run| short.run_ended(start + Duration::from_secs(run)).is_none()));
+        let mut quick = StudyPace::new(4, 2);
+        quick.run_ended(start);
+        quick.run_ended(start + Duration::from_millis(400));
+        let line = quick
+            .run_ended(start + Duration::from_millis(1400))
+            .unwrap();
         assert!(
-            line.contains("the rest takes about 10 s (1 runs;"),
+            line.contains("took 1.4 s: the 1 left take about 0.7 s"),
             "{line}"
         );
     }

@@ -86,7 +86,8 @@ pub struct StudyOptions {
     /// The quick form: fewer thread counts, batches up to 10, two repeats; minutes on a small
     /// chain.
     pub quick: bool,
-    /// Worker counts, in place of the machine's (1, its cores, twice and four times as many).
+    /// Worker counts, in place of the machine's (1, its cores, 4 and 16 times as many, at most
+    /// [`MAX_DEFAULT_WORKERS`]).
     pub threads: Option<Vec<NonZeroUsize>>,
     /// Batch sizes, in place of 1, 10 and 50 (up to the dump's length).
     pub batches: Option<Vec<NonZeroUsize>>,
@@ -154,14 +155,25 @@ pub struct StudyOutput {
     pub answer: String,
 }
 
+/// The most workers a study runs by default (unless the machine has more cores).
+pub const MAX_DEFAULT_WORKERS: usize = 64;
+
 /// The bench matrix a study runs over `blocks` blocks on `cores` cores.
 pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchMatrix {
     let n = |v: usize| NonZeroUsize::new(v.max(1)).expect("at least 1");
     let threads = options.threads.clone().unwrap_or_else(|| {
+        // Far past the cores: a design that reads on demand keeps about one read in flight per
+        // worker waiting, so its best worker count is many times the cores (on 2 cores over a
+        // disk-resident state parallel I/O gained 2.2-2.7x from 2 to 16-32 workers:
+        // docs/notes/2026-11-26-parallel-io-read-disciplines.md). Capped where a machine's cores
+        // are many already.
         let mut t: Vec<usize> = if options.quick {
             vec![1, cores]
         } else {
-            vec![1, cores, 2 * cores, 4 * cores]
+            vec![1, cores, 4 * cores, 16 * cores]
+                .into_iter()
+                .map(|t| t.min(MAX_DEFAULT_WORKERS.max(cores)))
+                .collect()
         };
         t.sort_unstable();
         t.dedup();
@@ -408,7 +420,36 @@ pub fn write_outputs(
 
 #[cfg(test)]
 mod tests {
-    use super::dir_bytes;
+    use super::{StudyOptions, dir_bytes, study_matrix};
+
+    #[test]
+    fn the_default_worker_counts_go_far_past_the_cores() {
+        let mut options = StudyOptions {
+            quick: false,
+            threads: None,
+            batches: None,
+            repeat: None,
+            fio: false,
+            disk: None,
+            out: "out".into(),
+            command: String::new(),
+            title: None,
+            from_bench: None,
+        };
+        let threads = |options: &StudyOptions, cores| -> Vec<usize> {
+            study_matrix(options, cores, 200)
+                .threads
+                .iter()
+                .map(|t| t.get())
+                .collect()
+        };
+        assert_eq!(threads(&options, 2), [1, 2, 8, 32]);
+        assert_eq!(threads(&options, 16), [1, 16, 64]);
+        assert_eq!(threads(&options, 1), [1, 4, 16]);
+        assert_eq!(threads(&options, 96), [1, 96]);
+        options.quick = true;
+        assert_eq!(threads(&options, 2), [1, 2]);
+    }
 
     #[test]
     fn a_states_data_is_its_sst_files_and_write_ahead_logs() {
