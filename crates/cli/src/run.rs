@@ -114,7 +114,7 @@ impl RunCommand {
         drop(memory_limit);
         record::record_disk_evidence(&run.disk);
         print_summary(&dump, &run.report);
-        print_disk_evidence(&run.disk);
+        print_disk_evidence(&run.disk, run.report.exec_with_io.as_secs_f64());
         if let Some(json) = &self.output.json {
             let summary = RunSummary::of(run);
             // Task profiles are tens of thousands of numbers: on one line.
@@ -371,8 +371,9 @@ impl RunSummary {
     }
 }
 
-/// One line on where the run's reads were served from.
-fn print_disk_evidence(disk: &DiskEvidence) {
+/// One line on where the run's reads were served from; `exec_s`: its execution with I/O, the
+/// time its reads in flight are averaged over.
+fn print_disk_evidence(disk: &DiskEvidence, exec_s: f64) {
     let mib = |v: Option<u64>| {
         v.map_or("-".to_string(), |v| {
             format!("{:.1} MiB", v as f64 / 1048576.0)
@@ -382,6 +383,10 @@ fn print_disk_evidence(disk: &DiskEvidence) {
     let per_key = disk
         .device_reads_per_key
         .map_or(String::new(), |v| format!(" ({v:.2} per key)"));
+    let in_flight = match (disk.reads_in_flight(exec_s), disk.device_read_latency_us()) {
+        (Some(depth), Some(us)) => format!(", {depth:.1} in flight at {us:.0} µs each"),
+        _ => String::new(),
+    };
     let misses = match (
         disk.block_cache_misses,
         disk.block_cache_hits,
@@ -400,7 +405,7 @@ fn print_disk_evidence(disk: &DiskEvidence) {
         format!(", {:.0}% reached the device", 100.0 * share)
     });
     println!(
-        "reads: {} keys from the store{stored}; device: {} reads{per_key}, {}; this process: {}; major faults {}{misses}; {} (>= 80% of block lookups reached the device; counted as {}{reached})",
+        "reads: {} keys from the store{stored}; device: {} reads{per_key}{in_flight}, {}; this process: {}; major faults {}{misses}; {} (>= 80% of block lookups reached the device; counted as {}{reached})",
         disk.key_reads,
         count(disk.device_reads),
         mib(disk.device_read_bytes),
