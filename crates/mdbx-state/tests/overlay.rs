@@ -1,16 +1,17 @@
 //! `with_mdbx_overlay`: reth's MDBX opened read-only under a memory overlay that starts with the
 //! block hashes given, or an error naming the directory that holds no database.
 
+mod common;
+
 use alloy_primitives::B256;
 use bal_replay_mdbx_state::{MdbxOverlayError, with_mdbx_overlay};
-use bal_replay_reth_db::write_source_from_flat;
-use bal_replay_state::{RocksStore, StateReader};
-use bal_replay_synth::{GeneratorConfig, generate};
+use bal_replay_state::StateReader;
+use bal_replay_synth::GeneratorConfig;
+use common::{RethChain, reth_chain};
 
 #[test]
 fn the_overlay_starts_with_the_hashes_given_over_the_database_state() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dump, state) = (tmp.path().join("dump"), tmp.path().join("state"));
     let config = GeneratorConfig {
         blocks: 1,
         accounts: 200,
@@ -18,13 +19,7 @@ fn the_overlay_starts_with_the_hashes_given_over_the_database_state() {
         seed: 13,
         ..GeneratorConfig::default()
     };
-    generate(&config, &dump, &state, None).unwrap();
-    let genesis = RocksStore::open_read_only(&state)
-        .unwrap()
-        .dump_all()
-        .unwrap();
-    let reth = tmp.path().join("reth");
-    write_source_from_flat(&reth, &genesis).unwrap();
+    let RethChain { genesis, reth, .. } = reth_chain(tmp.path(), &config);
 
     let hash = B256::repeat_byte(0x42);
     let (applied, given) = with_mdbx_overlay(&reth, [(7, hash)], |store| {

@@ -2,20 +2,21 @@
 //! `MemOverlay`) verifies every block and ends at the same state as the same replay over RocksDB;
 //! the MDBX database is not written.
 
+mod common;
+
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb};
-use bal_replay_reth_db::write_source_from_flat;
 use bal_replay_state::{MemOverlay, RocksOptions, RocksStore, StateReader};
-use bal_replay_synth::{GeneratorConfig, generate};
+use bal_replay_synth::GeneratorConfig;
+use common::{RethChain, reth_chain};
 use std::num::NonZeroUsize;
 
 #[test]
 fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
     let tmp = tempfile::tempdir().unwrap();
-    let (dump_dir, state) = (tmp.path().join("dump"), tmp.path().join("state"));
     let config = GeneratorConfig {
         blocks: 6,
         accounts: 2_000,
@@ -24,13 +25,12 @@ fn a_synthetic_chain_replays_over_mdbx_in_place_like_over_rocksdb() {
         gas_per_block: 6_000_000,
         ..GeneratorConfig::default()
     };
-    generate(&config, &dump_dir, &state, None).unwrap();
-    let genesis = RocksStore::open_read_only(&state)
-        .unwrap()
-        .dump_all()
-        .unwrap();
-    let reth = tmp.path().join("reth");
-    write_source_from_flat(&reth, &genesis).unwrap();
+    let RethChain {
+        dump: dump_dir,
+        state,
+        genesis,
+        reth,
+    } = reth_chain(tmp.path(), &config);
 
     let dump = DumpReader::open(&dump_dir).unwrap();
     let chain = ChainConfig::for_chain_id(dump.chain_id()).unwrap();
