@@ -178,6 +178,36 @@ pub struct BenchMatrix {
     pub trust_state: bool,
 }
 
+/// What `bal-replay bench` runs with no options: 1 and 2 workers, batch 1, 10 and 50, every
+/// design with both baselines, 8 prefetch readers, through the page cache with RocksDB's default
+/// block cache, one run each. Tests and callers change the fields they need
+/// (`BenchMatrix { threads, ..BenchMatrix::default() }`).
+impl Default for BenchMatrix {
+    fn default() -> Self {
+        let n = |count| NonZeroUsize::new(count).expect("not 0");
+        Self {
+            threads: vec![n(1), n(2)],
+            batches: vec![n(1), n(10), n(50)],
+            designs: IoDesign::ALL.to_vec(),
+            io_threads: n(8),
+            order: TaskOrder::BlockOrder,
+            prefetch_order: PrefetchOrder::default(),
+            drop_caches: false,
+            direct_io: false,
+            pin_metadata: false,
+            sequential: true,
+            in_memory: true,
+            block_cache_bytes: RocksOptions::default().block_cache_bytes,
+            cache: CacheCapacity::default(),
+            repeat: n(1),
+            pipeline: false,
+            profile: TaskProfiles::Off,
+            pin_workers: None,
+            trust_state: false,
+        }
+    }
+}
+
 impl BenchMatrix {
     /// Checks that every dimension has at least one value (counts are never 0, by their type).
     pub fn validate(&self) -> Result<(), BenchError> {
@@ -1253,6 +1283,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_default_matrix_is_what_bench_runs_with_no_options() {
+        let m = BenchMatrix::default();
+        m.validate().unwrap();
+        // Per batch size: 2 sequential (RocksDB and memory), 5 designs x 2 workers, 2 in memory.
+        assert_eq!(m.run_count(), 3 * (2 + 10 + 2));
+        assert_eq!(m.io_threads.get(), 8);
+        assert_eq!(m.block_cache_bytes, 512 << 20);
+    }
+
+    #[test]
     fn a_study_profiles_every_run_and_keeps_one_workers_profiles() {
         use TaskProfiles::*;
         assert!(!Off.recorded() && All.recorded() && OneWorkerKept.recorded());
@@ -1280,24 +1320,13 @@ mod tests {
 
     fn matrix() -> BenchMatrix {
         BenchMatrix {
-            threads: vec![n(1), n(2)],
             batches: vec![n(1), n(50)],
             designs: vec![IoDesign::Parallel],
             io_threads: n(2),
-            order: TaskOrder::BlockOrder,
-            prefetch_order: PrefetchOrder::default(),
-            drop_caches: false,
-            direct_io: false,
-            pin_metadata: false,
             sequential: false,
             in_memory: false,
             block_cache_bytes: 1 << 20,
-            cache: CacheCapacity::default(),
-            repeat: n(1),
-            pipeline: false,
-            profile: TaskProfiles::Off,
-            pin_workers: None,
-            trust_state: false,
+            ..BenchMatrix::default()
         }
     }
 

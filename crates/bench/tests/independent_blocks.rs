@@ -3,12 +3,11 @@
 //! cannot run, refused with errors that say why.
 
 use bal_replay_bench::{BenchError, BenchMatrix, StoreKind, TaskProfiles, run_bench};
-use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_executor::ChainConfig;
 use bal_replay_fixtures::default_mainnet_dir;
 use bal_replay_import::{import_fixtures, read_fixtures, write_fixture_dump};
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_state::RocksOptions;
 use std::num::NonZeroUsize;
 
 /// Frontier, London and Cancun blocks, none of which wipes an existing account's storage (a BAL
@@ -21,24 +20,11 @@ fn n(count: usize) -> NonZeroUsize {
 
 fn matrix() -> BenchMatrix {
     BenchMatrix {
-        threads: vec![n(1), n(2)],
         batches: vec![n(1)],
-        designs: IoDesign::ALL.to_vec(),
         io_threads: n(2),
-        order: TaskOrder::BlockOrder,
-        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
-        drop_caches: false,
-        direct_io: false,
-        pin_metadata: false,
-        sequential: true,
         in_memory: false,
-        block_cache_bytes: RocksOptions::default().block_cache_bytes,
-        cache: Default::default(),
-        repeat: n(1),
-        pipeline: false,
         profile: TaskProfiles::All,
-        pin_workers: None,
-        trust_state: false,
+        ..BenchMatrix::default()
     }
 }
 

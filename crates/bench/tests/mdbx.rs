@@ -3,15 +3,13 @@
 //! with the same blocks, transactions and gas as the same matrix over the RocksDB state, and leaves
 //! the database as it was; what MDBX cannot do is a clear error.
 
-use bal_replay_bench::{
-    BenchError, BenchMatrix, BenchResult, StoreKind, TaskProfiles, render_tables, run_bench,
-};
+use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, StoreKind, render_tables, run_bench};
 use bal_replay_dump::DumpReader;
-use bal_replay_engine::{EngineError, ExecMode, IoDesign, TaskOrder};
+use bal_replay_engine::{EngineError, ExecMode, IoDesign};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxStore, RethDb, StateSpec};
 use bal_replay_reth_db::write_source_from_flat;
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_state::{RocksStore, StateReader};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::num::NonZeroUsize;
 use std::path::Path;
@@ -41,26 +39,14 @@ fn chain(dir: &Path) -> (ChainConfig, u64) {
 
 fn matrix() -> BenchMatrix {
     BenchMatrix {
-        threads: vec![n(1), n(2)],
         batches: vec![n(1), n(BLOCKS as usize)],
         designs: vec![IoDesign::Parallel, IoDesign::Full, IoDesign::Batched],
         io_threads: n(2),
-        order: TaskOrder::BlockOrder,
-        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
-        drop_caches: false,
-        direct_io: false,
-        pin_metadata: false,
-        sequential: true,
         in_memory: false,
-        block_cache_bytes: RocksOptions::default().block_cache_bytes,
-        cache: Default::default(),
-        repeat: n(1),
         // Batched runs prefetch batch k+1 while batch k executes: over MDBX the look-ahead reads
         // through the overlay of commits kept in memory.
         pipeline: true,
-        profile: TaskProfiles::Off,
-        pin_workers: None,
-        trust_state: false,
+        ..BenchMatrix::default()
     }
 }
 

@@ -2,13 +2,10 @@
 //! (forwards, then backwards), and every ratio the tables print and the JSON records carries the
 //! range its repeats allow, bracketing the ratio of the medians.
 
-use bal_replay_bench::{
-    BenchMatrix, BenchResult, Interval, TaskProfiles, render_tables, run_bench,
-};
-use bal_replay_engine::{ExecMode, IoDesign, TaskOrder};
+use bal_replay_bench::{BenchMatrix, BenchResult, Interval, render_tables, run_bench};
+use bal_replay_engine::{ExecMode, IoDesign};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
-use bal_replay_state::RocksOptions;
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::num::NonZeroUsize;
 
@@ -20,24 +17,13 @@ fn n(count: usize) -> NonZeroUsize {
 
 fn matrix() -> BenchMatrix {
     BenchMatrix {
-        threads: vec![n(1), n(2)],
         batches: vec![n(BLOCKS as usize)],
         designs: vec![IoDesign::Full, IoDesign::Parallel, IoDesign::Batched],
         io_threads: n(2),
-        order: TaskOrder::BlockOrder,
-        prefetch_order: bal_replay_engine::PrefetchOrder::default(),
-        drop_caches: false,
-        direct_io: false,
-        pin_metadata: false,
         sequential: false,
         in_memory: false,
-        block_cache_bytes: RocksOptions::default().block_cache_bytes,
-        cache: Default::default(),
         repeat: n(2),
-        pipeline: false,
-        profile: TaskProfiles::Off,
-        pin_workers: None,
-        trust_state: false,
+        ..BenchMatrix::default()
     }
 }
 
