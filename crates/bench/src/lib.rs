@@ -707,6 +707,24 @@ impl VersionedResult for BenchResult {
 }
 
 impl BenchResult {
+    /// The same bench with only the runs `keep` keeps, copied (their ratios to full BAL left
+    /// out): what a reader of a few runs needs, without copying the others' task profiles.
+    pub fn with_runs_where(&self, keep: impl Fn(&RunResult) -> bool) -> Self {
+        Self {
+            schema_version: self.schema_version,
+            dump: self.dump.clone(),
+            blocks: self.blocks,
+            cpus: self.cpus,
+            bal_sizes: self.bal_sizes,
+            rocksdb_io_uring: self.rocksdb_io_uring,
+            independent_blocks: self.independent_blocks,
+            worker_start: self.worker_start,
+            pinned_workers: self.pinned_workers.clone(),
+            runs: self.runs.iter().filter(|r| keep(r)).cloned().collect(),
+            ratios_to_full: Vec::new(),
+        }
+    }
+
     /// Reads a file `bench --json` wrote, refusing one of another schema version.
     pub fn read_json(path: &Path) -> Result<Self, ResultReadError> {
         read_result(path)

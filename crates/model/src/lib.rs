@@ -176,9 +176,8 @@ pub enum Fit {
     /// a cache-resident state), so its time is its CPU and its serial part alone.
     NoDeviceReads,
     /// The simulation is slower than the measured run with reads that wait for nothing but the
-    /// disk's best IOPS (`k` = 0), and no `k`
-    /// brings it down to it (slower reads can, where readers beside execution then leave the
-    /// cores to the workers: that is an exact fit).
+    /// disk's best IOPS (`k` = 0), and no `k` brings it down to it (slower reads can, where
+    /// readers beside execution then leave the cores to the workers: that is an exact fit).
     CpuExceeds,
     /// No `k` from 0.01 to 1000 explains the measured time: the closest is kept.
     AtBound,

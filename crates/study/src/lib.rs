@@ -283,8 +283,13 @@ pub fn run_study(
     let matrix = study_matrix(options, cores, shape.blocks);
     let (disk, disk_table) = input_disk(state_dir, options)?.unzip();
     let state_bytes = dir_bytes(state_dir);
-    let mut bench = match &options.from_bench {
-        Some(path) => load_bench(path)?,
+    let bench = match &options.from_bench {
+        Some(path) => {
+            let mut bench = load_bench(path)?;
+            keep_calibration_profiles(&mut bench);
+            bench
+        }
+        // Its runs keep one-worker profiles only already (`TaskProfiles::OneWorkerKept`).
         None => run_bench(
             &config,
             dump_dir,
@@ -293,7 +298,6 @@ pub fn run_study(
             on_run,
         )?,
     };
-    keep_calibration_profiles(&mut bench);
     write_outputs(
         &bench,
         &sizes,
@@ -369,11 +373,13 @@ fn input_disk(
     }
 }
 
-/// Drops the task profiles of runs with more than one worker (a `bench --task-profile` JSON read
-/// with `--from-bench` keeps them all): the projection calibrates on the one-worker runs' alone,
-/// and each profile adds megabytes to `bench.json`.
+/// Drops the task profiles a study's own runs would not have kept ([`TaskProfiles::OneWorkerKept`])
+/// from a `bench --task-profile` JSON read with `--from-bench`, which keeps them all: the
+/// projection calibrates on the one-worker runs' alone, and each profile adds megabytes to
+/// `bench.json`.
 fn keep_calibration_profiles(bench: &mut BenchResult) {
-    for run in bench.runs.iter_mut().filter(|r| r.threads > 1) {
+    let kept = |threads| TaskProfiles::OneWorkerKept.kept(threads);
+    for run in bench.runs.iter_mut().filter(|r| !kept(r.threads)) {
         run.batch_profiles = Vec::new();
     }
 }
