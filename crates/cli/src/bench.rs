@@ -171,8 +171,8 @@ fn render_disk_bound(result: &BenchResult, disk: &bal_replay_model::DiskModel) -
     out
 }
 
-/// Batched I/O's prefetch against the disk at the prefetch's queue depth (issue 14's "prefetch
-/// throughput at least 0.8 of fio's IOPS at the same queue depth"). Only batched I/O without the
+/// Batched I/O's prefetch against the disk at the prefetch's queue depth (the target: prefetch
+/// throughput at least 0.8 of fio's IOPS at the same queue depth). Only batched I/O without the
 /// look-ahead: its execution reads nothing from the state, so the run's device reads are its
 /// prefetch's, done in `prefetch_s` (the device's counters count every process's reads, and any a
 /// commit's flush or compaction makes: the rate is at most the prefetch's own). Hybrid and

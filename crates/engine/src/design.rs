@@ -51,11 +51,6 @@ impl IoDesign {
         }
     }
 
-    /// Whether execution reads the BAL's values (the dump's pre-block values) instead of the state.
-    pub const fn executes_from_bal_values(self) -> bool {
-        matches!(self, Self::Full | Self::FullVerify)
-    }
-
     /// Whether execution sees only the diffs (reads not named by the BAL fall back to the state).
     pub const fn diffs_only(self) -> bool {
         matches!(self, Self::Parallel | Self::Hybrid)

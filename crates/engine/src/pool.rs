@@ -85,7 +85,7 @@ impl ThreadGroup {
 
 /// The prefetch readers of one replay, started once. Its workers are not pooled: started per
 /// batch, the system places each new thread on an idle core at once, where a woken pool thread
-/// started its batch 0.3-0.9 ms after the first on this 2-core VM, which cost 2-worker runs over
+/// started its batch 0.3-0.9 ms after the first on a 2-core machine, which cost 2-worker runs over
 /// the real fixture blocks up to 16% of their throughput. A reader starting late costs less: a
 /// prefetch is many reads, and at a batch of one block starting 16-24 threads cost more than that.
 #[derive(Debug)]

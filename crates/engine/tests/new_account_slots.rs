@@ -1,5 +1,5 @@
 //! A contract created in one block of a batch and called again in a later block of the same batch,
-//! as on the live Amsterdam dev node (issue 15, item 6): the later block's record claims the slot
+//! as on the live Amsterdam dev node: the later block's record claims the slot
 //! value the earlier block wrote (its pre-block value), which the state before the batch cannot
 //! hold, since the account did not exist. Every design must replay it verified, full-verify
 //! included, whatever the batch size.

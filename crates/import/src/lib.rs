@@ -31,7 +31,6 @@ pub use fixture_dump::{
     FixtureChecks, import_fixtures, read_fixtures, wipes_existing_storage, write_fixture_dump,
 };
 
-use alloy_primitives::B256;
 use bal_replay_dump::{BlockRecord, DumpError};
 use bal_replay_executor::{
     BlockCheck, BlockOutput, ChainConfig, ExecError, ExecOptions, HeaderFields, HeaderMismatch,
@@ -215,9 +214,4 @@ pub fn verify_fixture(
 
     let check = BlockCheck::new(config, &record, mem_output.gas_used);
     Ok((record, check))
-}
-
-/// The hash of a record's header, for display.
-pub fn header_hash(record: &BlockRecord) -> B256 {
-    record.block.header.hash_slow()
 }
