@@ -940,6 +940,7 @@ impl Bench<'_> {
             profile: self.matrix.profile.recorded(),
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
             trust_state: self.matrix.trust_state,
+            block_hashes_from_dump: false,
         }
     }
 
@@ -1051,10 +1052,15 @@ impl Bench<'_> {
         self.start_cold()?;
         let probe = RunProbe::start(self.state.path(), None, false);
         let mut samples = Vec::new();
+        // The overlay's block hashes are the dump's: the dump is not checked against them.
+        let options = ReplayOptions {
+            block_hashes_from_dump: true,
+            ..options.clone()
+        };
         let report = with_mdbx_overlay(
             self.state.path(),
             self.first_block_hashes.iter().map(|h| (h.number, h.hash)),
-            |store| self.replay_sampled(run, options, store, &|| None, &mut samples),
+            |store| self.replay_sampled(run, &options, store, &|| None, &mut samples),
         )??;
         let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
         Ok(Measured {
