@@ -17,6 +17,7 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+pub mod bounds;
 mod interval;
 pub mod point_reads;
 mod result_file;
@@ -704,6 +705,11 @@ pub struct BenchResult {
 impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+
+    /// Every number the projection and the study read, within [`bounds`].
+    fn check(&self) -> Result<(), bounds::FieldError> {
+        bounds::check_bench(self)
+    }
 }
 
 impl BenchResult {
