@@ -17,14 +17,14 @@ cd "$(dirname "$0")"
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(bal_check batch_plan manifest record_rlp dump_reader)
+[ ${#targets[@]} -gt 0 ] || targets=(bal_check batch_plan manifest record_rlp dump_reader bench_result)
 fixtures="../../shared/fixtures/amsterdam-dev"
 [ -d "$fixtures" ] || { echo "run.sh: $fixtures not found" >&2; exit 1; }
 
 scratch=$(mktemp -d -t bal-replay-fuzz.XXXXXX)
 trap 'rm -rf -- "$scratch"' EXIT
 mkdir -p corpus/bal_check corpus/batch_plan corpus/manifest corpus/record_rlp corpus/dump_reader \
-    artifacts
+    corpus/bench_result artifacts
 
 byte() { printf "\\x$(printf %02x "$1")"; }
 # COUNT bytes of FILE from OFFSET.
@@ -58,6 +58,11 @@ done
     --blocks 8 --gas-per-block 250000 --accounts 2000 --tokens 8 --pools 4 \
     --holders-per-token 200 >/dev/null)
 cp "$scratch/dump/manifest.json" corpus/manifest/generated
+# The root's `bal-replay bench` over that dump, with task profiles: bench_result's seed.
+(cd .. && cargo run -q -p bal-replay -- bench --dump "$scratch/dump" --state "$scratch/state" \
+    --threads 1,2 --batch 4 --io full,parallel --no-baselines --task-profile \
+    --json "$scratch/bench.json" >/dev/null)
+cp "$scratch/bench.json" corpus/bench_result/generated
 for segment in "$scratch"/dump/segment-*.bin; do
     name=$(basename "$segment" .bin)
     cp "$segment" "corpus/dump_reader/$name"

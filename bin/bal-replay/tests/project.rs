@@ -568,3 +568,62 @@ fn task_column_sum(run: &serde_json::Value, column: &str) -> u64 {
         .map(|v| v.as_u64().unwrap())
         .sum()
 }
+
+/// `bench_json` with the first profiled run's first `tasks` tasks reading `reads` each, written
+/// to `crafted`; returns the field's path.
+fn craft_reads(bench_json: &Path, crafted: &Path, tasks: usize, reads: u64) -> String {
+    let mut bench = read_json(bench_json);
+    let runs = bench["runs"].as_array_mut().unwrap();
+    let i = runs
+        .iter()
+        .position(|r| {
+            r["batch_profiles"]
+                .as_array()
+                .is_some_and(|b| !b.is_empty())
+        })
+        .unwrap();
+    let column = runs[i]["batch_profiles"][0]["tasks"]["reads"]
+        .as_array_mut()
+        .unwrap();
+    assert!(column.len() >= tasks);
+    for read in &mut column[..tasks] {
+        *read = reads.into();
+    }
+    std::fs::write(crafted, serde_json::to_vec(&bench).unwrap()).unwrap();
+    format!("runs[{i}].batch_profiles[0].tasks.reads[0]")
+}
+
+/// Reads no task can make, in a real bench's file: two tasks of 2^64 - 1 (which overflowed the
+/// model's sums) and one of 10^12 (which kept `project` simulating for minutes) are refused at
+/// once, naming the file and the field.
+#[test]
+fn project_refuses_crafted_reads_naming_the_file_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = chain(tmp.path(), &small_config(4, 7));
+    let bench_json = tmp.path().join("bench.json");
+    bench(
+        &dump,
+        &state,
+        &bench_json,
+        &["--io", "parallel", "--task-profile"],
+    );
+    let fio = fio(tmp.path());
+    let crafted = tmp.path().join("crafted.json");
+    for (tasks, reads) in [(2, u64::MAX), (1, 1_000_000_000_000)] {
+        let field = craft_reads(&bench_json, &crafted, tasks, reads);
+        let start = std::time::Instant::now();
+        let out = project(&crafted, &fio).output().unwrap();
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let expected = format!(
+            "{}: {field} = {reads}: expected at most ",
+            crafted.display()
+        );
+        assert!(
+            stderr.contains(&expected) && stderr.contains("gas a read for the task's"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}

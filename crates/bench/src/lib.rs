@@ -17,6 +17,7 @@
 // on the path that stops a run, so their size costs nothing where it matters.
 #![allow(clippy::result_large_err)]
 
+pub mod bounds;
 mod interval;
 pub mod point_reads;
 mod result_file;
@@ -704,6 +705,11 @@ pub struct BenchResult {
 impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+
+    /// Every number the projection and the study read, within [`bounds`].
+    fn check(&self) -> Result<(), bounds::FieldError> {
+        bounds::check_bench(self)
+    }
 }
 
 impl BenchResult {
@@ -940,6 +946,7 @@ impl Bench<'_> {
             profile: self.matrix.profile.recorded(),
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
             trust_state: self.matrix.trust_state,
+            block_hashes_from_dump: false,
         }
     }
 
@@ -1051,10 +1058,15 @@ impl Bench<'_> {
         self.start_cold()?;
         let probe = RunProbe::start(self.state.path(), None, false);
         let mut samples = Vec::new();
+        // The overlay's block hashes are the dump's: the dump is not checked against them.
+        let options = ReplayOptions {
+            block_hashes_from_dump: true,
+            ..options.clone()
+        };
         let report = with_mdbx_overlay(
             self.state.path(),
             self.first_block_hashes.iter().map(|h| (h.number, h.hash)),
-            |store| self.replay_sampled(run, options, store, &|| None, &mut samples),
+            |store| self.replay_sampled(run, &options, store, &|| None, &mut samples),
         )??;
         let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
         Ok(Measured {

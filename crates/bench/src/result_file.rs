@@ -8,6 +8,7 @@
 //! both, before it reads the rest ([`parse_result`]), so a file of another build is never read
 //! as if its fields meant what this build's mean.
 
+use crate::bounds::FieldError;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::{
     ffi::OsString,
@@ -70,6 +71,12 @@ pub trait VersionedResult: serde::de::DeserializeOwned {
     const KIND: &'static str;
     /// The schema version this build writes and reads.
     const SCHEMA_VERSION: u32;
+
+    /// Whether what was read holds only what a real run can record (a result whose numbers
+    /// feed sums and simulations checks them here); every reader of a `T` gets it checked.
+    fn check(&self) -> Result<(), FieldError> {
+        Ok(())
+    }
 }
 
 /// Why a JSON result could not be read.
@@ -110,6 +117,18 @@ pub enum ResultReadError {
         /// The cause.
         source: serde_json::Error,
     },
+    /// A field of the file holds what no real run records.
+    #[error("{}: {field} = {value}: expected {expected}", path.display())]
+    Field {
+        /// The file.
+        path: PathBuf,
+        /// The field's JSON path in it.
+        field: String,
+        /// Its value.
+        value: String,
+        /// What a real run records there.
+        expected: String,
+    },
     /// The file is not JSON, or has no object or array at its top.
     #[error("{}: not a JSON {kind}", path.display())]
     NotJson {
@@ -132,7 +151,7 @@ pub fn read_result<T: VersionedResult>(path: &Path) -> Result<T, ResultReadError
 }
 
 /// Parses `bytes` (read from `path`, named in errors) as a `T`, after checking that they were
-/// written with `T`'s schema version.
+/// written with `T`'s schema version, and checks what it holds ([`VersionedResult::check`]).
 pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, ResultReadError> {
     let found = schema_version(bytes).map_err(|source| ResultReadError::NotJson {
         path: path.into(),
@@ -147,12 +166,19 @@ pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, 
             expected: T::SCHEMA_VERSION,
         });
     }
-    serde_json::from_slice(bytes).map_err(|source| ResultReadError::Parse {
+    let result: T = serde_json::from_slice(bytes).map_err(|source| ResultReadError::Parse {
         path: path.into(),
         kind: T::KIND,
         version: found,
         source,
-    })
+    })?;
+    result.check().map_err(|e| ResultReadError::Field {
+        path: path.into(),
+        field: e.field,
+        value: e.value,
+        expected: e.expected,
+    })?;
+    Ok(result)
 }
 
 /// The `schema_version` of a JSON result: its top-level object's field, 1 where it has none or

@@ -93,6 +93,7 @@ impl RunCommand {
             profile: replay.task_profile,
             pin_workers: replay.pin_workers.as_deref().map(Into::into),
             trust_state: replay.trust.trust_state,
+            block_hashes_from_dump: false,
         }
     }
 
@@ -164,6 +165,7 @@ impl RunCommand {
                 StateOnDisk {
                     path,
                     direct_io: options.direct_io,
+                    block_hashes_from_dump: false,
                 },
                 || store.approximate_size_bytes().ok(),
                 || store.read_counters(),
@@ -194,6 +196,8 @@ impl RunCommand {
             let state = StateOnDisk {
                 path: dir,
                 direct_io: false,
+                // The overlay's block hashes are the dump's: the dump is not checked against them.
+                block_hashes_from_dump: true,
             };
             self.replay(dump, config, store, state, || None, || None)
         })
@@ -207,12 +211,19 @@ impl RunCommand {
         dump: &DumpReader,
         config: &ChainConfig,
         store: &S,
-        StateOnDisk { path, direct_io }: StateOnDisk<'_>,
+        StateOnDisk {
+            path,
+            direct_io,
+            block_hashes_from_dump,
+        }: StateOnDisk<'_>,
         state_size: impl Fn() -> Option<u64>,
         rocks_counters: impl Fn() -> Option<RocksReadCounters>,
     ) -> eyre::Result<RunOutput> {
         warm_up_kzg();
-        let options = self.replay_options();
+        let options = ReplayOptions {
+            block_hashes_from_dump,
+            ..self.replay_options()
+        };
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
         let probe = RunProbe::start(path, rocks_counters(), direct_io);
@@ -306,6 +317,8 @@ pub const SCHEMA_VERSION: u32 = 2;
 struct StateOnDisk<'a> {
     path: &'a Path,
     direct_io: bool,
+    /// Its block-hash table holds the dump's own hashes ([`ReplayOptions::block_hashes_from_dump`]).
+    block_hashes_from_dump: bool,
 }
 
 /// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
@@ -319,6 +332,11 @@ pub struct RunSummary {
     pub blocks: u64,
     /// Blocks at the start of the dump the state already held (a resumed run).
     pub skipped: u64,
+    /// The state's block that the dump's first block was not checked against, where it could
+    /// not be (`--trust-state` over a state that records no hash of its block: reth's MDBX);
+    /// absent where it was checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_block_unchecked: Option<u64>,
     /// Transactions replayed.
     pub transactions: u64,
     /// Gas replayed.
@@ -357,6 +375,7 @@ impl RunSummary {
             schema_version: SCHEMA_VERSION,
             blocks: r.blocks,
             skipped: r.skipped,
+            state_block_unchecked: r.state_block_unchecked,
             transactions: r.txs,
             gas: r.gas,
             batches: r.batches.len(),
@@ -461,6 +480,12 @@ fn print_summary(dump: &DumpReader, report: &ReplayReport) {
         ),
         None => println!("nothing to replay: the dump holds no blocks"),
     }
+    if let Some(block) = report.state_block_unchecked {
+        println!(
+            "not checked: the state records no hash of its block {block}, so the dump's first \
+             block was not checked against it (trusted, --trust-state)"
+        );
+    }
 }
 
 #[cfg(test)]
@@ -474,6 +499,7 @@ mod tests {
             schema_version: SCHEMA_VERSION,
             blocks: 6,
             skipped: 0,
+            state_block_unchecked: None,
             transactions: 40,
             gas: 8_000_000,
             batches: 3,

@@ -182,7 +182,7 @@ impl BatchProfile {
         let last = self
             .tasks
             .iter()
-            .map(|t| t.start_ns + t.wall_ns)
+            .map(|t| t.start_ns.saturating_add(t.wall_ns))
             .max()
             .unwrap_or(0);
         self.exec_ns.saturating_sub(last.saturating_sub(first))
@@ -194,12 +194,16 @@ impl BatchProfile {
     /// a free core, more workers than cores do not. `None` where the process CPU was not recorded.
     pub fn beside_cpu_ns(&self) -> Option<u64> {
         let process = self.process_cpu_ns?;
-        let tasks: u64 = self.tasks.iter().map(|t| t.cpu_ns).sum();
+        let tasks = self
+            .tasks
+            .iter()
+            .map(|t| t.cpu_ns)
+            .fold(0u64, u64::saturating_add);
         let readers = self
             .prefetch
             .filter(|p| p.concurrent)
             .map_or(0, |p| p.cpu_ns);
-        Some(process.saturating_sub(tasks + readers))
+        Some(process.saturating_sub(tasks.saturating_add(readers)))
     }
 }
 
@@ -279,6 +283,23 @@ mod tests {
             raced: 0,
             prefetch_hits: 0,
         }
+    }
+
+    /// A profile read from a crafted file may hold any `u64`: the serial part and the CPU beside
+    /// the tasks saturate instead of overflowing.
+    #[test]
+    fn serial_and_beside_cpu_saturate_on_counts_no_run_records() {
+        let mut batch = BatchProfile {
+            tasks: vec![task(1), task(2)],
+            exec_ns: 10_000,
+            process_cpu_ns: Some(5_000),
+            ..BatchProfile::default()
+        };
+        batch.tasks[1].start_ns = u64::MAX;
+        batch.tasks[0].cpu_ns = u64::MAX;
+        batch.tasks[1].cpu_ns = u64::MAX;
+        assert_eq!(batch.serial_ns(), 0);
+        assert_eq!(batch.beside_cpu_ns(), Some(0));
     }
 
     #[test]

@@ -77,6 +77,12 @@ pub struct ReplayOptions {
     /// in place, states written before both were recorded), with a warning for each check that
     /// cannot be made; otherwise such a state is refused ([`EngineError::StateWithoutIdentity`]).
     pub trust_state: bool,
+    /// The store's block-hash table holds the dump's own hashes (reth's MDBX under an overlay
+    /// seeded with the dump's first record's: reth keeps headers outside MDBX). Checking the dump
+    /// against that table would compare the dump with itself, so a state that records no hash
+    /// for its block is then not checked, with a warning, and the report says so
+    /// ([`ReplayReport::state_block_unchecked`]).
+    pub block_hashes_from_dump: bool,
 }
 
 impl Default for ReplayOptions {
@@ -94,6 +100,7 @@ impl Default for ReplayOptions {
             profile: false,
             pin_workers: None,
             trust_state: false,
+            block_hashes_from_dump: false,
         }
     }
 }
@@ -176,6 +183,10 @@ pub struct ReplayReport {
     /// Blocks at the start of the dump skipped because the state already held them (a resumed
     /// replay).
     pub skipped: u64,
+    /// The state's block that the dump's first block was not checked against, where it could
+    /// not be (trusted, `--trust-state`): the state recorded no hash for it, and its block-hash
+    /// table had none or held the dump's own ([`ReplayOptions::block_hashes_from_dump`]).
+    pub state_block_unchecked: Option<u64>,
     /// Transactions.
     pub txs: u64,
     /// Gas used.
@@ -295,7 +306,8 @@ where
     let mut report = ReplayReport::default();
     let wall = Instant::now();
     let mut records = dump.records().peekable();
-    report.skipped = skip_held_records(dump, store, &mut records, options.trust_state)?;
+    (report.skipped, report.state_block_unchecked) =
+        skip_held_records(dump, store, &mut records, options)?;
     let cache = SharedCache::new(store, options.cache);
     let pipelines = options.pipeline
         && options.mode == ExecMode::Parallel
@@ -387,7 +399,15 @@ where
         }
         check_state_chain(&store, dump)?;
         check_state_identity(&store, parent, options.trust_state)?;
-        check_state_block(&store, parent, record.block.header.parent_hash)?;
+        let table_from_dump = options.block_hashes_from_dump;
+        if !check_state_block(
+            &store,
+            parent,
+            record.block.header.parent_hash,
+            table_from_dump,
+        )? {
+            report.state_block_unchecked.get_or_insert(parent);
+        }
         let cache = SharedCache::new(&store, options.cache);
         let mut one = std::iter::once(Ok(record)).peekable();
         let Some(plan) = read_plan(&mut one, options)? else {
@@ -438,15 +458,17 @@ fn read_plan(
 
 /// Checks that the state is at a block from the one before the dump's first to its last, on the
 /// same chain and the same block as the dump, and takes from `records` those the state already
-/// holds (a resumed replay); returns how many.
+/// holds (a resumed replay); returns how many, and the state's block where it could not be
+/// checked ([`ReplayReport::state_block_unchecked`]).
 fn skip_held_records<S: StateReader>(
     dump: &DumpReader,
     store: &S,
     records: &mut std::iter::Peekable<Records>,
-    trust_state: bool,
-) -> Result<u64, EngineError> {
+    options: &ReplayOptions,
+) -> Result<(u64, Option<u64>), EngineError> {
     let manifest = dump.manifest();
     let mut skipped = 0;
+    let mut unchecked = None;
     if let (Some(first), Some(last)) = (manifest.first_block, manifest.last_block) {
         let expected = first.saturating_sub(1);
         let applied = store.applied_block()?;
@@ -462,7 +484,7 @@ fn skip_held_records<S: StateReader>(
             }
         };
         check_state_chain(store, dump)?;
-        check_state_identity(store, applied, trust_state)?;
+        check_state_identity(store, applied, options.trust_state)?;
         // The dump's hash of block `applied`: the last skipped record's own hash, or the parent
         // hash of the first record when none is skipped. A record that fails to read stops the
         // replay here with the reader's error (its file and offset): the hash check below would
@@ -479,11 +501,13 @@ fn skip_held_records<S: StateReader>(
         {
             dump_hash = Some(next.block.header.parent_hash);
         }
-        if let Some(dump_hash) = dump_hash {
-            check_state_block(store, applied, dump_hash)?;
+        if let Some(dump_hash) = dump_hash
+            && !check_state_block(store, applied, dump_hash, options.block_hashes_from_dump)?
+        {
+            unchecked = Some(applied);
         }
     }
-    Ok(skipped)
+    Ok((skipped, unchecked))
 }
 
 /// Checks that the chain the state recorded, if any, is the dump's.
@@ -532,14 +556,26 @@ pub fn check_state_identity<S: StateReader + ?Sized>(
 }
 
 /// Checks that the state's block `number` is the dump's (`dump_hash`), by the hash the state
-/// recorded for it or, failing that, by its block-hash table.
+/// recorded for it or, failing that, by its block-hash table unless `table_from_dump` (the table
+/// holds the dump's own hashes: [`ReplayOptions::block_hashes_from_dump`]). Returns whether it
+/// was checked: not, with a warning, where neither can tell.
 fn check_state_block<S: StateReader>(
     store: &S,
     number: u64,
     dump_hash: alloy_primitives::B256,
-) -> Result<(), EngineError> {
+    table_from_dump: bool,
+) -> Result<bool, EngineError> {
     let state_hash = match store.applied_block_hash()? {
         Some(hash) => hash,
+        None if table_from_dump => {
+            tracing::warn!(
+                block = number,
+                "the state records no hash for its block, and its block-hash table holds the \
+                 dump's own (reth's MDBX keeps headers outside its tables): the dump's first block \
+                 was not checked against the state, trusted (--trust-state) to build on it"
+            );
+            return Ok(false);
+        }
         None => match store.block_hash(number)? {
             Some(hash) => {
                 tracing::warn!(
@@ -556,12 +592,12 @@ fn check_state_block<S: StateReader>(
                     "the state records no hash for its block and its block-hash table has none: \
                      cannot check that the dump builds on this state"
                 );
-                return Ok(());
+                return Ok(false);
             }
         },
     };
     if state_hash == dump_hash {
-        Ok(())
+        Ok(true)
     } else {
         Err(EngineError::BlockHashMismatch {
             number,

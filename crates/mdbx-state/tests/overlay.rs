@@ -4,6 +4,9 @@
 mod common;
 
 use alloy_primitives::B256;
+use bal_replay_dump::DumpReader;
+use bal_replay_engine::{ReplayOptions, replay};
+use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::{MdbxOverlayError, with_mdbx_overlay};
 use bal_replay_state::StateReader;
 use bal_replay_synth::GeneratorConfig;
@@ -44,4 +47,50 @@ fn a_directory_without_a_database_is_named() {
         format!("opening reth's MDBX state at {}", missing.display())
     );
     assert!(!missing.exists(), "nothing was created");
+}
+
+/// Over MDBX the overlay's block hashes are the dump's own: a trusted replay does not check the
+/// dump against them (it would find its own parent hash), and its report names the state's block
+/// the dump was not checked against.
+#[test]
+fn a_trusted_replay_over_the_overlay_says_the_dump_was_not_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = GeneratorConfig {
+        blocks: 2,
+        accounts: 200,
+        holders_per_token: 20,
+        seed: 17,
+        ..GeneratorConfig::default()
+    };
+    let RethChain {
+        dump,
+        genesis,
+        reth,
+        ..
+    } = reth_chain(tmp.path(), &config);
+    let dump = DumpReader::open(&dump).unwrap();
+    let chain = ChainConfig::for_chain_id(dump.chain_id()).unwrap();
+    let hashes = dump.first_block_hashes().unwrap();
+    let options = ReplayOptions {
+        trust_state: true,
+        block_hashes_from_dump: true,
+        ..ReplayOptions::default()
+    };
+    let report = with_mdbx_overlay(&reth, hashes.iter().map(|h| (h.number, h.hash)), |store| {
+        replay(&chain, &dump, store, &options, |_| {})
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(report.blocks, 2);
+    assert_eq!(report.state_block_unchecked, genesis.applied_block);
+
+    // Seeded with another parent hash, the same replay runs as before: what it found in the
+    // table was never the state's.
+    let wrong = hashes.iter().map(|h| (h.number, B256::repeat_byte(0x42)));
+    let report = with_mdbx_overlay(&reth, wrong, |store| {
+        replay(&chain, &dump, store, &options, |_| {})
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(report.state_block_unchecked, genesis.applied_block);
 }

@@ -83,7 +83,7 @@ pub fn task_totals(batches: &[BatchProfile]) -> (f64, u64) {
         .iter()
         .flat_map(|b| &b.tasks)
         .fold((0.0, 0), |(cpu, reads), t| {
-            (cpu + t.cpu_ns as f64, reads + t.reads)
+            (cpu + t.cpu_ns as f64, reads.saturating_add(t.reads))
         })
 }
 
@@ -224,7 +224,11 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
             // Under a simulated race, every key the prefetch was to read: those it read, and
             // those the profile's tasks read first (it found them cached and skipped them; the
             // simulation skips what its own tasks read first).
-            keys: p.keys + raced.map_or(0, |_| b.tasks.iter().map(|t| t.raced.min(t.reads)).sum()),
+            keys: p.keys.saturating_add(raced.map_or(0, |_| {
+                b.tasks
+                    .iter()
+                    .fold(0u64, |sum, t| sum.saturating_add(t.raced.min(t.reads)))
+            })),
             cpu_per_key_ns: if p.keys > 0 {
                 (p.cpu_ns as f64 / p.keys as f64 - saved).max(0.0)
             } else {
@@ -292,11 +296,16 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
             0.0
         }
     };
-    let reads: u64 = run
+    let reads = run
         .batches
         .iter()
-        .map(|b| b.tasks.iter().map(|t| t.reads).sum::<u64>() + b.prefetch.map_or(0, |p| p.keys))
-        .sum();
+        .flat_map(|b| {
+            b.tasks
+                .iter()
+                .map(|t| t.reads)
+                .chain(b.prefetch.map(|p| p.keys))
+        })
+        .fold(0u64, u64::saturating_add);
     // Below this, device reads are too few to fit anything on.
     if reads == 0 || run.device_reads_per_key < 0.01 {
         return Calibration {
@@ -700,6 +709,18 @@ mod tests {
 
     fn disk() -> DiskModel {
         DiskModel::parse_fio_table("1 25000\n16 90000\n128 100000\n", "fio").unwrap()
+    }
+
+    /// Counts no run records (a crafted file's, where nothing held them back) saturate in the
+    /// sums instead of overflowing them.
+    #[test]
+    fn task_totals_saturate_instead_of_overflowing() {
+        let mut profiled = run(IoDesign::Parallel, 1);
+        for task in &mut profiled.batches[0].tasks[..2] {
+            task.reads = u64::MAX;
+        }
+        assert_eq!(task_totals(&profiled.batches).1, u64::MAX);
+        assert_eq!(profiled.on_demand_reads(), u64::MAX);
     }
 
     /// A run of `batches` batches of 40 tasks, each task 50 µs of CPU and 3 reads.

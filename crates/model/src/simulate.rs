@@ -213,7 +213,7 @@ pub fn simulate_phase(
 
 /// Lookups of `t` the prefetch was there to serve: those it lost, and those it served.
 fn served_lookups(t: &TaskProfile) -> u64 {
-    t.raced.min(t.reads) + t.prefetch_hits
+    t.raced.min(t.reads).saturating_add(t.prefetch_hits)
 }
 
 /// One phase under simulation: its threads, the time, and what the prefetch has read so far.
@@ -278,7 +278,7 @@ impl<'a> Phase<'a> {
                 .iter()
                 .map(|t| {
                     let before = served_total;
-                    served_total += served_lookups(t);
+                    served_total = served_total.saturating_add(served_lookups(t));
                     before
                 })
                 .collect()
@@ -296,7 +296,7 @@ impl<'a> Phase<'a> {
             served_before,
             served_total: served_total.max(1),
             start: machine.worker_start.filter(|_| workers > 1),
-            actors: Vec::with_capacity(workers + readers.readers),
+            actors: Vec::with_capacity(workers.saturating_add(readers.readers).min(1 << 16)),
             reader_count: 0,
             next_task: 0,
             started: 1,
@@ -343,7 +343,7 @@ impl<'a> Phase<'a> {
                     continue;
                 }
                 let job = Job {
-                    chunk: keys as f64 * readers.cpu_per_key_ns / self.speed / (keys + 1) as f64,
+                    chunk: keys as f64 * readers.cpu_per_key_ns / self.speed / (keys as f64 + 1.0),
                     ios_left: keys,
                     start: 0.0,
                     race: None,
@@ -385,11 +385,11 @@ impl<'a> Phase<'a> {
         match self.race {
             Some(race) => {
                 let (served, unserved) = (served_lookups(t), t.reads - t.raced.min(t.reads));
-                let points = served + unserved;
+                let points = served.saturating_add(unserved);
                 let read_cpu = race.read_cpu_ns / speed;
                 let base = (t.cpu_ns as f64 / speed - t.reads as f64 * read_cpu).max(0.0);
                 Job {
-                    chunk: base / (points + 1) as f64,
+                    chunk: base / (points as f64 + 1.0),
                     ios_left: points,
                     start: self.now,
                     race: Some(RacedTask {
@@ -405,7 +405,7 @@ impl<'a> Phase<'a> {
                 }
             }
             None => Job {
-                chunk: t.cpu_ns as f64 / speed / (t.reads + 1) as f64,
+                chunk: t.cpu_ns as f64 / speed / (t.reads as f64 + 1.0),
                 ios_left: t.reads,
                 start: self.now,
                 race: None,
@@ -529,8 +529,10 @@ impl<'a> Phase<'a> {
         let Some(r) = self.actors[index].job.race.as_mut() else {
             return false;
         };
-        // Served lookups spread evenly among the task's lookups.
-        let is_served = (r.done + 1) * r.served / r.points > r.done * r.served / r.points;
+        // Served lookups spread evenly among the task's lookups (in u128: the products of two
+        // counts a profile holds as u64).
+        let share = |done: u64| u128::from(done) * u128::from(r.served) / u128::from(r.points);
+        let is_served = share(r.done + 1) > share(r.done);
         r.done += 1;
         let served_m = is_served.then(|| {
             r.served_done += 1;
@@ -541,8 +543,8 @@ impl<'a> Phase<'a> {
             if key_order {
                 self.reader_done[reader_of(task, m, self.reader_count)]
             } else {
-                let share = (served_before + m + 1) as f64 / self.served_total as f64;
-                (self.keys_read + self.skipped) as f64 >= share * self.prefetch_keys as f64
+                let share = (served_before as f64 + m as f64 + 1.0) / self.served_total as f64;
+                self.keys_read as f64 + self.skipped as f64 >= share * self.prefetch_keys as f64
             }
         });
         if let Some(m) = served_m.filter(|_| !loaded) {

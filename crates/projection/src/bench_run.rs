@@ -127,7 +127,12 @@ impl BenchRun {
 
     /// A per-batch figure in ns, where the profile has it, summed over the run, in seconds.
     fn batches_sum_s(&self, figure: impl Fn(&BatchProfile) -> Option<u64>) -> f64 {
-        self.batch_profiles.iter().filter_map(figure).sum::<u64>() as f64 / 1e9
+        self.batch_profiles
+            .iter()
+            .filter_map(figure)
+            .map(|ns| ns as f64)
+            .sum::<f64>()
+            / 1e9
     }
 
     /// The bench's repeats of its configuration, where it made more than one run.

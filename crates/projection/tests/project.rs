@@ -614,3 +614,51 @@ fn a_projection_of_another_schema_version_is_refused_naming_both() {
         );
     }
 }
+
+/// The matrix with parallel I/O's one-worker run's first `tasks` tasks of its first batch
+/// reading `reads` each, written as `bench0.json`, and projected: its error, and how long it took.
+fn project_with_crafted_reads(tasks: usize, reads: u64) -> (String, std::time::Duration) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut crafted = matrix();
+    let run = &mut crafted.runs[3];
+    assert_eq!((run.design, run.threads), (IoDesign::Parallel, 1));
+    for task in &mut run.batch_profiles[0].tasks[..tasks] {
+        task.reads = reads;
+    }
+    let options = write_inputs(tmp.path(), &[crafted]);
+    let start = std::time::Instant::now();
+    let err = project(&options, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(&err, ProjectionError::Bench(ResultReadError::Field { path, .. }) if *path == options.inputs[0]),
+        "{err:?}"
+    );
+    let message = err
+        .to_string()
+        .replace(&tmp.path().display().to_string(), "DIR");
+    (message, start.elapsed())
+}
+
+/// Reads no task can make, which overflowed the model's sums (two tasks of 2^64 - 1) or kept
+/// it simulating for minutes (one of 10^12), are refused as the file is read, naming the field.
+#[test]
+fn crafted_reads_are_refused_naming_the_file_and_the_field() {
+    let expected = "at most 1124 (1000 gas a read for the task's 100000 gas, and 1024 more)";
+    let (message, took) = project_with_crafted_reads(2, u64::MAX);
+    assert_eq!(
+        message,
+        format!(
+            "DIR/bench0.json: runs[3].batch_profiles[0].tasks.reads[0] = 18446744073709551615: \
+             expected {expected}"
+        )
+    );
+    assert!(took.as_secs() < 5, "{took:?}");
+    let (message, took) = project_with_crafted_reads(1, 1_000_000_000_000);
+    assert_eq!(
+        message,
+        format!(
+            "DIR/bench0.json: runs[3].batch_profiles[0].tasks.reads[0] = 1000000000000: \
+             expected {expected}"
+        )
+    );
+    assert!(took.as_secs() < 5, "{took:?}");
+}
