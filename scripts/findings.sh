@@ -6,15 +6,31 @@
 #
 #   scripts/findings.sh [WORK_DIR]    (default: a fresh directory under /var/tmp)
 #
-# Each step whose output WORK_DIR already holds is skipped, so an interrupted run resumes; a study
-# whose runs are there already (bench.json) only computes its page again from them. Only what this script wrote is left there:
-# the states and the studies' outputs, for a look at their JSON.
+# Each dump WORK_DIR already holds whole is reused (a partial one is refused), so an interrupted run
+# resumes; a study whose runs are there already (bench.json) only computes its page again from them.
+# Only what this script wrote is left there: the states and the studies' outputs, for a look at
+# their JSON.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work="${1:-$(mktemp -d /var/tmp/bal-replay-findings.XXXXXX)}"
 mkdir -p "$work"
-# Runs a step unless its output exists.
-step() { local done_when="$1"; shift; [ -e "$done_when" ] || "$@"; }
+# Makes a dump (and its state) with the command that follows, unless a complete one is there: a dump
+# is reused only if `bal-dump inspect` reads all the blocks it should hold. Anything else at its path
+# (an interrupted import's, or a user's) is refused, never studied as if whole and never deleted.
+dump_step() {
+    local dump="$1" blocks="$2"; shift 2
+    for partial in "$dump".partial-*; do
+        [ -e "$partial" ] && echo "note: $partial is an interrupted generate's; remove it to free its space" >&2
+    done
+    if [ ! -e "$dump" ]; then "$@"; return; fi
+    local manifest
+    # Read whole before matching: grep stopping at the first line would cut inspect short.
+    manifest=$("$bin/bal-dump" inspect "$dump" 2>/dev/null) || manifest=""
+    if grep -q "^  $blocks records," <<<"$manifest"; then return; fi
+    echo "error: $dump is there but is not a complete dump of $blocks blocks (an interrupted run's?);" \
+        "move it and its state away, then run this again" >&2
+    exit 1
+}
 # Runs a study, or where its runs exist already (bench.json), computes its page again from them.
 study() {
     local out="$1"; shift
@@ -25,7 +41,7 @@ cargo build -q -p bal-replay -p bal-dump
 bin="${CARGO_TARGET_DIR:-target}/debug"
 
 # 1. On the disk: a 200-block mainnet-like chain over a 200 M-entry state (8.8 GB).
-step "$work/big/dump" "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
+dump_step "$work/big/dump" 200 "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
     --state-entries 200000000 --holders-per-token 20000 --accounts 200000
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
     --batch 1,10,50 --repeat 2
@@ -39,14 +55,15 @@ dirs=()
 for d in "$fixtures"/mainnet/[0-9]*; do
     [[ "$skip" == *" $(basename "$d") "* ]] || dirs+=("$d")
 done
-step "$work/mainnet/dump" "$bin/bal-dump" import-fixture --out "$work/mainnet/dump" --state "$work/mainnet/state" "${dirs[@]}"
+dump_step "$work/mainnet/dump" "${#dirs[@]}" "$bin/bal-dump" import-fixture --out "$work/mainnet/dump" --state "$work/mainnet/state" "${dirs[@]}"
 mainnet=("$bin/bal-replay" study --dump "$work/mainnet/dump" --state "$work/mainnet/state"
     --out "$work/mainnet/findings" --quick --batch 1
     --title "the ${#dirs[@]} mainnet fixture blocks a BAL can replay in parallel (Frontier to Cancun)")
 study "$work/mainnet/findings" "${mainnet[@]}"
 
 # 3. The Amsterdam dev chain: the network's own BALs against each design.
-step "$work/amsterdam/dump" "$bin/bal-dump" import-chain --out "$work/amsterdam/dump" --state "$work/amsterdam/state" \
+amsterdam_blocks=$(find "$fixtures/amsterdam-dev/blocks" -mindepth 1 -maxdepth 1 -type d | wc -l)
+dump_step "$work/amsterdam/dump" "$amsterdam_blocks" "$bin/bal-dump" import-chain --out "$work/amsterdam/dump" --state "$work/amsterdam/state" \
     "$fixtures/amsterdam-dev"
 amsterdam=("$bin/bal-replay" study --dump "$work/amsterdam/dump" --state "$work/amsterdam/state"
     --out "$work/amsterdam/findings" --quick

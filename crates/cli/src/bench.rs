@@ -115,6 +115,7 @@ impl BenchCommand {
             );
         }
         let independent_blocks = !bal_replay_dump::DumpReader::open(&self.chain.dump)?
+            .expect_records()?
             .manifest()
             .chained;
         if independent_blocks && !self.shape.no_baselines {

@@ -105,7 +105,7 @@ impl RunCommand {
             bal_replay_metrics::install_exporter(addr)?;
             record::record_start();
         }
-        let dump = DumpReader::open(&self.chain.dump)?;
+        let dump = DumpReader::open(&self.chain.dump)?.expect_records()?;
         let config = ChainConfig::for_dump(&dump)?;
         let memory_limit = disk.enter_memory_limit()?;
         let run = match &self.chain.state {

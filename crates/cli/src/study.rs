@@ -70,6 +70,7 @@ impl StudyCommand {
     pub fn run(&self) -> eyre::Result<bal_replay_study::StudyOutput> {
         let options = self.options();
         let blocks = bal_replay_dump::DumpReader::open(&self.dump)?
+            .expect_records()?
             .manifest()
             .record_count;
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);

@@ -355,6 +355,37 @@ pub enum DumpError {
         holder: Option<u32>,
     },
 
+    /// A file the writer was about to write in the dump directory is a symbolic link, has another
+    /// name (a hard link), is not a regular file or belongs to another user: writing it could write
+    /// somewhere outside the dump. Nothing was written to it.
+    #[error("{}: refusing to write: {reason}; the writer writes only files of its own in the dump directory (remove it if it is not yours to keep)", path.display())]
+    UnsafeFile {
+        /// The file.
+        path: PathBuf,
+        /// What makes it unsafe to write.
+        reason: String,
+    },
+
+    /// The dump directory belongs to another user, who could replace any file in it with a link
+    /// between the writer's check and its write.
+    #[error("{}: the dump directory is owned by uid {owner}, not by this process's uid {uid}; refusing to write a dump in another user's directory", path.display())]
+    ForeignDirectory {
+        /// The dump directory.
+        path: PathBuf,
+        /// The directory's owner.
+        owner: u32,
+        /// The user this process writes as (its effective uid).
+        uid: u32,
+    },
+
+    /// The dump's manifest lists no records: a write that was interrupted before its first flush,
+    /// or a dump just created. Nothing in it can be replayed or measured.
+    #[error("dump {} holds no block records (an interrupted write?)", path.display())]
+    NoRecords {
+        /// The dump directory.
+        path: PathBuf,
+    },
+
     /// An earlier write failed part-way, so the open segment may end in a partial frame; the writer
     /// refuses further work. Drop it and [`resume`](crate::DumpWriter::resume) the dump, which cuts
     /// the segment back to the last flush.
@@ -393,6 +424,9 @@ impl DumpError {
             | Self::BlockRangeMismatch { path, .. }
             | Self::SizeMismatch { path, .. }
             | Self::Locked { path, .. }
+            | Self::UnsafeFile { path, .. }
+            | Self::ForeignDirectory { path, .. }
+            | Self::NoRecords { path }
             | Self::WriterPoisoned { path } => path,
         }
     }

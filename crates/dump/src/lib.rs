@@ -81,6 +81,7 @@ mod frame;
 mod layout;
 mod lock;
 mod manifest;
+mod owned;
 mod reader;
 mod record;
 mod schedule;

@@ -18,7 +18,7 @@ use std::{
     path::Path,
 };
 
-use crate::DumpError;
+use crate::{DumpError, owned::open_for_writing};
 
 /// Name of the lock file inside a dump directory.
 pub const LOCK_FILE: &str = "writer.lock";
@@ -33,16 +33,19 @@ pub(crate) struct WriterLock {
 impl WriterLock {
     /// Takes the lock on `dir` (which must exist) without waiting.
     ///
-    /// Fails with [`DumpError::Locked`] if another writer holds it.
+    /// Fails with [`DumpError::Locked`] if another writer holds it, and with
+    /// [`DumpError::UnsafeFile`] if the lock file is a link or another user's.
     pub(crate) fn acquire(dir: &Path) -> Result<Self, DumpError> {
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|source| DumpError::io(&path, source))?;
+        // Never through a link planted under this name: the pid would be written to its target.
+        let mut file = open_for_writing(
+            &path,
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false),
+        )?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

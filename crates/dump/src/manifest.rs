@@ -7,7 +7,7 @@
 //! version, never a mix.
 
 use std::{
-    fs::{self, File},
+    fs::{self, File, OpenOptions},
     io::Write,
     path::{Path, PathBuf},
 };
@@ -17,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use crate::{
     ChainSchedule, DumpError,
     frame::{FORMAT_VERSION, FRAME_HEADER_LEN, SEGMENT_HEADER_LEN, segment_file_name},
+    owned::{already_exists, open_for_writing, unsafe_reason},
 };
 
 /// File name of the manifest inside a dump directory.
@@ -272,7 +273,8 @@ impl Manifest {
     /// Writes the manifest to `dir/manifest.json` atomically and durably.
     ///
     /// Writes a temporary file, fsyncs it, renames it over the manifest and fsyncs the directory:
-    /// after a crash at any point, `manifest.json` is either the previous version or this one.
+    /// after a crash at any point, `manifest.json` is either the previous version or this one. The
+    /// temporary file is created new, never through a link.
     pub(crate) fn write_atomic(&self, dir: &Path) -> Result<(), DumpError> {
         let tmp_path = dir.join(MANIFEST_TMP_FILE);
         let path = Self::path_in(dir);
@@ -282,16 +284,44 @@ impl Manifest {
         })?;
         json.push(b'\n');
 
-        let mut file =
-            File::create(&tmp_path).map_err(|source| DumpError::io(&tmp_path, source))?;
-        file.write_all(&json)
-            .map_err(|source| DumpError::io(&tmp_path, source))?;
-        file.sync_all()
-            .map_err(|source| DumpError::io(&tmp_path, source))?;
+        let mut file = create_tmp(&tmp_path)?;
+        let written = file.write_all(&json).and_then(|()| file.sync_all());
         drop(file);
-        fs::rename(&tmp_path, &path).map_err(|source| DumpError::io(&path, source))?;
+        if let Err(source) = written {
+            // The file this call created, and no other: a retried flush creates it anew.
+            let _ = fs::remove_file(&tmp_path);
+            return Err(DumpError::io(&tmp_path, source));
+        }
+        if let Err(source) = fs::rename(&tmp_path, &path) {
+            let _ = fs::remove_file(&tmp_path);
+            return Err(DumpError::io(&path, source));
+        }
         sync_dir(dir)
     }
+}
+
+/// Creates the manifest's temporary file, new: never one already there, which could be a link to
+/// a file outside the dump. The one exception is a writer's own leftover, a regular file of this
+/// user's with one name, left by a writer stopped between creating it and renaming it (the caller
+/// holds the dump's lock, so no live writer is using it): it is removed and created anew.
+fn create_tmp(tmp_path: &Path) -> Result<File, DumpError> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    match open_for_writing(tmp_path, &mut options) {
+        Err(error) if already_exists(&error) => {}
+        result => return result,
+    }
+    let metadata =
+        fs::symlink_metadata(tmp_path).map_err(|source| DumpError::io(tmp_path, source))?;
+    if let Some(reason) = unsafe_reason(&metadata) {
+        return Err(DumpError::UnsafeFile {
+            path: tmp_path.to_path_buf(),
+            reason,
+        });
+    }
+    tracing::warn!(path = %tmp_path.display(), "removing a temporary manifest left by an interrupted writer");
+    fs::remove_file(tmp_path).map_err(|source| DumpError::io(tmp_path, source))?;
+    open_for_writing(tmp_path, &mut options)
 }
 
 /// Makes a directory's entries (new files, renames) durable.

@@ -72,6 +72,16 @@ impl DumpReader {
         Ok(self)
     }
 
+    /// Fails with [`DumpError::NoRecords`] if the manifest lists no records: a dump whose writer
+    /// was stopped before its first flush reads as valid and empty, and a replay or a measurement
+    /// over it would report on nothing.
+    pub fn expect_records(self) -> Result<Self, DumpError> {
+        if self.manifest.record_count == 0 {
+            return Err(DumpError::NoRecords { path: self.dir });
+        }
+        Ok(self)
+    }
+
     /// The dump directory.
     pub fn dir(&self) -> &Path {
         &self.dir

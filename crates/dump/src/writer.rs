@@ -14,6 +14,7 @@ use crate::{
     },
     lock::WriterLock,
     manifest::{DumpMeta, Manifest, SegmentInfo},
+    owned::{check_dir_owner, open_for_writing},
 };
 
 /// How a [`DumpWriter`] lays out its files.
@@ -58,6 +59,10 @@ struct OpenSegment {
 /// a second writer on the same directory, in this process or another, fails with
 /// [`DumpError::Locked`]. Readers take no lock; they read what the manifest names.
 ///
+/// A writer writes only in a directory of its own user ([`DumpError::ForeignDirectory`]
+/// otherwise), and never through a link: a lock file, manifest or segment that is a symbolic or
+/// hard link, or another user's file, fails with [`DumpError::UnsafeFile`], its target untouched.
+///
 /// ```no_run
 /// # fn records() -> Vec<bal_replay_dump::BlockRecord> { Vec::new() }
 /// use bal_replay_dump::{DumpMeta, DumpWriter, WriterOptions};
@@ -95,7 +100,9 @@ impl DumpWriter {
     /// Creates a new, empty dump in `dir` (creating the directory if needed) and writes its
     /// manifest.
     ///
-    /// Fails with [`DumpError::Locked`] if another writer holds the directory, with
+    /// Fails with [`DumpError::ForeignDirectory`] if the directory belongs to another user, with
+    /// [`DumpError::UnsafeFile`] if its lock file is a link or another user's, with
+    /// [`DumpError::Locked`] if another writer holds the directory, with
     /// [`DumpError::AlreadyExists`] if `dir` already holds a manifest, and with
     /// [`DumpError::OrphanedSegments`] if it holds segment files without one (a dump whose
     /// manifest was lost: a new dump would start writing `segment-000000.bin` over its records).
@@ -106,6 +113,7 @@ impl DumpWriter {
     ) -> Result<Self, DumpError> {
         let dir = dir.as_ref().to_path_buf();
         fs::create_dir_all(&dir).map_err(|source| DumpError::io(&dir, source))?;
+        check_dir_owner(&dir)?;
         // Locked before looking for a manifest, so that of two writers creating the same dump one
         // creates it and the other is told the directory is in use.
         let lock = WriterLock::acquire(&dir)?;
@@ -157,6 +165,7 @@ impl DumpWriter {
             // directory that holds no dump.
             Manifest::load(&dir)?;
         }
+        check_dir_owner(&dir)?;
         // Locked before anything is read: another writer may be appending.
         let lock = WriterLock::acquire(&dir)?;
         let manifest = Manifest::load(&dir)?;
@@ -393,11 +402,7 @@ impl DumpWriter {
         let path = self.dir.join(&file_name);
         // Never over an existing file: `create` refuses a directory holding segments and `resume`
         // removes those past the manifest, so one found here is not this dump's to overwrite.
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&path)
-            .map_err(|source| DumpError::io(&path, source))?;
+        let file = open_for_writing(&path, OpenOptions::new().write(true).create_new(true))?;
         let mut out = BufWriter::with_capacity(1 << 20, file);
         let header = segment_header();
         out.write_all(&header)
@@ -561,11 +566,8 @@ fn crc32_of_prefix(mut file: &File, len: u64) -> io::Result<crc32fast::Hasher> {
 fn reopen_segment(dir: &Path, info: &SegmentInfo) -> Result<OpenSegment, DumpError> {
     let path = dir.join(&info.file);
     let io_error = |source| DumpError::io(&path, source);
-    let mut file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(io_error)?;
+    // Cut and appended to: never through a link planted under the segment's name.
+    let mut file = open_for_writing(&path, OpenOptions::new().read(true).write(true))?;
     let len = file.metadata().map_err(io_error)?.len();
     if len < info.bytes {
         // Bytes the manifest declared durable are gone: not something resuming can repair.

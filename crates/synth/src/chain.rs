@@ -5,6 +5,7 @@ use crate::{
     cold::{ColdKey, ColdState},
     config::{HOT_WALLETS, MAINNET_GAS_LIMIT},
     genesis::{self, World},
+    staged::StagedDir,
     stats::{ProfileAccumulator, ProfileStats},
     txgen::{GasModel, MAX_PRIORITY_FEE, TxGenerator, TxPlan, worst_case_gas_limit},
 };
@@ -121,8 +122,11 @@ pub fn generate_in_memory(
 /// height `first_block - 1`, ready to replay the dump on.
 ///
 /// Records are appended as their blocks execute, so memory stays bounded by the state, not the
-/// chain. Fails if either directory already holds a dump or a state. On error the dump holds at
-/// most the blocks generated before it (each a valid record); no manifest claims more.
+/// chain. Each output is built beside its target, in a fresh `<target>.partial-<pid>-<random>`
+/// directory, and renamed into place once complete, the state first and the dump last: a dump at
+/// `out_dump` is always the whole chain, with its state in place. On error the partial outputs are
+/// removed; a run killed part-way leaves only its `.partial-` directories. Each target must not
+/// exist, or be an empty directory of this user's ([`SynthError::OutputExists`] otherwise).
 pub fn generate(
     config: &GeneratorConfig,
     out_dump: &Path,
@@ -130,6 +134,8 @@ pub fn generate(
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<GeneratedChain, SynthError> {
     config.validate()?;
+    let state_stage = StagedDir::begin(out_state)?;
+    let dump_stage = StagedDir::begin(out_dump)?;
     if let Some(bar) = progress {
         bar.set_length(config.blocks);
         bar.set_message("writing genesis state");
@@ -144,13 +150,13 @@ pub fn generate(
     write_genesis(
         &genesis,
         world.cold.as_ref(),
-        out_state,
+        state_stage.path(),
         config.first_block - 1,
         meta.chain_id,
         progress,
     )?;
 
-    let mut writer = DumpWriter::create(out_dump, meta, WriterOptions::default())?;
+    let mut writer = DumpWriter::create(dump_stage.path(), meta, WriterOptions::default())?;
     if let Some(bar) = progress {
         bar.set_length(config.blocks);
         bar.set_position(0);
@@ -168,6 +174,9 @@ pub fn generate(
         }
     }
     writer.finish()?;
+    // The dump last: one at `out_dump` means the state it builds on is in place too.
+    state_stage.commit()?;
+    dump_stage.commit()?;
     let stats = stats.finish();
     tracing::debug!(
         blocks = stats.blocks,
@@ -198,7 +207,7 @@ pub fn generate(
 /// Writes the genesis into a new RocksDB store in bounded commits, without the WAL (a bulk load),
 /// and flushes it. Every commit records `applied_block`; the last one also its hash (from the
 /// genesis' block hashes) and `chain_id`, so replays can check the dump builds on this state. A
-/// crash part-way leaves a store to delete, since the dump is only created after this returns.
+/// crash part-way leaves it in its `.partial-` directory, never at the state path asked for.
 fn write_genesis(
     genesis: &StateChanges,
     cold: Option<&ColdState>,

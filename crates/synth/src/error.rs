@@ -3,6 +3,7 @@
 use bal_replay_dump::DumpError;
 use bal_replay_executor::{ExecError, HeaderMismatch};
 use bal_replay_state::StateError;
+use std::path::PathBuf;
 
 /// Why a chain could not be generated.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +27,35 @@ pub enum SynthError {
     /// Reading or writing a state store failed.
     #[error("failed to read or write the state: {0}")]
     State(#[from] StateError),
+    /// An output path is taken: generating never writes over (or into) what is there.
+    #[error("{}: will not generate an output here: {reason}; name a path that does not exist", path.display())]
+    OutputExists {
+        /// The dump or state directory asked for.
+        path: PathBuf,
+        /// What is there.
+        reason: String,
+    },
+    /// Creating, renaming or removing an output directory failed.
+    #[error("{}: I/O error: {source}", path.display())]
+    Output {
+        /// The directory.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A finished output could not be renamed to the path asked for; it is kept where it was
+    /// built.
+    #[error("could not rename the finished output {} to {}: {source}; it is kept where it is", built.display(), target.display())]
+    NotPlaced {
+        /// Where it was built.
+        built: PathBuf,
+        /// The path asked for.
+        target: PathBuf,
+        /// The rename's error.
+        #[source]
+        source: std::io::Error,
+    },
     /// Writing the dump failed.
     #[error("failed to write the dump: {0}")]
     Dump(#[from] DumpError),

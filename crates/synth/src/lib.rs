@@ -72,6 +72,7 @@ mod error;
 mod genesis;
 pub mod node;
 mod rng;
+mod staged;
 mod stats;
 #[cfg(test)]
 mod testing;

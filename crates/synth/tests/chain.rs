@@ -311,8 +311,67 @@ fn generate_writes_the_dump_and_a_reopenable_genesis_state() {
     // A second run into the same directories refuses to overwrite them.
     assert!(matches!(
         generate(&config, &dump_dir, &state_dir, None),
-        Err(SynthError::State(_))
+        Err(SynthError::OutputExists { path, .. }) if path == state_dir
     ));
+    // Built beside the targets and renamed into place: nothing named as partial is left.
+    assert_eq!(names_in(dir.path()), ["dump", "state"]);
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// A taken path (a link, a file, a directory with something in it) is refused before anything is
+/// generated, and what was begun for the other output is removed; an empty directory of this
+/// user's is claimed.
+#[test]
+fn generate_refuses_taken_outputs_and_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let (dump_dir, state_dir) = (dir.path().join("dump"), dir.path().join("state"));
+    let config = GeneratorConfig {
+        blocks: 1,
+        ..small()
+    };
+    std::fs::write(dir.path().join("file"), b"kept\n").unwrap();
+    std::os::unix::fs::symlink(dir.path().join("file"), dir.path().join("link")).unwrap();
+    std::fs::create_dir(&dump_dir).unwrap();
+    std::fs::write(dump_dir.join("notes.txt"), b"kept\n").unwrap();
+    for (taken, reason) in [
+        (dump_dir.clone(), "not empty"),
+        (dir.path().join("file"), "not a directory"),
+        (dir.path().join("link"), "symbolic link"),
+    ] {
+        let error = generate(&config, &taken, &state_dir, None).unwrap_err();
+        let message = error.to_string();
+        assert!(
+            matches!(&error, SynthError::OutputExists { path, .. } if *path == taken),
+            "{error:?}"
+        );
+        assert!(message.contains(reason), "{message}");
+        assert!(message.contains(&taken.display().to_string()), "{message}");
+        assert_eq!(names_in(dir.path()), ["dump", "file", "link"]);
+    }
+    assert_eq!(
+        std::fs::read(dump_dir.join("notes.txt")).unwrap(),
+        b"kept\n"
+    );
+    assert_eq!(std::fs::read(dir.path().join("file")).unwrap(), b"kept\n");
+
+    // An empty directory is claimed: the finished dump takes its place.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    generate(&config, &empty, &state_dir, None).unwrap();
+    assert_eq!(DumpReader::open(&empty).unwrap().manifest().record_count, 1);
+    assert_eq!(
+        names_in(dir.path()),
+        ["dump", "empty", "file", "link", "state"]
+    );
 }
 
 #[test]
