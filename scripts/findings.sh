@@ -31,10 +31,14 @@ dump_step() {
         "move it and its state away, then run this again" >&2
     exit 1
 }
-# Runs a study, or where its runs exist already (bench.json), computes its page again from them.
+# Runs a study, or where its runs exist already (bench.json), computes its page again from them
+# (the study leaves its bench.json as it is). As root, each run starts with the page cache emptied,
+# which a study does only when asked.
+drop_caches=()
+[ "$(id -u)" = 0 ] && drop_caches=(--drop-caches)
 study() {
     local out="$1"; shift
-    if [ -e "$out/bench.json" ]; then "$@" --from-bench "$out/bench.json"; else "$@"; fi
+    if [ -e "$out/bench.json" ]; then "$@" --from-bench "$out/bench.json"; else "$@" "${drop_caches[@]}"; fi
 }
 fixtures=../shared/fixtures
 cargo build -q -p bal-replay -p bal-dump

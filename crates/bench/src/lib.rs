@@ -661,6 +661,73 @@ pub struct MeanBalSizes {
     pub parallel: f64,
 }
 
+/// Which dump a bench ran: its directory and what tells its chain from another's (its block count
+/// and its first and last blocks' hashes), so a page computed again from the bench's runs can
+/// refuse the dump of another chain.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DumpIdentity {
+    /// The dump's directory, absolute where it could be resolved.
+    pub path: String,
+    /// Its records.
+    pub blocks: u64,
+    /// Its first block; `None` for an empty dump.
+    pub first: Option<BlockId>,
+    /// Its last block; `None` for an empty dump.
+    pub last: Option<BlockId>,
+}
+
+/// A block's number and header hash.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BlockId {
+    /// Its number.
+    pub number: u64,
+    /// Its header's hash.
+    pub hash: alloy_primitives::B256,
+}
+
+impl DumpIdentity {
+    /// The identity of the dump `dump`, opened from `dir`: reads its first record and its last
+    /// segment.
+    pub fn of(dir: &Path, dump: &DumpReader) -> Result<Self, bal_replay_dump::DumpError> {
+        let id = |record: bal_replay_dump::BlockRecord| BlockId {
+            number: record.number(),
+            hash: record.block.header.hash_slow(),
+        };
+        let first = dump.records().next().transpose()?.map(id);
+        let last = dump.last_record()?.map(id);
+        Ok(Self {
+            path: std::fs::canonicalize(dir)
+                .unwrap_or_else(|_| dir.to_path_buf())
+                .display()
+                .to_string(),
+            blocks: dump.manifest().record_count,
+            first,
+            last,
+        })
+    }
+
+    /// Whether `other` holds the same chain's blocks (wherever its directory lies: a copy of a
+    /// dump is the same dump).
+    pub fn same_blocks(&self, other: &Self) -> bool {
+        (self.blocks, self.first, self.last) == (other.blocks, other.first, other.last)
+    }
+}
+
+impl std::fmt::Display for DumpIdentity {
+    /// "/data/dump (200 blocks, 1000 0xab..cd to 1199 0x12..34)".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} blocks", self.path, self.blocks)?;
+        if let (Some(first), Some(last)) = (self.first, self.last) {
+            write!(
+                f,
+                ", block {} {} to block {} {}",
+                first.number, first.hash, last.number, last.hash
+            )?;
+        }
+        write!(f, ")")
+    }
+}
+
 /// The schema version of [`BenchResult`] this build writes and reads. Files written before
 /// results carried one are version 1.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -693,6 +760,10 @@ pub struct BenchResult {
     /// ([`BenchMatrix::pin_workers`]); absent where the scheduler placed them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned_workers: Option<Vec<usize>>,
+    /// Which dump it ran ([`DumpIdentity`]); absent from files written before benches recorded
+    /// it (the schema's version is unchanged: a reader that needs it says it is missing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dump_identity: Option<DumpIdentity>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
     /// Each parallel design's throughput over full BAL's over the state's store, with the range
@@ -726,6 +797,7 @@ impl BenchResult {
             independent_blocks: self.independent_blocks,
             worker_start: self.worker_start,
             pinned_workers: self.pinned_workers.clone(),
+            dump_identity: self.dump_identity.clone(),
             runs: self.runs.iter().filter(|r| keep(r)).cloned().collect(),
             ratios_to_full: Vec::new(),
         }
@@ -1197,6 +1269,7 @@ pub fn run_bench(
         independent_blocks: !bench.dump.manifest().chained,
         worker_start,
         pinned_workers: matrix.pin_workers.clone(),
+        dump_identity: Some(DumpIdentity::of(dump_dir, &bench.dump)?),
         ratios_to_full: DesignRatio::of_runs(&runs, disk_store),
         runs,
     })
@@ -1515,6 +1588,7 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             pinned_workers: None,
+            dump_identity: None,
             ratios_to_full: Vec::new(),
             runs,
         }

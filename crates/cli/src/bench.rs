@@ -273,16 +273,19 @@ pub struct DemoCommand {
     /// Batch sizes to compare.
     #[arg(long, value_parser = count, default_value = "1,10", value_delimiter = ',')]
     pub batch: Vec<NonZeroUsize>,
+    /// Drop the machine's page cache before each run (root only; slows other processes).
+    #[arg(long)]
+    pub drop_caches: bool,
 }
 
 impl DemoCommand {
     /// Generates the chain, studies it (the quick form), and ends with the answer. The chain and
     /// its state are removed at the end; the findings page stays, in a fresh directory it names.
     pub fn run(&self) -> eyre::Result<()> {
-        let kept = tempfile::Builder::new()
+        // Kept only once the study has written its page: a demo that fails leaves no directory.
+        let page_dir = tempfile::Builder::new()
             .prefix("bal-replay-demo.")
-            .tempdir()?
-            .keep();
+            .tempdir()?;
         let scratch = tempfile::tempdir()?;
         let dump = scratch.path().join("dump");
         let state = scratch.path().join("state");
@@ -307,7 +310,7 @@ impl DemoCommand {
         let study = crate::study::StudyCommand {
             dump,
             state,
-            out: kept.clone(),
+            out: page_dir.path().to_path_buf(),
             quick: true,
             threads: Some(self.threads.clone()),
             batch: Some(self.batch.clone()),
@@ -315,19 +318,28 @@ impl DemoCommand {
             no_fio: false,
             disk: None,
             from_bench: None,
+            drop_caches: self.drop_caches,
             title: Some(format!(
                 "the demo chain ({} generated blocks, seed {})",
                 self.blocks, self.seed
             )),
         };
         let output = study.run()?;
+        let _ = page_dir.keep();
         // The regime is the one the study measured: with direct reads and a small block cache,
         // even this small state's cold reads reach the device, so "cache-resident" is not a given.
-        let regime = if output.findings.all_cache_resident {
-            "This chain's state is small enough to stay in memory: the figures above are cache-resident."
-        } else {
-            "This chain's state is tiny: with direct reads some of its reads reached the disk (the page's \
-             regime column), but it fits in memory and says little about a state that cannot."
+        let regime = match output.findings.regime {
+            bal_replay_study::Regime::CacheResident => {
+                "This chain's state is small enough to stay in memory: the figures above are cache-resident."
+            }
+            bal_replay_study::Regime::NotMeasured => {
+                "No device counter told where this chain's reads were served from: the figures above \
+                 are of a regime not measured, over a state that fits in memory."
+            }
+            _ => {
+                "This chain's state is tiny: with direct reads some of its reads reached the disk (the page's \
+                 regime column), but it fits in memory and says little about a state that cannot."
+            }
         };
         println!(
             "\n{regime}\n\
@@ -522,6 +534,7 @@ mod tests {
             independent_blocks: false,
             worker_start: None,
             pinned_workers: None,
+            dump_identity: None,
             ratios_to_full: Vec::new(),
             runs,
         }

@@ -43,6 +43,9 @@ pub struct StudyCommand {
     /// Compute the page again from an earlier study's bench.json of the same dump and state.
     #[arg(long, value_name = "FILE")]
     pub from_bench: Option<PathBuf>,
+    /// Drop the machine's page cache before each run (root only; slows other processes).
+    #[arg(long)]
+    pub drop_caches: bool,
 }
 
 impl StudyCommand {
@@ -58,6 +61,7 @@ impl StudyCommand {
             out: self.out.clone(),
             title: self.title.clone(),
             from_bench: self.from_bench.clone(),
+            drop_caches: self.drop_caches,
             command: std::env::args()
                 .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
                 .collect::<Vec<_>>()
@@ -75,6 +79,14 @@ impl StudyCommand {
             .record_count;
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
         let matrix = study_matrix(&options, cores, blocks);
+        if matrix.drop_caches && self.from_bench.is_none() {
+            // Asked for and refused: said before anything is measured or written.
+            bal_replay_host::drop_page_cache().map_err(|e| {
+                eyre::eyre!(
+                    "--drop-caches: {e} (leave it out to run without emptying the page cache)"
+                )
+            })?;
+        }
         if let Some(path) = &self.from_bench {
             println!(
                 "study: the page again from {}, nothing replayed",

@@ -134,6 +134,7 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
         independent_blocks: false,
         worker_start: Some(WORKER_START),
         pinned_workers: None,
+        dump_identity: None,
         ratios_to_full: Vec::new(),
         runs,
     }

@@ -100,6 +100,7 @@ fn bench() -> BenchResult {
         independent_blocks: false,
         worker_start: None,
         pinned_workers: None,
+        dump_identity: None,
         ratios_to_full: Vec::new(),
         runs,
     }

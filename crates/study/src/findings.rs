@@ -120,16 +120,61 @@ pub struct Findings {
     pub frontier: Vec<FrontierPoint>,
     /// Device reads per Mgas of parallel I/O at the headline batch (its cold reads).
     pub parallel_device_reads_per_mgas: Option<f64>,
-    /// Whether every run measured is disk-resident.
-    pub all_disk_resident: bool,
-    /// Whether no run measured is disk-resident.
-    pub all_cache_resident: bool,
+    /// Where the reading runs' state was served from, as their counters measured it.
+    pub regime: Regime,
     /// The share of the machine's CPU that other processes (and interrupts, and the hypervisor)
     /// took over the runs measured, where the counters tell: a shared machine's noise.
     pub others_cpu_share: Option<f64>,
     /// The model's projection onto the research's machine at the headline batch, or why it was
     /// left out: the model's figures, not measurements.
     pub projected: Projected,
+}
+
+/// Where the state's reads of the runs a page shows were served from, as far as their counters
+/// measured it: a regime is claimed only where every reading run's counters judged it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Regime {
+    /// At least 80% of every reading run's block lookups went to the device.
+    DiskResident,
+    /// Under 80% of each reading run's block lookups went to the device.
+    CacheResident,
+    /// Some runs disk-resident, some not.
+    PartlyDiskResident,
+    /// No counter told for some run (MDBX, independent blocks), or no run read state.
+    NotMeasured,
+}
+
+impl Regime {
+    /// The regime of runs judged `residencies` (those that read state).
+    pub fn of(residencies: &[Residency]) -> Self {
+        let measured = |r: &Residency| r.reached_device.is_some();
+        if residencies.is_empty() || !residencies.iter().all(measured) {
+            Self::NotMeasured
+        } else if residencies.iter().all(|r| r.disk_resident) {
+            Self::DiskResident
+        } else if residencies.iter().all(|r| !r.disk_resident) {
+            Self::CacheResident
+        } else {
+            Self::PartlyDiskResident
+        }
+    }
+
+    /// How the answer names it.
+    pub fn sentence(self) -> &'static str {
+        match self {
+            Self::DiskResident => {
+                "disk-resident (at least 80% of every reading run's block lookups went to the device)"
+            }
+            Self::CacheResident => {
+                "cache-resident (under 80% of each run's block lookups went to the device)"
+            }
+            Self::PartlyDiskResident => "partly disk-resident (see the regime column)",
+            Self::NotMeasured => {
+                "regime not measured (no device counter told where every run's reads were served from: see the regime column)"
+            }
+        }
+    }
 }
 
 /// The research's headline: parallel I/O at 16 threads, batch 50, over full BAL.
@@ -193,9 +238,7 @@ impl Findings {
             breakdown: time_breakdowns(bench, &designs, headline_batch),
             frontier: frontier_points(bench, sizes, &designs, &batches),
             parallel_device_reads_per_mgas,
-            all_disk_resident: !residencies.is_empty()
-                && residencies.iter().all(|r| r.disk_resident),
-            all_cache_resident: residencies.iter().all(|r| !r.disk_resident),
+            regime: Regime::of(&residencies),
             projected: project_onto_research_machine(bench, disk, headline_batch),
         }
     }
@@ -207,13 +250,7 @@ impl Findings {
 
     /// The answer in two or three sentences, from the numbers.
     pub fn answer(&self, state: &str, shape: &ChainShape) -> String {
-        let regime = if self.all_disk_resident {
-            "disk-resident (at least 80% of every reading run's block lookups went to the device)"
-        } else if self.all_cache_resident {
-            "cache-resident (under 80% of each run's block lookups went to the device)"
-        } else {
-            "partly disk-resident (see the regime column)"
-        };
+        let regime = self.regime.sentence();
         let keep = |design: IoDesign| {
             self.row(design).map(|r| {
                 let noise = if r.share_of_full.includes_one() {
@@ -441,5 +478,37 @@ mod tests {
         assert_eq!(percentile(&values, 90.0), 9.0);
         assert_eq!(percentile(&values, 99.0), 10.0);
         assert_eq!(percentile(&[], 50.0), 0.0);
+    }
+
+    /// Without a device counter (imported fixture blocks, MDBX) no regime is claimed: a run whose
+    /// counters cannot tell is "not measured", not cache-resident.
+    #[test]
+    fn a_regime_is_claimed_only_where_every_run_measured_it() {
+        let run = |reached: Option<f64>| Residency {
+            disk_resident: reached.is_some_and(|s| s >= 0.8),
+            reached_device: reached,
+            basis: if reached.is_some() {
+                bal_replay_probe::ResidencyBasis::DataBlocks
+            } else {
+                bal_replay_probe::ResidencyBasis::Unknown
+            },
+        };
+        assert_eq!(Regime::of(&[run(None), run(None)]), Regime::NotMeasured);
+        assert_eq!(
+            Regime::of(&[run(Some(0.1)), run(None)]),
+            Regime::NotMeasured
+        );
+        assert_eq!(Regime::of(&[]), Regime::NotMeasured);
+        assert_eq!(Regime::of(&[run(Some(0.1))]), Regime::CacheResident);
+        assert_eq!(Regime::of(&[run(Some(0.9))]), Regime::DiskResident);
+        assert_eq!(
+            Regime::of(&[run(Some(0.9)), run(Some(0.1))]),
+            Regime::PartlyDiskResident
+        );
+        assert!(
+            Regime::NotMeasured
+                .sentence()
+                .starts_with("regime not measured")
+        );
     }
 }

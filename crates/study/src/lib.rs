@@ -18,6 +18,7 @@
 
 pub mod findings;
 pub mod fio;
+pub mod outputs;
 mod page;
 pub mod projected;
 mod shape;
@@ -25,13 +26,16 @@ mod sizes;
 
 pub use bal_replay_bench::Interval;
 pub use bal_replay_probe::{Residency, ResidencyBasis};
-pub use findings::Findings;
+pub use findings::{Findings, Regime};
+pub use outputs::{DISK_TABLE, GIVEN_DISK_TABLE, MANIFEST, OutDir, OutputError, StudyManifest};
 pub use page::{frontier_svg, render_page};
 pub use projected::{LeftOut, Projected, ProjectedRow};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
 
-use bal_replay_bench::{BenchError, BenchMatrix, BenchResult, RunResult, TaskProfiles, run_bench};
+use bal_replay_bench::{
+    BenchError, BenchMatrix, BenchResult, DumpIdentity, RunResult, TaskProfiles, run_bench,
+};
 use bal_replay_dump::{DumpError, DumpReader};
 use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder};
 use bal_replay_executor::ChainConfig;
@@ -64,13 +68,30 @@ pub enum StudyError {
     /// An earlier study's runs could not be read (or were written with another schema version).
     #[error(transparent)]
     Load(#[from] bal_replay_bench::ResultReadError),
-    /// A result could not be written.
-    #[error("{}: {source}", path.display())]
-    Write {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+    /// The output directory could not be claimed, or a study's files read or written.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// `--from-bench`'s runs are of another dump than `--dump`.
+    #[error(
+        "--from-bench {}: its runs are of the dump {recorded}, not of --dump {given}: a page computes one chain's runs with that chain's BAL sizes",
+        bench.display()
+    )]
+    OtherDump {
+        /// The bench's file.
+        bench: PathBuf,
+        /// The dump its runs replayed.
+        recorded: Box<DumpIdentity>,
+        /// The dump given.
+        given: Box<DumpIdentity>,
+    },
+    /// `--from-bench`'s file does not say which dump its runs replayed.
+    #[error(
+        "--from-bench {}: records no dump identity (written before benches recorded one), so it cannot be checked against --dump: run the study again without --from-bench",
+        bench.display()
+    )]
+    NoDumpIdentity {
+        /// The bench's file.
+        bench: PathBuf,
     },
 }
 
@@ -106,6 +127,8 @@ pub struct StudyOptions {
     /// The runs of an earlier study of the same dump and state (its `bench.json`): the page is
     /// computed again from them, and nothing is replayed.
     pub from_bench: Option<PathBuf>,
+    /// Empty the machine's page cache before each run (root only); asked for, never assumed.
+    pub drop_caches: bool,
 }
 
 /// The machine and the inputs the page names.
@@ -121,11 +144,9 @@ pub struct StudyContext {
     pub state_bytes: u64,
     /// Logical CPUs the runs could use.
     pub cores: usize,
-    /// The disk's curve, where fio measured it or `--disk` gave it.
-    pub disk: Option<DiskModel>,
-    /// The fio-format table that curve was read from, written beside `bench.json` as
-    /// [`DISK_TABLE`].
-    pub disk_table: Option<String>,
+    /// The disk's curve the page judged the runs against, where fio measured it or `--disk`
+    /// gave it.
+    pub disk: Option<StudyDisk>,
     /// The frontier chart's file, relative to the page.
     pub frontier_chart: String,
 }
@@ -138,6 +159,46 @@ impl StudyContext {
             1_000_000_000.. => format!("{:.1} GB state", bytes / 1e9),
             1_000_000.. => format!("{:.1} MB state", bytes / 1e6),
             _ => format!("{:.0} KB state", bytes / 1e3),
+        }
+    }
+}
+
+/// A disk's curve, the fio-format table it was read from, and where that came from.
+#[derive(Debug, Clone)]
+pub struct StudyDisk {
+    /// The curve.
+    pub model: DiskModel,
+    /// The table.
+    pub table: String,
+    /// Measured or given.
+    pub origin: DiskOrigin,
+}
+
+/// Where a study's disk table came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskOrigin {
+    /// fio measured it as this study ran.
+    Measured,
+    /// fio measured it when the runs of `--from-bench` ran; kept beside them.
+    MeasuredWithTheRuns(PathBuf),
+    /// The user gave it (`--disk`): not measured.
+    Given(PathBuf),
+}
+
+impl StudyDisk {
+    /// How the page names the table's origin.
+    pub fn origin_label(&self) -> String {
+        match &self.origin {
+            DiskOrigin::Measured => {
+                format!("measured by fio as the runs ran, kept as {DISK_TABLE}")
+            }
+            DiskOrigin::MeasuredWithTheRuns(path) => {
+                format!("measured by fio when the runs ran, {}", path.display())
+            }
+            DiskOrigin::Given(path) => format!(
+                "given by the user with --disk ({}, kept as {GIVEN_DISK_TABLE}), not measured",
+                path.display()
+            ),
         }
     }
 }
@@ -202,8 +263,9 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         io_threads: n(8),
         order: TaskOrder::BlockOrder,
         prefetch_order: PrefetchOrder::default(),
-        // Root can empty the page cache before each run; direct reads bypass it anyway.
-        drop_caches: is_root(),
+        // Only where asked: emptying it slows every other process on the machine, and the state's
+        // reads are direct (they bypass the page cache) anyway.
+        drop_caches: options.drop_caches,
         direct_io: true,
         pin_metadata: true,
         sequential: false,
@@ -219,11 +281,6 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         pin_workers: None,
         trust_state: false,
     }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
 }
 
 /// The size of the state's data, bytes: its SST files and its write-ahead logs (`NNNNNN.log`: a
@@ -266,9 +323,11 @@ fn data_size(entry: &std::fs::DirEntry) -> u64 {
 }
 
 /// Runs the study of the dump in `dump_dir` over the RocksDB state in `state_dir` (never written:
-/// each run works on a checkpoint), writes `findings.md`, `frontier.svg` and `bench.json` into
-/// `options.out` (each written whole, over nothing but its own earlier version), and returns what
-/// it found. `on_run` sees each run as it ends (a progress bar).
+/// each run works on a checkpoint), writes `findings.md`, `frontier.svg`, `bench.json`, the disk's
+/// table and the study's manifest into `options.out`, and returns what it found. `options.out` is
+/// claimed before the first run ([`OutDir::claim`]: new, empty, or an earlier study's own), and
+/// the study's files land there together ([`outputs`]). `on_run` sees each run as it ends (a
+/// progress bar).
 pub fn run_study(
     dump_dir: &Path,
     state_dir: &Path,
@@ -276,107 +335,214 @@ pub fn run_study(
     on_run: impl FnMut(&RunResult),
 ) -> Result<StudyOutput, StudyError> {
     let dump = DumpReader::open(dump_dir)?;
-    let config = ChainConfig::for_dump(&dump).map_err(|e| StudyError::Chain(e.to_string()))?;
-    let sizes = DesignSizes::of_dump(&dump)?;
-    let shape = ChainShape::of_dump(&dump)?;
+    let inputs = StudyInputs {
+        config: ChainConfig::for_dump(&dump).map_err(|e| StudyError::Chain(e.to_string()))?,
+        sizes: DesignSizes::of_dump(&dump)?,
+        shape: ChainShape::of_dump(&dump)?,
+        earlier: match &options.from_bench {
+            Some(path) => Some(EarlierRuns::read(
+                path,
+                &DumpIdentity::of(dump_dir, &dump)?,
+            )?),
+            None => None,
+        },
+        given_disk: options.disk.as_deref().map(read_given_disk).transpose()?,
+    };
+    let out = OutDir::claim(&options.out)?;
+    let studied = study_into(&out, dump_dir, state_dir, options, inputs, on_run);
+    if studied.is_err() {
+        out.release_if_unused();
+    }
+    studied
+}
+
+/// What a study reads before it claims its output directory: a bad input is refused before
+/// anything is written.
+struct StudyInputs {
+    config: ChainConfig,
+    sizes: DesignSizes,
+    shape: ChainShape,
+    earlier: Option<EarlierRuns>,
+    given_disk: Option<StudyDisk>,
+}
+
+fn study_into(
+    out: &OutDir,
+    dump_dir: &Path,
+    state_dir: &Path,
+    options: &StudyOptions,
+    inputs: StudyInputs,
+    on_run: impl FnMut(&RunResult),
+) -> Result<StudyOutput, StudyError> {
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-    let matrix = study_matrix(options, cores, shape.blocks);
-    let (disk, disk_table) = input_disk(state_dir, options)?.unzip();
+    let matrix = study_matrix(options, cores, inputs.shape.blocks);
+    let measured_disk = match &inputs.earlier {
+        Some(earlier) => earlier.measured_disk.clone(),
+        None => None,
+    }
+    .or_else(|| {
+        (inputs.given_disk.is_none() && options.fio)
+            .then(|| measure_disk(state_dir, options.quick))
+            .flatten()
+    });
     let state_bytes = dir_bytes(state_dir);
-    let bench = match &options.from_bench {
-        Some(path) => {
-            let mut bench = load_bench(path)?;
-            keep_calibration_profiles(&mut bench);
-            bench
-        }
+    let bench = match &inputs.earlier {
+        Some(earlier) => earlier.bench.clone(),
         // Its runs keep one-worker profiles only already (`TaskProfiles::OneWorkerKept`).
         None => run_bench(
-            &config,
+            &inputs.config,
             dump_dir,
             &StateSpec::RocksDb(state_dir.to_path_buf()),
             &matrix,
             on_run,
         )?,
     };
-    write_outputs(
-        &bench,
-        &sizes,
-        &shape,
-        StudyContext {
-            title: options
-                .title
-                .clone()
-                .unwrap_or_else(|| dump_dir.display().to_string()),
-            command: options.command.clone(),
-            generated: format!(
-                "{} build, {} blocks, {} repeats each",
-                if cfg!(debug_assertions) {
-                    "dev"
-                } else {
-                    "release"
-                },
-                shape.blocks,
-                bench
-                    .runs
-                    .iter()
-                    .map(|r| r.throughput.repeats)
-                    .max()
-                    .unwrap_or(1)
-            ),
-            state_bytes,
-            cores,
-            disk,
-            disk_table,
-            frontier_chart: "frontier.svg".into(),
-        },
-        &options.out,
-    )
+    let context = StudyContext {
+        title: options
+            .title
+            .clone()
+            .unwrap_or_else(|| dump_dir.display().to_string()),
+        command: options.command.clone(),
+        generated: format!(
+            "{} build, {} blocks, {} repeats each",
+            if cfg!(debug_assertions) {
+                "dev"
+            } else {
+                "release"
+            },
+            inputs.shape.blocks,
+            bench
+                .runs
+                .iter()
+                .map(|r| r.throughput.repeats)
+                .max()
+                .unwrap_or(1)
+        ),
+        state_bytes,
+        cores,
+        disk: inputs.given_disk.clone().or(measured_disk.clone()),
+        frontier_chart: outputs::FRONTIER_CHART.into(),
+    };
+    let written = StudyFiles {
+        bench: &bench,
+        earlier: inputs.earlier.as_ref(),
+        measured_disk: measured_disk.as_ref(),
+        given_disk: inputs.given_disk.as_ref(),
+    };
+    write_outputs(written, &inputs.sizes, &inputs.shape, context, out)
 }
 
-/// The fio table a study judged its runs against, written beside its `bench.json`: a page
-/// computed again from those runs (`--from-bench`) uses the disk as it was when they ran, not as a
-/// shared disk happens to be now.
-pub const DISK_TABLE: &str = "disk.txt";
-
-/// The input disk's curve and the table it was read from: `--disk`'s table, else the one kept
-/// with `--from-bench`'s runs, else fio's measure where asked and installed, else none (the page
-/// says what it leaves out without one).
-fn input_disk(
-    state_dir: &Path,
-    options: &StudyOptions,
-) -> Result<Option<(DiskModel, String)>, StudyError> {
-    let kept_with_the_runs = options
-        .from_bench
-        .as_ref()
-        .map(|bench| bench.with_file_name(DISK_TABLE))
-        .filter(|table| table.is_file());
-    if let Some(path) = options.disk.clone().or(kept_with_the_runs) {
-        let text = std::fs::read_to_string(&path).map_err(|source| {
-            StudyError::Disk(DiskModelError::Read {
-                path: path.display().to_string(),
-                source,
-            })
-        })?;
-        let disk = DiskModel::parse_fio_table(&text, &path.display().to_string())?;
-        return Ok(Some((disk, text)));
-    }
-    if !options.fio {
-        return Ok(None);
-    }
-    let seconds = if options.quick { 1 } else { 5 };
+/// The disk's curve measured by fio over the state, where fio is installed; the page says what
+/// it leaves out without one.
+fn measure_disk(state_dir: &Path, quick: bool) -> Option<StudyDisk> {
+    let seconds = if quick { 1 } else { 5 };
     match fio::measure(state_dir, &[1, 4, 16, 64], seconds) {
-        Ok(measured) => Ok(Some(measured)),
+        Ok((model, table)) => Some(StudyDisk {
+            model,
+            table,
+            origin: DiskOrigin::Measured,
+        }),
         Err(error) => {
             tracing::warn!(%error, "the disk's bound and the projection are left out");
-            Ok(None)
+            None
         }
+    }
+}
+
+/// `--disk`'s table: the user's, not a measurement.
+fn read_given_disk(path: &Path) -> Result<StudyDisk, StudyError> {
+    let table = std::fs::read_to_string(path).map_err(|source| {
+        StudyError::Disk(DiskModelError::Read {
+            path: path.display().to_string(),
+            source,
+        })
+    })?;
+    Ok(StudyDisk {
+        model: DiskModel::parse_fio_table(&table, &path.display().to_string())?,
+        table,
+        origin: DiskOrigin::Given(path.to_path_buf()),
+    })
+}
+
+/// The runs of an earlier study or bench (`--from-bench`), checked against the dump given, and
+/// the disk table measured when they ran, where their study's manifest lists one.
+#[derive(Debug, Clone)]
+struct EarlierRuns {
+    path: PathBuf,
+    /// The file's bytes, as read.
+    bytes: Vec<u8>,
+    /// Its runs, with the task profiles a study keeps ([`keep_calibration_profiles`]).
+    bench: BenchResult,
+    measured_disk: Option<StudyDisk>,
+}
+
+impl EarlierRuns {
+    /// Reads `path`, refusing runs of a dump other than `dump`, and a study's file that is not
+    /// the one its manifest lists. A disk table beside it counts only where that manifest lists
+    /// it with these runs: one an earlier study left there is not this one's.
+    fn read(path: &Path, dump: &DumpIdentity) -> Result<Self, StudyError> {
+        let dir = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        };
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let manifest = StudyManifest::read(dir)?.filter(|m| m.files.iter().any(|f| f.name == name));
+        let bytes = match &manifest {
+            Some(manifest) => manifest.read_listed(dir, &name)?.unwrap_or_default(),
+            None => std::fs::read(path).map_err(|source| OutputError::Io {
+                path: path.to_path_buf(),
+                source,
+            })?,
+        };
+        let mut bench: BenchResult = bal_replay_bench::parse_result(path, &bytes)?;
+        let recorded = bench
+            .dump_identity
+            .clone()
+            .ok_or_else(|| StudyError::NoDumpIdentity {
+                bench: path.to_path_buf(),
+            })?;
+        if !recorded.same_blocks(dump) {
+            return Err(StudyError::OtherDump {
+                bench: path.to_path_buf(),
+                recorded: Box::new(recorded),
+                given: Box::new(dump.clone()),
+            });
+        }
+        keep_calibration_profiles(&mut bench);
+        let measured_disk = match &manifest {
+            Some(manifest) => match manifest.read_listed(dir, DISK_TABLE)? {
+                Some(table) => {
+                    let table_path = dir.join(DISK_TABLE);
+                    let table = String::from_utf8_lossy(&table).into_owned();
+                    Some(StudyDisk {
+                        model: DiskModel::parse_fio_table(
+                            &table,
+                            &table_path.display().to_string(),
+                        )?,
+                        table,
+                        origin: DiskOrigin::MeasuredWithTheRuns(table_path),
+                    })
+                }
+                None => None,
+            },
+            None => None,
+        };
+        Ok(Self {
+            path: path.to_path_buf(),
+            bytes,
+            bench,
+            measured_disk,
+        })
     }
 }
 
 /// Drops the task profiles a study's own runs would not have kept ([`TaskProfiles::OneWorkerKept`])
 /// from a `bench --task-profile` JSON read with `--from-bench`, which keeps them all: the
 /// projection calibrates on the one-worker runs' alone, and each profile adds megabytes to
-/// `bench.json`.
+/// `bench.json`. The file read is never written back.
 fn keep_calibration_profiles(bench: &mut BenchResult) {
     let kept = |threads| TaskProfiles::OneWorkerKept.kept(threads);
     for run in bench.runs.iter_mut().filter(|r| !kept(r.threads)) {
@@ -384,41 +550,64 @@ fn keep_calibration_profiles(bench: &mut BenchResult) {
     }
 }
 
-/// Reads an earlier study's `bench.json`.
-fn load_bench(path: &Path) -> Result<BenchResult, StudyError> {
-    Ok(BenchResult::read_json(path)?)
+/// What a study writes besides its page: its runs and its disk tables.
+#[derive(Debug, Clone, Copy)]
+struct StudyFiles<'a> {
+    bench: &'a BenchResult,
+    earlier: Option<&'a EarlierRuns>,
+    measured_disk: Option<&'a StudyDisk>,
+    given_disk: Option<&'a StudyDisk>,
 }
 
-/// Computes the findings of `bench` and writes the page, its chart and the bench's JSON.
-pub fn write_outputs(
-    bench: &BenchResult,
+/// Computes the findings of the runs and writes the page, its chart, the runs' JSON (never over
+/// the file they were read from: that one, when it is the directory's own, is kept as it is) and
+/// the disk tables, measured and given apart, into `out`, landing together.
+fn write_outputs(
+    files: StudyFiles<'_>,
     sizes: &DesignSizes,
     shape: &ChainShape,
     context: StudyContext,
-    out: &Path,
+    out: &OutDir,
 ) -> Result<StudyOutput, StudyError> {
-    let write_err = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StudyError::Write { path, source }
-    };
-    std::fs::create_dir_all(out).map_err(write_err(out))?;
-    let findings = Findings::compute(bench, sizes, context.disk.as_ref());
-    let bench_json = out.join("bench.json");
-    bench.write_json(&bench_json)?;
-    if let Some(table) = &context.disk_table {
-        let path = out.join(DISK_TABLE);
-        bal_replay_bench::write_result_file(&path, table.as_bytes()).map_err(write_err(&path))?;
+    let bench = files.bench;
+    let findings = Findings::compute(bench, sizes, context.disk.as_ref().map(|d| &d.model));
+    let mut staged = out.stage()?;
+    match files.earlier {
+        Some(earlier) if out.holds(outputs::BENCH_JSON, &earlier.path) => {
+            staged.keep(outputs::BENCH_JSON, &earlier.bytes);
+        }
+        _ => {
+            let path = staged.path_of(outputs::BENCH_JSON);
+            bench.write_json(&path)?;
+            staged.written(outputs::BENCH_JSON)?;
+        }
     }
-    let chart = out.join(&context.frontier_chart);
-    bal_replay_bench::write_result_file(&chart, frontier_svg(&findings.frontier).as_bytes())
-        .map_err(write_err(&chart))?;
-    let page = out.join("findings.md");
+    if let Some(disk) = files.measured_disk {
+        match &disk.origin {
+            DiskOrigin::MeasuredWithTheRuns(path) if out.holds(DISK_TABLE, path) => {
+                staged.keep(DISK_TABLE, disk.table.as_bytes());
+            }
+            _ => staged.write(DISK_TABLE, disk.table.as_bytes())?,
+        }
+    }
+    let mut given_from = None;
+    if let Some(disk) = files.given_disk {
+        staged.write(GIVEN_DISK_TABLE, disk.table.as_bytes())?;
+        if let DiskOrigin::Given(path) = &disk.origin {
+            given_from = Some(path.display().to_string());
+        }
+    }
+    staged.write(
+        &context.frontier_chart,
+        frontier_svg(&findings.frontier).as_bytes(),
+    )?;
     let text = render_page(&context, &findings, sizes, shape);
-    bal_replay_bench::write_result_file(&page, text.as_bytes()).map_err(write_err(&page))?;
+    staged.write(outputs::PAGE, text.as_bytes())?;
+    staged.land(given_from)?;
     let answer = findings.answer(&context.state_label(), shape);
     Ok(StudyOutput {
-        page,
-        bench_json,
+        page: out.path().join(outputs::PAGE),
+        bench_json: out.path().join(outputs::BENCH_JSON),
         findings,
         answer,
     })
@@ -441,6 +630,7 @@ mod tests {
             command: String::new(),
             title: None,
             from_bench: None,
+            drop_caches: false,
         };
         let threads = |options: &StudyOptions, cores| -> Vec<usize> {
             study_matrix(options, cores, 200)
@@ -455,6 +645,10 @@ mod tests {
         assert_eq!(threads(&options, 96), [1, 96]);
         options.quick = true;
         assert_eq!(threads(&options, 2), [1, 2]);
+        // The machine's page cache is emptied only where asked, root or not.
+        assert!(!study_matrix(&options, 2, 200).drop_caches);
+        options.drop_caches = true;
+        assert!(study_matrix(&options, 2, 200).drop_caches);
     }
 
     #[test]

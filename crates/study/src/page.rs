@@ -2,7 +2,7 @@
 //! what the run cannot say. Every figure comes from [`Findings`]; nothing is typed in by hand.
 
 use crate::{
-    ChainShape, DesignSizes, Findings, StudyContext,
+    ChainShape, DesignSizes, Findings, Regime, StudyContext,
     findings::{FrontierPoint, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
@@ -299,9 +299,10 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
             .disk
             .as_ref()
             .map(|d| format!(
-                ", a disk of {:.0} random 4 KiB reads/s at best ({})",
-                d.best_iops(),
-                d.source
+                ", a disk of {:.0} random 4 KiB reads/s at best ({}; {})",
+                d.model.best_iops(),
+                d.model.source,
+                d.origin_label()
             ))
             .unwrap_or_else(|| ", a disk not measured (no fio run)".into())
     );
@@ -322,11 +323,20 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
         MAINNET_RECENT_KEYS_PER_MGAS,
         100.0 * shape.unshared_key_share
     );
-    if findings.all_cache_resident {
-        let _ = writeln!(
-            w,
-            "- **The disk**: no run was disk-resident, so this page says what the designs cost with the state in memory. Run `bal-replay study` over a state larger than the memory (see the README) to answer the question on disk."
-        );
+    match findings.regime {
+        Regime::CacheResident => {
+            let _ = writeln!(
+                w,
+                "- **The disk**: no run was disk-resident, so this page says what the designs cost with the state in memory. Run `bal-replay study` over a state larger than the memory (see the README) to answer the question on disk."
+            );
+        }
+        Regime::NotMeasured => {
+            let _ = writeln!(
+                w,
+                "- **The regime**: not measured. No device counter told where every run's reads were served from (the regime column), so this page claims neither disk- nor cache-resident figures."
+            );
+        }
+        Regime::DiskResident | Regime::PartlyDiskResident => {}
     }
     let _ = writeln!(w);
 }
@@ -347,7 +357,10 @@ fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
     match &findings.projected {
         Projected::Made(_) => format!(
             "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\" and the answer's sentence that says it is projected. Those are the model's (`bal-replay project --research-machine`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on 16 cores and NVMe at 960k IOPS, 85 µs. They are predictions, not measurements.",
-            context.disk.as_ref().map_or("-", |d| d.source.as_str())
+            context
+                .disk
+                .as_ref()
+                .map_or("-", |d| d.model.source.as_str())
         ),
         Projected::LeftOut(why) => format!(
             "**Measured, not projected**: every figure above is from runs on this machine; the model's projection onto the research's machine was left out: {why}."

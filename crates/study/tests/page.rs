@@ -58,6 +58,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         command: "bal-replay study (test)".into(),
         title: None,
         from_bench: None,
+        drop_caches: false,
     };
     let mut runs = 0;
     let output = run_study(&dump, &state, &options, |_| runs += 1).unwrap();
@@ -123,30 +124,53 @@ fn the_page_is_recomputed_from_its_bench_json() {
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert_projected(&page, &bench);
 
-    // The table a study judged its runs against is kept beside its bench.json, and is what a
-    // page computed again from those runs uses, without `--disk` or fio.
-    let kept = output
-        .bench_json
-        .with_file_name(bal_replay_study::DISK_TABLE);
+    assert_given_disk_kept_apart(&dump, &state, &options, &output.bench_json, &table);
+}
+
+/// A table the user gave (`--disk`) is kept as given, apart from a measured one, and the page
+/// says so; a page computed again from those runs without `--disk` does not take it for the
+/// disk the runs ran on.
+fn assert_given_disk_kept_apart(
+    dump: &Path,
+    state: &Path,
+    options: &StudyOptions,
+    bench_json: &Path,
+    table: &Path,
+) {
+    let kept = bench_json.with_file_name(bal_replay_study::GIVEN_DISK_TABLE);
     assert_eq!(
         std::fs::read_to_string(&kept).unwrap(),
-        std::fs::read_to_string(&table).unwrap()
+        std::fs::read_to_string(table).unwrap()
+    );
+    assert!(
+        !bench_json
+            .with_file_name(bal_replay_study::DISK_TABLE)
+            .exists()
+    );
+    let page = std::fs::read_to_string(bench_json.with_file_name("findings.md")).unwrap();
+    assert!(
+        page.contains(&format!(
+            "given by the user with --disk ({}, kept as disk-given.txt), not measured",
+            table.display()
+        )),
+        "{page}"
     );
     let again = run_study(
-        &dump,
-        &state,
+        dump,
+        state,
         &StudyOptions {
-            out: dir.path().join("again-projected"),
-            from_bench: Some(output.bench_json.clone()),
-            ..options
+            out: options.out.with_file_name("again-given"),
+            from_bench: Some(bench_json.to_path_buf()),
+            ..options.clone()
         },
-        |_| replayed += 1,
+        |_| panic!("nothing is replayed"),
     )
     .unwrap();
-    assert_eq!(replayed, 0);
     let page = std::fs::read_to_string(&again.page).unwrap();
-    assert_projected(&page, &bench);
-    assert!(page.contains(&kept.display().to_string()), "{page}");
+    assert!(
+        page.contains("left out: no disk curve") && !page.contains("given by the user"),
+        "{page}"
+    );
 }
 
 /// The headline table's measured cells of each design, recomputed from the bench's JSON.
@@ -282,5 +306,5 @@ fn is_fresh(dir: &Path, out: &Path) -> bool {
         .collect();
     written.sort();
     names == ["dump", "findings", "state"]
-        && written == ["bench.json", "findings.md", "frontier.svg"]
+        && written == ["bench.json", "findings.md", "frontier.svg", "study.json"]
 }
