@@ -126,7 +126,11 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
     // The page again, in the runs' own directory, with a what-if disk: the runs and the measured
     // table are left as they are, the given table is kept apart, and the page says which.
     let what_if = dir.path().join("what-if.txt");
-    std::fs::write(&what_if, "depth iops mean_latency_us\n1 1000 900.0\n4 3000 1200.0\n16 5000 3000.0\n64 6000 9000.0\n").unwrap();
+    std::fs::write(
+        &what_if,
+        "depth iops mean_latency_us\n1 1000 900.0\n4 3000 1200.0\n16 5000 3000.0\n64 6000 9000.0\n",
+    )
+    .unwrap();
     let again = StudyOptions {
         from_bench: Some(first.bench_json.clone()),
         title: Some("again".into()),
