@@ -152,11 +152,11 @@ fn effective_uid() -> u32 {
 #[test]
 fn a_directory_of_another_user_is_refused_naming_both_owners() {
     let uid = effective_uid();
+    let given_away = tempfile::tempdir().unwrap();
     let (dir, owner) = if uid == 0 {
         // As root: a directory given to `nobody`, as another user's dump directory would be.
-        let dir = tempfile::tempdir().unwrap();
-        chown(dir.path(), Some(65534), Some(65534)).unwrap();
-        (dir.path().to_path_buf(), 65534)
+        chown(given_away.path(), Some(65534), Some(65534)).unwrap();
+        (given_away.path().to_path_buf(), 65534)
     } else {
         // As anyone else, the root directory is another user's.
         (PathBuf::from("/"), 0)
