@@ -18,11 +18,13 @@
 #![allow(clippy::result_large_err)]
 
 mod interval;
+mod output_path;
 pub mod point_reads;
 mod result_file;
 mod tables;
 
 pub use interval::{DesignRatio, Interval};
+pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
 };
