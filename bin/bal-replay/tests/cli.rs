@@ -284,3 +284,61 @@ fn bench_over_fixture_blocks_keeps_its_sequential_baseline() {
     assert!(sequential.parse::<f64>().is_ok_and(|v| v > 0.0), "{row}");
     assert_eq!(in_memory, "-", "{row}");
 }
+
+/// A result path that could not be written at the end (in a missing directory, a directory, a
+/// symbolic link, under a file) is refused by `bench`, `run`, `bench-db`, `project` and `report`
+/// before any work: the message names the path, nothing is printed (no tables), the state is as
+/// it was (a `run` without --rewind would have moved it on) and nothing is created.
+#[test]
+fn outputs_that_cannot_be_written_are_refused_before_any_work() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path(), &small_config(2, 3));
+    let state = tmp.path().join("state");
+    copy_state(&pristine, &state);
+    let before = digest(&state);
+    let missing = tmp.path().join("no/such/dir/b.json");
+    let directory = tmp.path().join("results");
+    std::fs::create_dir(&directory).unwrap();
+    let target = tmp.path().join("target.json");
+    std::fs::write(&target, b"the user's").unwrap();
+    let link = tmp.path().join("link.json");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let listing = std::fs::read_dir(tmp.path()).unwrap().count();
+    let (dump, state_arg) = (dump.to_str().unwrap(), state.to_str().unwrap());
+    let replay = ["--dump", dump, "--state", state_arg, "--threads", "1"];
+    let bench_shape = ["--batch", "2", "--io", "parallel", "--no-baselines"];
+    let cases: [(Vec<&str>, &std::path::Path); 6] = [
+        (
+            [&["bench", "--task-profile"][..], &replay, &bench_shape].concat(),
+            &missing,
+        ),
+        ([&["run"][..], &replay].concat(), &missing),
+        ([&["run"][..], &replay].concat(), &directory),
+        (vec!["bench-db", "--db", state_arg, "--reads", "10"], &link),
+        (vec!["project", "in.json", "--disk", "fio.txt"], &missing),
+        (vec!["report", "in.json", "--out"], &target),
+    ];
+    for (args, output) in cases {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_bal-replay"));
+        command.args(&args);
+        if args[0] != "report" {
+            command.arg("--json");
+        }
+        let out = command.arg(output).output().expect("run bal-replay");
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(!out.status.success(), "{args:?} {output:?} ran: {stdout}");
+        assert!(
+            stderr.contains(&format!("cannot write a result to {}", output.display())),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(stdout, "", "{args:?} printed");
+        assert_eq!(digest(&state), before, "{args:?} moved the state");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), listing);
+    assert_eq!(std::fs::read(&target).unwrap(), b"the user's");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink());
+    assert!(!tmp.path().join("no").exists());
+}

@@ -172,3 +172,73 @@ fn two_benches_over_sibling_states_run_at_once() {
     }
     assert_eq!(tree(&parent, &skip), before);
 }
+
+/// Two benches and a `run --rewind` over one state at once (which RocksDB's lock on the state
+/// made all but one fail): each takes its scratch copies in turn, all three succeed, the state is
+/// unchanged, and the parent directory holds exactly what it held before.
+#[test]
+fn two_benches_and_a_rewind_over_one_state_run_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, pristine) = chain(tmp.path());
+    let parent = tmp.path().join("states");
+    std::fs::create_dir(&parent).unwrap();
+    let state = parent.join("state");
+    copy_state(&pristine, &state);
+    let before_digest = digest(&state);
+    let before = tree(&parent, &[state.as_path()]);
+
+    let bench = || {
+        let mut command = bal_replay();
+        command
+            .args(["bench", "--dump"])
+            .arg(&dump)
+            .arg("--state")
+            .arg(&state)
+            .args([
+                "--threads",
+                "1,2",
+                "--batch",
+                "1,2",
+                "--io",
+                "parallel,batched",
+            ])
+            .args(["--no-baselines", "--repeat", "2"]);
+        command
+    };
+    let mut rewind = bal_replay();
+    rewind
+        .args([
+            "run",
+            "--rewind",
+            "--batch",
+            "1",
+            "--threads",
+            "1",
+            "--dump",
+        ])
+        .arg(&dump)
+        .arg("--state")
+        .arg(&state);
+    let children: Vec<_> = [bench(), bench(), rewind]
+        .into_iter()
+        .map(|mut command| {
+            command
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, child) in children.into_iter().enumerate() {
+        let out = child.wait_with_output().unwrap();
+        let stdout = assert_ok(&out, &format!("run {i} beside the others"));
+        let done = if i < 2 {
+            "### Batch 2, batched I/O"
+        } else {
+            "replayed 4 blocks"
+        };
+        assert!(stdout.contains(done), "run {i}: {stdout}");
+    }
+    assert_eq!(digest(&state), before_digest, "the state changed");
+    assert_eq!(tree(&parent, &[state.as_path()]), before);
+}

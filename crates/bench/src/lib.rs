@@ -19,11 +19,13 @@
 
 pub mod bounds;
 mod interval;
+mod output_path;
 pub mod point_reads;
 mod result_file;
 mod tables;
 
 pub use interval::{DesignRatio, Interval};
+pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
 };

@@ -42,7 +42,7 @@ pub fn write_result_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// A new, empty file beside `path`, named after it, and its path.
-fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+pub(crate) fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(
             io::ErrorKind::InvalidInput,

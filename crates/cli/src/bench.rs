@@ -105,6 +105,8 @@ impl BenchCommand {
     pub fn run(&self) -> eyre::Result<()> {
         // Contradicting disk flags are refused before the process enters a cgroup.
         let disk = self.disk.resolve([&self.chain.state])?;
+        // A result that cannot be written is refused now, not after the runs it would hold.
+        self.output.check()?;
         let _memory_limit = disk.enter_memory_limit()?;
         if matches!(self.chain.state, StateSpec::Mdbx(_)) && !self.shape.no_baselines {
             eprintln!(
@@ -390,6 +392,9 @@ impl BenchDbCommand {
     pub fn run(&self) -> eyre::Result<()> {
         let any_mdbx = self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)));
         let disk = self.disk.resolve(&self.db)?;
+        if let Some(path) = &self.json {
+            bal_replay_bench::check_output_file(path)?;
+        }
         let _memory_limit = disk.enter_memory_limit()?;
         let rocksdb = disk.rocksdb_reads();
         let options = BenchDbOptions {

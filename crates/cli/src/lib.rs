@@ -107,6 +107,8 @@ pub struct ReportCommand {
 impl ReportCommand {
     /// Draws the charts, writes the summary and lists what it wrote and what it could not draw.
     pub fn run(&self) -> eyre::Result<()> {
+        // Before the inputs are read and any chart drawn.
+        bal_replay_bench::check_output_dir(&self.out)?;
         let options = bal_replay_report::ReportOptions {
             font: self.font.clone(),
             ..bal_replay_report::ReportOptions::new(self.out.clone())
@@ -249,6 +251,16 @@ pub struct OutputArgs {
     /// Write the results as JSON to this file.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// Refuses outputs that could not be written at the end ([`bal_replay_bench::check_output_file`]),
+    /// so that the command fails before its work rather than losing it.
+    pub fn check(&self) -> Result<(), bal_replay_bench::OutputPathError> {
+        self.json
+            .as_deref()
+            .map_or(Ok(()), bal_replay_bench::check_output_file)
+    }
 }
 
 /// Parses a number that must be at least 1 (blocks, readers, reads): a zero would otherwise run as

@@ -79,6 +79,9 @@ impl ProjectCommand {
 
     /// Calibrates, checks, projects, prints the tables and writes the JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
+        if let Some(json) = &self.json {
+            bal_replay_bench::check_output_file(json)?;
+        }
         let report =
             bal_replay_projection::project(&self.options(), &mut |note| eprintln!("note: {note}"))?;
         print!("{}", bal_replay_report::render_projection_markdown(&report));

@@ -101,6 +101,9 @@ impl RunCommand {
     pub fn run(&self) -> eyre::Result<()> {
         // Contradicting disk flags are refused before anything is served, opened or entered.
         let disk = self.disk.resolve([&self.chain.state])?;
+        // Before the replay, which without --rewind moves the state on: a summary that cannot be
+        // written must not cost the run.
+        self.output.check()?;
         if let Some(addr) = self.metrics {
             bal_replay_metrics::install_exporter(addr)?;
             record::record_start();

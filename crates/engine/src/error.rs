@@ -165,6 +165,19 @@ pub enum EngineError {
     /// The replay's prefetch reader threads could not be started.
     #[error("cannot start the replay's threads: {0}")]
     ThreadStart(String),
+    /// The state stayed open read-write in another handle (a `run` without `--rewind`, an
+    /// import) for longer than a scratch copy of it waits.
+    #[error(
+        "cannot copy the state at {path}: another process has held it open read-write for {waited_s} s (a `run` without --rewind or an import writing it?); run again once it is done"
+    )]
+    StateInUse {
+        /// The state.
+        path: String,
+        /// How long the copy waited.
+        waited_s: u64,
+        /// RocksDB's refusal.
+        source: StateError,
+    },
     /// Rewinding the state failed.
     #[error("cannot rewind the state at {path}: {source}")]
     Rewind {

@@ -2,7 +2,11 @@
 
 use crate::EngineError;
 use bal_replay_state::{RocksOptions, RocksStore};
-use std::path::{Path, PathBuf};
+use std::{
+    fs::File,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
 
 /// A throwaway copy of a RocksDB flat state, for one run that must leave the state as it was
 /// (`run --rewind`, each run of a bench).
@@ -24,10 +28,30 @@ pub struct ScratchState {
     db: PathBuf,
 }
 
+/// How long a scratch copy waits for a handle that holds the state open read-write outside these
+/// copies (a `run` without `--rewind`, an import) before it gives up, naming the state.
+const HELD_ELSEWHERE_WAIT: Duration = Duration::from_secs(60);
+
+/// How often it tries again meanwhile.
+const HELD_ELSEWHERE_POLL: Duration = Duration::from_millis(25);
+
 impl ScratchState {
     /// Checkpoints the RocksDB state at `state` into a fresh directory next to it, named after the
     /// state and `purpose`. The state's contents are never written; its memtables are flushed.
+    ///
+    /// Copies of one state are taken one at a time, by any number of runs and processes: each
+    /// waits its turn (see [`Turn`]) instead of failing on RocksDB's lock.
     pub fn checkpoint_of(state: &Path, purpose: &str) -> Result<Self, EngineError> {
+        Self::checkpoint_waiting(state, purpose, HELD_ELSEWHERE_WAIT)
+    }
+
+    /// [`ScratchState::checkpoint_of`], waiting at most `wait` for a handle that holds the state
+    /// open read-write outside these copies.
+    fn checkpoint_waiting(
+        state: &Path,
+        purpose: &str,
+        wait: Duration,
+    ) -> Result<Self, EngineError> {
         let err = |path: &Path, source| EngineError::Rewind {
             path: path.display().to_string(),
             source,
@@ -44,6 +68,11 @@ impl ScratchState {
                 ),
             ));
         };
+        let turn = Turn::take(&state).map_err(|e| err(&state, e))?;
+        // Opened read-write, yet never written to (no commit, no meta): a checkpoint of a
+        // read-only open would silently miss the commits still only in the write-ahead log, so
+        // the checkpoint flushes them into table files first. The contents stay the same.
+        let pristine = open_when_free(&state, wait)?;
         let prefix = format!("{}.{purpose}-", name.to_string_lossy());
         // `tempdir_in` creates the directory itself (mkdir, which fails rather than reuse an
         // existing path) under a random name, so it is ours alone.
@@ -52,19 +81,11 @@ impl ScratchState {
             .tempdir_in(parent)
             .map_err(|e| err(parent, e))?;
         let db = dir.path().join("state");
-        // Opened read-write, yet never written to (no commit, no meta): a checkpoint of a
-        // read-only open would silently miss the commits still only in the write-ahead log, so
-        // the checkpoint flushes them into table files first. The contents stay the same.
-        let pristine = RocksStore::open(
-            &state,
-            &RocksOptions {
-                // Nothing is read through it: a checkpoint only flushes, lists and links files.
-                block_cache_bytes: 1 << 20,
-                ..RocksOptions::default()
-            },
-        )?;
         // RocksDB creates `db` itself and refuses an existing path.
         pristine.checkpoint(&db)?;
+        // The state is closed before the next copy's turn begins.
+        drop(pristine);
+        drop(turn);
         Ok(Self { dir, db })
     }
 
@@ -76,6 +97,60 @@ impl ScratchState {
     /// The directory this process created to hold the copy (removed on drop).
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+}
+
+/// One scratch copy's turn at a state: an exclusive `flock` of the state's directory, held while
+/// the state is open read-write for the checkpoint and released on drop (or when the process
+/// dies). RocksDB lets one handle open a state read-write and fails the next at once ("LOCK:
+/// Resource temporarily unavailable"), so two runs over one state (two benches, a `study` or a
+/// `run --rewind` beside a bench) would lose one of them; taking turns makes the later one wait
+/// the moment the first needs. The lock is on the directory itself, so nothing is created in
+/// the user's state, and it is not RocksDB's `LOCK` file, whose `fcntl` lock closing any other
+/// descriptor of that file in this process would silently drop.
+struct Turn {
+    /// The locked directory; none where the filesystem has no `flock`.
+    _dir: Option<File>,
+}
+
+impl Turn {
+    /// Waits for the turn at `state` (a directory).
+    fn take(state: &Path) -> std::io::Result<Self> {
+        let dir = File::open(state)?;
+        match dir.lock() {
+            Ok(()) => Ok(Self { _dir: Some(dir) }),
+            // A filesystem without `flock` (some network mounts): without turns, the copy still
+            // waits for the state in `open_when_free`, only without a queue.
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(Self { _dir: None }),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// The state opened read-write for a checkpoint, once no other handle holds it: a handle outside
+/// these copies (a `run` without `--rewind`, an import) is waited for up to `wait`, then the
+/// copy is refused naming the state.
+fn open_when_free(state: &Path, wait: Duration) -> Result<RocksStore, EngineError> {
+    let options = RocksOptions {
+        // Nothing is read through it: a checkpoint only flushes, lists and links files.
+        block_cache_bytes: 1 << 20,
+        ..RocksOptions::default()
+    };
+    let start = Instant::now();
+    loop {
+        match RocksStore::open(state, &options) {
+            Err(e) if e.is_held_elsewhere() && start.elapsed() < wait => {
+                std::thread::sleep(HELD_ELSEWHERE_POLL);
+            }
+            Err(e) if e.is_held_elsewhere() => {
+                return Err(EngineError::StateInUse {
+                    path: state.display().to_string(),
+                    waited_s: start.elapsed().as_secs(),
+                    source: e,
+                });
+            }
+            other => return other.map_err(Into::into),
+        }
     }
 }
 
@@ -149,6 +224,77 @@ mod tests {
         let state = RocksStore::open_read_only(&state).unwrap();
         assert_eq!(state.content_digest().unwrap(), digest);
         assert_eq!(state.applied_block().unwrap(), Some(4));
+    }
+
+    /// Eight copies of one state taken at once (as two benches and a `run --rewind` over it do)
+    /// all succeed, each holding the state's contents, and the state is unchanged.
+    #[test]
+    fn copies_of_one_state_taken_at_once_all_succeed() {
+        let parent = tempfile::tempdir().unwrap();
+        let state = parent.path().join("state");
+        state_with_a_commit(&state);
+        let digest = RocksStore::open_read_only(&state)
+            .unwrap()
+            .content_digest()
+            .unwrap();
+        let barrier = std::sync::Barrier::new(8);
+        let copies: Vec<ScratchState> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..8)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        ScratchState::checkpoint_of(&state, "bench-run")
+                    })
+                })
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().unwrap().expect("a copy taken beside others"))
+                .collect()
+        });
+        for copy in &copies {
+            let store = RocksStore::open_read_only(copy.path()).unwrap();
+            assert_eq!(store.content_digest().unwrap(), digest);
+            assert_eq!(store.applied_block().unwrap(), Some(4));
+        }
+        drop(copies);
+        assert_eq!(names(parent.path()), BTreeSet::from(["state".to_owned()]));
+        let state = RocksStore::open_read_only(&state).unwrap();
+        assert_eq!(state.content_digest().unwrap(), digest);
+    }
+
+    /// A state held open read-write outside the copies is waited for: released within the wait,
+    /// the copy is taken; held past it, the copy is refused naming the state, and nothing is left
+    /// beside it.
+    #[test]
+    fn a_state_held_open_elsewhere_is_waited_for_then_refused() {
+        let parent = tempfile::tempdir().unwrap();
+        let state = parent.path().join("state");
+        state_with_a_commit(&state);
+        let holder = RocksStore::open(&state, &RocksOptions::default()).unwrap();
+        let copy = std::thread::scope(|s| {
+            let copy = s.spawn(|| {
+                ScratchState::checkpoint_waiting(&state, "rewind", Duration::from_secs(30))
+            });
+            std::thread::sleep(Duration::from_millis(300));
+            drop(holder);
+            copy.join().unwrap()
+        })
+        .expect("the copy once the holder closed");
+        let store = RocksStore::open_read_only(copy.path()).unwrap();
+        assert_eq!(store.applied_block().unwrap(), Some(4));
+        drop((store, copy));
+
+        let _holder = RocksStore::open(&state, &RocksOptions::default()).unwrap();
+        let start = Instant::now();
+        match ScratchState::checkpoint_waiting(&state, "rewind", Duration::from_millis(200)) {
+            Err(EngineError::StateInUse { path, .. }) => {
+                assert_eq!(Path::new(&path), state.canonicalize().unwrap());
+            }
+            other => panic!("expected the state in use, got {other:?}"),
+        }
+        assert!(start.elapsed() >= Duration::from_millis(200));
+        assert_eq!(names(parent.path()), BTreeSet::from(["state".to_owned()]));
     }
 
     /// A missing state is an error naming it, and nothing is created.

@@ -210,5 +210,20 @@ pub enum StateError {
     Poisoned,
 }
 
+impl StateError {
+    /// Whether RocksDB refused to open the store only because another handle holds it open
+    /// read-write: its `LOCK` file is taken, by another process or elsewhere in this one. RocksDB
+    /// fails such an open at once rather than waiting, and says so only in its message.
+    pub fn is_held_elsewhere(&self) -> bool {
+        let Self::Open { source, .. } = self else {
+            return false;
+        };
+        let message = source.as_ref();
+        // RocksDB's two wordings (`PosixFileSystem::LockFile`): the lock taken by another
+        // process, and by another handle of this one.
+        message.contains("While lock file") || message.contains("lock hold by current process")
+    }
+}
+
 // Lets `StateError` be the error of revm's `Database` / `DatabaseRef` (see `StateDatabase`).
 impl revm::database_interface::DBErrorMarker for StateError {}

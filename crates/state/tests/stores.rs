@@ -809,3 +809,18 @@ fn a_checkpoint_holds_the_unflushed_commits_and_a_read_only_store_refuses_one() 
     assert_eq!(original.content_digest().unwrap(), digest);
     assert_eq!(original.applied_block().unwrap(), Some(12));
 }
+
+/// A second read-write open of a store that is open is refused at once and reported as held
+/// elsewhere (what a scratch copy waits on); a store that is missing is not.
+#[test]
+fn an_open_refused_for_the_lock_says_the_store_is_held_elsewhere() {
+    let (dir, store) = rocks(KeyScheme::Plain);
+    let path = dir.path().join("db");
+    let held = RocksStore::open(&path, &small_opts()).unwrap_err();
+    assert!(matches!(held, StateError::Open { .. }), "{held:?}");
+    assert!(held.is_held_elsewhere(), "{held:?}");
+    drop(store);
+    RocksStore::open(&path, &small_opts()).unwrap();
+    let missing = RocksStore::open(dir.path().join("nope"), &small_opts()).unwrap_err();
+    assert!(!missing.is_held_elsewhere(), "{missing:?}");
+}
