@@ -77,7 +77,10 @@ fn an_interrupted_generate_leaves_no_dump_at_out() {
         state.display()
     );
     // What it had written is there, under a name that says it is partial.
-    assert_eq!(named(dir.path(), "dump.partial-"), [partial.clone()]);
+    assert_eq!(
+        named(dir.path(), "dump.partial-"),
+        std::slice::from_ref(&partial)
+    );
     assert_eq!(named(dir.path(), "state.partial-").len(), 1);
     assert!(DumpReader::open(&partial).unwrap().manifest().record_count < 1_000_000);
 
