@@ -77,7 +77,8 @@ fn a_trusted_replay_over_the_overlay_says_the_dump_was_not_checked() {
         ..ReplayOptions::default()
     };
     let report = with_mdbx_overlay(&reth, hashes.iter().map(|h| (h.number, h.hash)), |store| {
-        replay(&chain, &dump, store, &options, |_| {})
+        // Boxed: the engine's error is large, and only its message matters here.
+        replay(&chain, &dump, store, &options, |_| {}).map_err(Box::new)
     })
     .unwrap()
     .unwrap();
@@ -88,7 +89,8 @@ fn a_trusted_replay_over_the_overlay_says_the_dump_was_not_checked() {
     // table was never the state's.
     let wrong = hashes.iter().map(|h| (h.number, B256::repeat_byte(0x42)));
     let report = with_mdbx_overlay(&reth, wrong, |store| {
-        replay(&chain, &dump, store, &options, |_| {})
+        // Boxed: the engine's error is large, and only its message matters here.
+        replay(&chain, &dump, store, &options, |_| {}).map_err(Box::new)
     })
     .unwrap()
     .unwrap();
