@@ -49,7 +49,12 @@ fn parse_ratio(text: &str) -> (f64, f64, f64, bool) {
 fn assert_bracketed(line: &str, text: &str) {
     let (median, low, high, noise) = parse_ratio(text);
     assert!(low <= median && median <= high, "{line}");
-    assert_eq!(noise, low <= 1.0 && 1.0 <= high, "{line}");
+    // The table prints two decimals of the exact bounds the judgement used: a bound printed as
+    // 1.00 may lie just either side of 1.0, so only the other bounds decide.
+    let printed_one = |bound: f64| (bound - 1.0).abs() < 0.005;
+    if !printed_one(low) && !printed_one(high) {
+        assert_eq!(noise, low <= 1.0 && 1.0 <= high, "{line}");
+    }
 }
 
 #[test]
