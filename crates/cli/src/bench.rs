@@ -321,6 +321,7 @@ impl DemoCommand {
             disk: None,
             from_bench: None,
             drop_caches: self.drop_caches,
+            no_sweep: true,
             title: Some(format!(
                 "the demo chain ({} generated blocks, seed {})",
                 self.blocks, self.seed

@@ -1,7 +1,7 @@
 //! `bal-replay study`: the research's question answered for one chain, as a findings page.
 
 use crate::{count, progress_bar};
-use bal_replay_study::{StudyOptions, run_study, study_matrix};
+use bal_replay_study::{StudyOptions, run_study, study_matrix, study_run_count};
 use clap::Args;
 use std::{num::NonZeroUsize, path::PathBuf};
 
@@ -46,6 +46,9 @@ pub struct StudyCommand {
     /// Drop the machine's page cache before each run (root only; slows other processes).
     #[arg(long)]
     pub drop_caches: bool,
+    /// Leave out the sweep over cache regimes (run unless --quick).
+    #[arg(long)]
+    pub no_sweep: bool,
 }
 
 impl StudyCommand {
@@ -62,6 +65,7 @@ impl StudyCommand {
             title: self.title.clone(),
             from_bench: self.from_bench.clone(),
             drop_caches: self.drop_caches,
+            sweep: !self.quick && !self.no_sweep,
             command: std::env::args()
                 .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
                 .collect::<Vec<_>>()
@@ -94,20 +98,29 @@ impl StudyCommand {
             );
         } else {
             println!(
-                "study: {} runs ({} designs x {} thread counts x {} batch sizes x {} repeats), each replaying {blocks} blocks",
+                "study: {} runs ({} designs x {} thread counts x {} batch sizes x {} repeats), each replaying {blocks} blocks{}",
                 matrix.run_count(),
                 matrix.designs.len(),
                 matrix.threads.len(),
                 matrix.batches.len(),
-                matrix.repeat
+                matrix.repeat,
+                if options.sweep {
+                    format!(
+                        ", then {} runs over cache regimes",
+                        study_run_count(&options, &matrix, &self.state) - matrix.run_count()
+                    )
+                } else {
+                    String::new()
+                }
             );
         }
+        let total_runs = study_run_count(&options, &matrix, &self.state);
         let bar = progress_bar(
-            matrix.run_count(),
+            total_runs,
             "{spinner} study [{bar:30}] {pos}/{len} runs, {per_sec}, eta {eta} {msg}",
         );
         let mut pace = StudyPace::new(
-            matrix.run_count(),
+            total_runs,
             (matrix.designs.len() * matrix.threads.len()) as u64,
         );
         let output = run_study(&self.dump, &self.state, &options, |r| {

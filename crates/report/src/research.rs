@@ -49,6 +49,17 @@ pub const PARALLEL_BATCH_50: [ThreadsRow; 6] = [
 /// Full BAL, batch 50, 16 threads, MGas/s.
 pub const FULL_BATCH_50_T16: f64 = 13881.0;
 
+/// The research's RocksDB random 4 KiB reads per second at 16 threads (its ioarena table: 180K
+/// IOPS at 90 µs).
+pub const ROCKSDB_IOPS_T16: f64 = 180_000.0;
+
+/// The most device reads per Mgas the research's parallel I/O can have made at 16 threads, batch
+/// 50: its disk's reads per second at 16 threads over its throughput there (about 16.6). More
+/// reads than this and its RocksDB could not have served them in the time it measured.
+pub fn parallel_device_reads_per_mgas_bound() -> f64 {
+    ROCKSDB_IOPS_T16 / PARALLEL_BATCH_50[4].mgas_per_s
+}
+
 /// One row of the research's batched-vs-parallel table across batch sizes (mainnet data).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BatchRow {

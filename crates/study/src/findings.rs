@@ -4,7 +4,8 @@
 
 use crate::{
     ChainShape, DesignSizes, MeanSize,
-    projected::{PROJECTED_WORKERS, Projected, project_onto_research_machine},
+    projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
+    sweep::{RegimeSweep, SweepRow, sweep_sentence},
 };
 use bal_replay_bench::{BenchResult, Interval, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
@@ -28,6 +29,9 @@ pub struct HeadlineRow {
     pub mgas_per_s: f64,
     /// Its throughput over full BAL's at full BAL's best thread count, with the repeats' range.
     pub share_of_full: Interval,
+    /// Its throughput over the verified full BAL's (what a validating node runs) at that one's
+    /// best thread count; `None` where it did not run.
+    pub share_of_verified: Option<Interval>,
     /// Its throughput over the disk's bound (its gas per device read at the disk's best IOPS);
     /// `None` without a disk curve or a device read.
     pub share_of_disk_bound: Option<f64>,
@@ -35,6 +39,31 @@ pub struct HeadlineRow {
     pub device_reads_per_key: Option<f64>,
     /// Where its reads were served from.
     pub residency: Residency,
+}
+
+/// What carries from this machine to another, per design: counts and CPU per Mgas, measured on
+/// its one-worker run at the headline batch (no worker waits for a core), and its BAL's bytes per
+/// Mgas.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CarryRow {
+    /// The design.
+    pub design: IoDesign,
+    /// Workers of the run measured (1 where the study ran one).
+    pub threads: usize,
+    /// Keys read from the state per Mgas (a key's first read in its batch).
+    pub key_reads_per_mgas: f64,
+    /// Device read requests per Mgas; `None` without a device counter.
+    pub device_reads_per_mgas: Option<f64>,
+    /// This process's CPU time per Mgas over the whole replay, ms; `None` where `/proc` did not
+    /// tell.
+    pub cpu_ms_per_mgas: Option<f64>,
+    /// Of that, what reading the state cost: its CPU per Mgas less full BAL's (which reads no
+    /// state), ms.
+    pub read_cpu_ms_per_mgas: Option<f64>,
+    /// The reads' CPU per device read, µs.
+    pub cpu_us_per_device_read: Option<f64>,
+    /// Its BAL's bytes per Mgas, RLP and snappy.
+    pub bal_bytes_per_mgas: MeanSize,
 }
 
 /// One row of a thread-scaling table.
@@ -128,7 +157,21 @@ pub struct Findings {
     /// The model's projection onto the research's machine at the headline batch, or why it was
     /// left out: the model's figures, not measurements.
     pub projected: Projected,
+    /// The projection against the research's own measurements on its machine, where it could be
+    /// set beside them: the projection enters the answer only within [`MAX_PROJECTION_ERROR`].
+    pub projection_check: ProjectionCheck,
+    /// What carries across machines, per design.
+    pub carry: Vec<CarryRow>,
+    /// Parallel I/O's throughput over batched I/O's at the headline batch (each at its best
+    /// thread count), with the range its repeats allow: what dropping the read keys costs.
+    pub parallel_over_batched: Option<Interval>,
+    /// Each design against full BAL at each regime of the sweep, where the study swept.
+    pub sweep: Vec<SweepRow>,
 }
+
+/// The largest error, either way, that the projection may show against the research's own
+/// measurements and still be part of the answer.
+pub const MAX_PROJECTION_ERROR: f64 = 0.30;
 
 /// Where the state's reads of the runs a page shows were served from, as far as their counters
 /// measured it: a regime is claimed only where every reading run's counters judged it.
@@ -228,6 +271,10 @@ impl Findings {
             .map(|r| r.disk.residency)
             .filter(Residency::reads_state)
             .collect();
+        let projected = project_onto_research_machine(bench, disk, headline_batch);
+        let parallel_over_batched = best(bench, IoDesign::Parallel, headline_batch)
+            .zip(best(bench, IoDesign::Batched, headline_batch))
+            .map(|(p, b)| Interval::ratio(p, b));
         Self {
             others_cpu_share: others_cpu_share(bench),
             headline_batch,
@@ -239,8 +286,50 @@ impl Findings {
             frontier: frontier_points(bench, sizes, &designs, &batches),
             parallel_device_reads_per_mgas,
             regime: Regime::of(&residencies),
-            projected: project_onto_research_machine(bench, disk, headline_batch),
+            projection_check: ProjectionCheck::against_research(&projected, headline_batch),
+            projected,
+            carry: carry_rows(bench, sizes, &designs, headline_batch),
+            parallel_over_batched,
+            sweep: Vec::new(),
         }
+    }
+
+    /// The same findings with the rows of the study's regime sweep, where it ran one.
+    pub fn with_sweep(mut self, sweep: Option<&RegimeSweep>) -> Self {
+        self.sweep = sweep.map(RegimeSweep::rows).unwrap_or_default();
+        self
+    }
+
+    /// What carries across machines for `design`.
+    pub fn carry_row(&self, design: IoDesign) -> Option<&CarryRow> {
+        self.carry.iter().find(|r| r.design == design)
+    }
+
+    /// The headline trade in one sentence: what parallel I/O keeps of batched I/O's throughput
+    /// for the read keys it drops, and the bytes per Mgas that saves.
+    pub fn trade_sentence(&self) -> Option<String> {
+        let ratio = self.parallel_over_batched?;
+        let (parallel, batched) = (
+            self.carry_row(IoDesign::Parallel)?,
+            self.carry_row(IoDesign::Batched)?,
+        );
+        let saved = |f: fn(&MeanSize) -> f64| {
+            (f(&batched.bal_bytes_per_mgas) - f(&parallel.bal_bytes_per_mgas)) / 1000.0
+        };
+        Some(format!(
+            "Dropping the read keys (parallel I/O against batched I/O, batch {}) keeps {:.2} ({:.2}-{:.2}{}) of batched I/O's throughput and saves {:.2} KB per Mgas in RLP ({:.2} KB snappy).",
+            self.headline_batch,
+            ratio.median,
+            ratio.low,
+            ratio.high,
+            if ratio.includes_one() {
+                ", within the runs' noise"
+            } else {
+                ""
+            },
+            saved(|s| s.rlp),
+            saved(|s| s.snappy),
+        ))
     }
 
     /// The headline row of `design`.
@@ -284,14 +373,24 @@ impl Findings {
             100.0 * bal_replay_report::research::BAL_SIZE_KB[2]
                 / bal_replay_report::research::BAL_SIZE_KB[0],
         ));
-        if let Some(reads) = self.parallel_device_reads_per_mgas {
-            // The research's one-thread parallel I/O at batch 50 executed a Mgas in 1/943 s; a
-            // read that blocks its thread at its disk's 85 µs leaves room for that many reads.
-            let room = 1e6 / bal_replay_report::research::PARALLEL_BATCH_50[0].mgas_per_s / 85.0;
-            out.push_str(&format!(
-                " Its one-thread rate (943 Mgas/s) leaves room for at most {room:.1} blocking reads per Mgas at its disk's 85 µs; parallel I/O here read {reads:.1} device blocks per Mgas ({:.0} state keys per Mgas in the chain, mainnet's recent blocks 88).",
-                shape.state_keys_per_mgas
-            ));
+        match sweep_sentence(&self.sweep) {
+            Some(sentence) => {
+                out.push(' ');
+                out.push_str(&sentence);
+            }
+            None => {
+                if let Some(reads) = self.parallel_device_reads_per_mgas {
+                    out.push_str(&format!(
+                        " Its disk could have served at most {:.1} device reads per Mgas at its throughput (180K IOPS at 16 threads); parallel I/O here read {reads:.1} device blocks per Mgas ({:.0} state keys per Mgas in the chain, mainnet's recent blocks 88).",
+                        bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
+                        shape.state_keys_per_mgas
+                    ));
+                }
+            }
+        }
+        if let Some(trade) = self.trade_sentence() {
+            out.push(' ');
+            out.push_str(&trade);
         }
         out.push(' ');
         out.push_str(&self.projected_sentence());
@@ -301,6 +400,14 @@ impl Findings {
     /// The answer's sentence on the model's projection onto the research's machine, or on why
     /// there is none.
     pub fn projected_sentence(&self) -> String {
+        if let (Projected::Made(_), Some(why)) = (
+            &self.projected,
+            self.projection_check.kept_out(MAX_PROJECTION_ERROR),
+        ) {
+            return format!(
+                "The model's projection onto the research's machine is not in the answer: {why}."
+            );
+        }
         let share = |design| {
             self.projected
                 .row(design)
@@ -346,6 +453,7 @@ fn headline_rows(
         .filter_map(|&design| {
             let run = best(bench, design, batch)?;
             let full = best(bench, IoDesign::Full, batch)?;
+            let verified = best(bench, IoDesign::FullVerify, batch);
             let size = sizes.of(design);
             let residency = run.disk.residency;
             let bound = disk.filter(|_| residency.reads_state()).and_then(|disk| {
@@ -361,9 +469,63 @@ fn headline_rows(
                 batch,
                 mgas_per_s: run.throughput.mgas_per_s,
                 share_of_full: Interval::ratio(run, full),
+                share_of_verified: verified.map(|v| Interval::ratio(run, v)),
                 share_of_disk_bound: bound,
                 device_reads_per_key: run.disk.device_reads_per_key,
                 residency,
+            })
+        })
+        .collect()
+}
+
+/// What carries across machines, per design, from its one-worker run at `batch` (its fastest
+/// run where it has none).
+fn carry_rows(
+    bench: &BenchResult,
+    sizes: &DesignSizes,
+    designs: &[IoDesign],
+    batch: usize,
+) -> Vec<CarryRow> {
+    let run_of = |design: IoDesign| {
+        measured(bench)
+            .find(|r| r.design == design && r.batch == batch && r.threads == 1)
+            .or_else(|| best(bench, design, batch))
+    };
+    let cpu_ms_per_mgas = |run: &RunResult| {
+        let mgas = run.gas as f64 / 1e6;
+        run.cpu
+            .filter(|_| mgas > 0.0)
+            .map(|cpu| cpu.process_s * 1e3 / mgas)
+    };
+    let full_cpu = run_of(IoDesign::Full).and_then(cpu_ms_per_mgas);
+    designs
+        .iter()
+        .filter_map(|&design| {
+            let run = run_of(design)?;
+            let mgas = (run.gas as f64 / 1e6).max(f64::MIN_POSITIVE);
+            let mgas_per_block = mgas / run.blocks.max(1) as f64;
+            let device_reads_per_mgas = run.disk.device_reads.map(|n| n as f64 / mgas);
+            let cpu = cpu_ms_per_mgas(run);
+            let read_cpu = cpu
+                .zip(full_cpu)
+                .filter(|_| design != IoDesign::Full)
+                .map(|(c, f)| (c - f).max(0.0));
+            let size = sizes.of(design);
+            Some(CarryRow {
+                design,
+                threads: run.threads,
+                key_reads_per_mgas: run.disk.key_reads as f64 / mgas,
+                device_reads_per_mgas,
+                cpu_ms_per_mgas: cpu,
+                read_cpu_ms_per_mgas: read_cpu,
+                cpu_us_per_device_read: read_cpu
+                    .zip(device_reads_per_mgas)
+                    .filter(|(_, reads)| *reads >= 0.1)
+                    .map(|(ms, reads)| ms * 1e3 / reads),
+                bal_bytes_per_mgas: MeanSize {
+                    rlp: size.rlp / mgas_per_block,
+                    snappy: size.snappy / mgas_per_block,
+                },
             })
         })
         .collect()

@@ -23,6 +23,7 @@ mod page;
 pub mod projected;
 mod shape;
 mod sizes;
+pub mod sweep;
 
 pub use bal_replay_bench::Interval;
 pub use bal_replay_probe::{Residency, ResidencyBasis};
@@ -32,6 +33,7 @@ pub use page::{frontier_svg, render_page};
 pub use projected::{LeftOut, Projected, ProjectedRow};
 pub use shape::ChainShape;
 pub use sizes::{DesignSizes, MeanSize};
+pub use sweep::{CacheRegime, RegimeSweep, SweepRow};
 
 use bal_replay_bench::{
     BenchError, BenchMatrix, BenchResult, DumpIdentity, RunResult, TaskProfiles, run_bench,
@@ -129,6 +131,10 @@ pub struct StudyOptions {
     pub from_bench: Option<PathBuf>,
     /// Empty the machine's page cache before each run (root only); asked for, never assumed.
     pub drop_caches: bool,
+    /// Run every design again at the largest batch in each regime of [`sweep::sweep_regimes`]
+    /// (block caches up to the state's size, and the research's buffered regime where
+    /// `drop_caches` allows it).
+    pub sweep: bool,
 }
 
 /// The machine and the inputs the page names.
@@ -214,6 +220,15 @@ pub struct StudyOutput {
     pub findings: Findings,
     /// The answer's sentences.
     pub answer: String,
+}
+
+/// The Cargo profile this build was made with, as the page names it: "dev", "release", or
+/// "measure (release, fat LTO, one codegen unit)".
+pub fn build_profile() -> &'static str {
+    match env!("BAL_REPLAY_CARGO_PROFILE") {
+        "measure" => "measure (release, fat LTO, one codegen unit)",
+        profile => profile,
+    }
 }
 
 /// The most workers a study runs by default (unless the machine has more cores).
@@ -372,7 +387,7 @@ fn study_into(
     state_dir: &Path,
     options: &StudyOptions,
     inputs: StudyInputs,
-    on_run: impl FnMut(&RunResult),
+    mut on_run: impl FnMut(&RunResult),
 ) -> Result<StudyOutput, StudyError> {
     let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
     let matrix = study_matrix(options, cores, inputs.shape.blocks);
@@ -394,8 +409,21 @@ fn study_into(
             dump_dir,
             &StateSpec::RocksDb(state_dir.to_path_buf()),
             &matrix,
-            on_run,
+            &mut on_run,
         )?,
+    };
+    let sweep = match &inputs.earlier {
+        Some(earlier) => earlier.sweep.clone(),
+        None if options.sweep => Some(run_sweep(
+            &inputs.config,
+            dump_dir,
+            state_dir,
+            &matrix,
+            cores,
+            state_bytes,
+            on_run,
+        )?),
+        None => None,
     };
     let context = StudyContext {
         title: options
@@ -405,11 +433,7 @@ fn study_into(
         command: options.command.clone(),
         generated: format!(
             "{} build, {} blocks, {} repeats each",
-            if cfg!(debug_assertions) {
-                "dev"
-            } else {
-                "release"
-            },
+            build_profile(),
             inputs.shape.blocks,
             bench
                 .runs
@@ -425,11 +449,75 @@ fn study_into(
     };
     let written = StudyFiles {
         bench: &bench,
+        sweep: sweep.as_ref(),
         earlier: inputs.earlier.as_ref(),
         measured_disk: measured_disk.as_ref(),
         given_disk: inputs.given_disk.as_ref(),
     };
     write_outputs(written, &inputs.sizes, &inputs.shape, context, out)
+}
+
+/// The points of the regime sweep at the study's largest batch ([`sweep`]), each a bench of its
+/// own over the same dump and state.
+fn run_sweep(
+    config: &ChainConfig,
+    dump_dir: &Path,
+    state_dir: &Path,
+    matrix: &BenchMatrix,
+    cores: usize,
+    state_bytes: u64,
+    mut on_run: impl FnMut(&RunResult),
+) -> Result<RegimeSweep, StudyError> {
+    let batch = *matrix.batches.iter().max().expect("a study runs a batch");
+    let threads = sweep::sweep_threads(&matrix.threads, cores);
+    let mut points = Vec::new();
+    for regime in sweep::sweep_regimes(state_bytes, machine_memory_bytes(), matrix.drop_caches) {
+        let point = sweep::sweep_matrix(matrix, regime, batch, threads.clone());
+        tracing::info!(regime = %regime.label(), "regime sweep: next point");
+        let bench = run_bench(
+            config,
+            dump_dir,
+            &StateSpec::RocksDb(state_dir.to_path_buf()),
+            &point,
+            &mut on_run,
+        )?;
+        points.push(sweep::SweepPoint { regime, bench });
+    }
+    Ok(RegimeSweep {
+        schema_version: sweep::SWEEP_SCHEMA_VERSION,
+        batch: batch.get(),
+        points,
+    })
+}
+
+/// How many runs a study makes: its matrix's, and the sweep's where it runs one.
+pub fn study_run_count(options: &StudyOptions, matrix: &BenchMatrix, state_dir: &Path) -> u64 {
+    let mut runs = matrix.run_count();
+    if options.sweep && options.from_bench.is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+        let batch = *matrix.batches.iter().max().expect("a study runs a batch");
+        let threads = sweep::sweep_threads(&matrix.threads, cores);
+        for regime in sweep::sweep_regimes(
+            dir_bytes(state_dir),
+            machine_memory_bytes(),
+            matrix.drop_caches,
+        ) {
+            runs += sweep::sweep_matrix(matrix, regime, batch, threads.clone()).run_count();
+        }
+    }
+    runs
+}
+
+/// The machine's memory (`/proc/meminfo`'s `MemTotal`), bytes; 8 GiB where it cannot be read.
+fn machine_memory_bytes() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("MemTotal:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(8 << 30, |kib| kib * 1024)
 }
 
 /// The disk's curve measured by fio over the state, where fio is installed; the page says what
@@ -473,6 +561,9 @@ struct EarlierRuns {
     bytes: Vec<u8>,
     /// Its runs, with the task profiles a study keeps ([`keep_calibration_profiles`]).
     bench: BenchResult,
+    /// The regime sweep its study's manifest lists with the runs, as read.
+    sweep: Option<RegimeSweep>,
+    sweep_bytes: Option<Vec<u8>>,
     measured_disk: Option<StudyDisk>,
 }
 
@@ -530,10 +621,20 @@ impl EarlierRuns {
             },
             None => None,
         };
+        let sweep_bytes = match &manifest {
+            Some(manifest) => manifest.read_listed(dir, outputs::SWEEP_JSON)?,
+            None => None,
+        };
+        let sweep = sweep_bytes
+            .as_deref()
+            .map(|bytes| bal_replay_bench::parse_result(&dir.join(outputs::SWEEP_JSON), bytes))
+            .transpose()?;
         Ok(Self {
             path: path.to_path_buf(),
             bytes,
             bench,
+            sweep,
+            sweep_bytes,
             measured_disk,
         })
     }
@@ -554,6 +655,7 @@ fn keep_calibration_profiles(bench: &mut BenchResult) {
 #[derive(Debug, Clone, Copy)]
 struct StudyFiles<'a> {
     bench: &'a BenchResult,
+    sweep: Option<&'a RegimeSweep>,
     earlier: Option<&'a EarlierRuns>,
     measured_disk: Option<&'a StudyDisk>,
     given_disk: Option<&'a StudyDisk>,
@@ -570,7 +672,8 @@ fn write_outputs(
     out: &OutDir,
 ) -> Result<StudyOutput, StudyError> {
     let bench = files.bench;
-    let findings = Findings::compute(bench, sizes, context.disk.as_ref().map(|d| &d.model));
+    let findings = Findings::compute(bench, sizes, context.disk.as_ref().map(|d| &d.model))
+        .with_sweep(files.sweep);
     let mut staged = out.stage()?;
     match files.earlier {
         Some(earlier) if out.holds(outputs::BENCH_JSON, &earlier.path) => {
@@ -581,6 +684,34 @@ fn write_outputs(
             bench.write_json(&path)?;
             staged.written(outputs::BENCH_JSON)?;
         }
+    }
+    if let Some(sweep) = files.sweep {
+        match files.earlier {
+            // The sweep read with the runs: its bytes as read, kept where they are the
+            // directory's own, copied verbatim elsewhere.
+            Some(EarlierRuns {
+                path,
+                sweep_bytes: Some(bytes),
+                ..
+            }) => {
+                if out.holds(outputs::BENCH_JSON, path) {
+                    staged.keep(outputs::SWEEP_JSON, bytes);
+                } else {
+                    staged.write(outputs::SWEEP_JSON, bytes)?;
+                }
+            }
+            _ => {
+                let json = serde_json::to_vec_pretty(sweep).map_err(|e| OutputError::Io {
+                    path: out.path().join(outputs::SWEEP_JSON),
+                    source: e.into(),
+                })?;
+                staged.write(outputs::SWEEP_JSON, &json)?;
+            }
+        }
+        staged.write(
+            outputs::SWEEP_CHART,
+            sweep::sweep_svg(&findings.sweep).as_bytes(),
+        )?;
     }
     if let Some(disk) = files.measured_disk {
         match &disk.origin {
@@ -631,6 +762,7 @@ mod tests {
             title: None,
             from_bench: None,
             drop_caches: false,
+            sweep: false,
         };
         let threads = |options: &StudyOptions, cores| -> Vec<usize> {
             study_matrix(options, cores, 200)

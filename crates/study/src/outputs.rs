@@ -25,15 +25,21 @@ pub const GIVEN_DISK_TABLE: &str = "disk-given.txt";
 pub const PAGE: &str = "findings.md";
 /// The page's frontier chart.
 pub const FRONTIER_CHART: &str = "frontier.svg";
+/// The regime sweep's runs.
+pub const SWEEP_JSON: &str = "sweep.json";
+/// The regime sweep's chart.
+pub const SWEEP_CHART: &str = "sweep.svg";
 
 /// Every name a study writes into its directory.
-const OUTPUT_NAMES: [&str; 6] = [
+const OUTPUT_NAMES: [&str; 8] = [
     MANIFEST,
     BENCH_JSON,
     DISK_TABLE,
     GIVEN_DISK_TABLE,
     PAGE,
     FRONTIER_CHART,
+    SWEEP_JSON,
+    SWEEP_CHART,
 ];
 /// The staging directory's prefix: one a study killed mid-write left is its own, not a user's.
 const STAGING_PREFIX: &str = ".study-staging.";

@@ -51,6 +51,8 @@ pub fn render_page(
         }
     );
     headline(w, findings);
+    carry(w, findings);
+    sweep(w, findings);
     scaling(w, findings);
     latency(w, findings);
     breakdown(w, findings);
@@ -73,17 +75,17 @@ fn headline(w: &mut String, findings: &Findings) {
     );
     let _ = writeln!(
         w,
-        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
+        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of verified full's throughput | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
     );
     let _ = writeln!(
         w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for r in &findings.headline {
         let share = &r.share_of_full;
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {} | {} | {} | {} |",
             design_name(r.design),
             kb(r.size.rlp),
             kb(r.size.snappy),
@@ -98,6 +100,10 @@ fn headline(w: &mut String, findings: &Findings) {
             } else {
                 ""
             },
+            r.share_of_verified.map_or_else(
+                || "-".into(),
+                |v| format!("{:.2} ({:.2}-{:.2})", v.median, v.low, v.high)
+            ),
             findings.projected.row(r.design).map_or_else(
                 || "-".into(),
                 |p| format!(
@@ -129,6 +135,57 @@ fn headline(w: &mut String, findings: &Findings) {
         research::throughput(IoDesign::Parallel, 50, 16).unwrap_or_default()
             / research::FULL_BATCH_50_T16,
     );
+}
+
+fn carry(w: &mut String, findings: &Findings) {
+    if findings.carry.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "## What carries to another machine, batch {}\n\nCounts and CPU per Mgas of gas, which another machine's cores and disk turn into time: each design's one-worker run (no worker waits for a core), this process's CPU over the whole replay. The reads' CPU is the design's less full BAL's, which reads no state.\n",
+        findings.headline_batch
+    );
+    let _ = writeln!(
+        w,
+        "| Design | Threads | Key reads per Mgas | Device reads per Mgas | CPU per Mgas (ms) | Of it, reads (ms) | CPU per device read (µs) | BAL bytes per Mgas (RLP) | BAL bytes per Mgas (snappy) |"
+    );
+    let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    for r in &findings.carry {
+        let _ = writeln!(
+            w,
+            "| {} | {} | {:.1} | {} | {} | {} | {} | {:.0} | {:.0} |",
+            design_name(r.design),
+            r.threads,
+            r.key_reads_per_mgas,
+            opt(r.device_reads_per_mgas, 1),
+            opt(r.cpu_ms_per_mgas, 3),
+            opt(r.read_cpu_ms_per_mgas, 3),
+            opt(r.cpu_us_per_device_read, 1),
+            r.bal_bytes_per_mgas.rlp,
+            r.bal_bytes_per_mgas.snappy,
+        );
+    }
+    let _ = writeln!(w);
+    if let Some(trade) = findings.trade_sentence() {
+        let _ = writeln!(w, "{trade}\n");
+    }
+}
+
+fn sweep(w: &mut String, findings: &Findings) {
+    if findings.sweep.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "## The regime as a variable, batch {}\n\n![Share of full BAL's throughput against device reads per Mgas]({})\n",
+        findings.headline_batch,
+        crate::outputs::SWEEP_CHART
+    );
+    if let Some(sentence) = crate::sweep::sweep_sentence(&findings.sweep) {
+        let _ = writeln!(w, "{sentence}\n");
+    }
+    crate::sweep::sweep_table(w, &findings.sweep, findings.headline_batch);
 }
 
 fn scaling(w: &mut String, findings: &Findings) {
@@ -345,8 +402,9 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
 fn projected_note(findings: &Findings) -> String {
     match &findings.projected {
         Projected::Made(_) => format!(
-            "each design's throughput at {PROJECTED_WORKERS} workers and batch {} on the research's machine (16 cores, NVMe at 960k IOPS, 85 µs), as `bal-replay project --research-machine` projects it from the design's one-worker run here (its share of full BAL's projected throughput beside).",
-            findings.headline_batch
+            "each design's throughput at {PROJECTED_WORKERS} workers and batch {} on the research's machine (16 cores, NVMe at 960k IOPS, 85 µs), as `bal-replay project --research-machine` projects it from the design's one-worker run here (its share of full BAL's projected throughput beside). Its measured error against the research's own figures there: {}.",
+            findings.headline_batch,
+            findings.projection_check.errors_label()
         ),
         Projected::LeftOut(why) => format!("here it is left out: {why}."),
     }
@@ -356,11 +414,21 @@ fn projected_note(findings: &Findings) -> String {
 fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
     match &findings.projected {
         Projected::Made(_) => format!(
-            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\" and the answer's sentence that says it is projected. Those are the model's (`bal-replay project --research-machine`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on 16 cores and NVMe at 960k IOPS, 85 µs. They are predictions, not measurements.",
+            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\". That column is the model's (`bal-replay project --research-machine`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on 16 cores and NVMe at 960k IOPS, 85 µs. They are predictions, not measurements. Its measured error, against the research's own figures on that machine: {}.{}",
             context
                 .disk
                 .as_ref()
-                .map_or("-", |d| d.model.source.as_str())
+                .map_or("-", |d| d.model.source.as_str()),
+            findings.projection_check.errors_label(),
+            if findings
+                .projection_check
+                .kept_out(crate::findings::MAX_PROJECTION_ERROR)
+                .is_some()
+            {
+                " Over 30% either way, so the answer does not quote it."
+            } else {
+                ""
+            }
         ),
         Projected::LeftOut(why) => format!(
             "**Measured, not projected**: every figure above is from runs on this machine; the model's projection onto the research's machine was left out: {why}."
@@ -463,7 +531,7 @@ fn frontier_axes(
 }
 
 /// Each design's colour on the frontier chart.
-fn design_colour(design: IoDesign) -> &'static str {
+pub(crate) fn design_colour(design: IoDesign) -> &'static str {
     match design {
         IoDesign::Full => "#000000",
         IoDesign::FullVerify => "#7f7f7f",

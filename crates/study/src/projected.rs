@@ -144,3 +144,141 @@ pub fn project_onto_research_machine(
         Projected::Made(rows)
     }
 }
+
+/// One design's projected throughput beside what the research measured on its machine.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ProjectionError {
+    /// The design.
+    pub design: IoDesign,
+    /// The model's figure, Mgas/s.
+    pub projected: f64,
+    /// The research's, Mgas/s.
+    pub measured: f64,
+}
+
+impl ProjectionError {
+    /// Projected over measured, less one: +0.30 is 30% too high.
+    pub fn error(&self) -> f64 {
+        self.projected / self.measured - 1.0
+    }
+}
+
+/// The projection checked against the research's own measurements at 16 threads, batch 50 (a
+/// different chain, its machine): the one held-out check a projection onto that machine has.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum ProjectionCheck {
+    /// Each design the research measured and the model projected.
+    Checked(Vec<ProjectionError>),
+    /// Not checked: why.
+    NotChecked(String),
+}
+
+impl ProjectionCheck {
+    /// The check of `projected`, made at `batch`.
+    pub fn against_research(projected: &Projected, batch: usize) -> Self {
+        let Projected::Made(rows) = projected else {
+            return Self::NotChecked("nothing was projected".into());
+        };
+        if batch != 50 {
+            return Self::NotChecked(format!(
+                "projected at batch {batch}; the research measured its machine at batch 50"
+            ));
+        }
+        let errors: Vec<ProjectionError> = rows
+            .iter()
+            .filter(|r| r.workers == PROJECTED_WORKERS)
+            .filter_map(|r| {
+                let measured =
+                    bal_replay_report::research::throughput(r.design, 50, PROJECTED_WORKERS)?;
+                Some(ProjectionError {
+                    design: r.design,
+                    projected: r.mgas_per_s,
+                    measured,
+                })
+            })
+            .collect();
+        if errors.is_empty() {
+            Self::NotChecked("no projected design is one the research measured".into())
+        } else {
+            Self::Checked(errors)
+        }
+    }
+
+    /// Why the projection stays out of the answer at a largest error of `max` (0.30: 30%), or
+    /// `None` where it was checked and every design's error is within it.
+    pub fn kept_out(&self, max: f64) -> Option<String> {
+        match self {
+            Self::NotChecked(why) => Some(format!(
+                "it could not be checked against the research's own measurements ({why})"
+            )),
+            Self::Checked(errors) if errors.iter().any(|e| e.error().abs() > max) => Some(format!(
+                "set beside the research's own measurements on its machine (16 threads, batch 50) it errs by {} (more than {:.0}% either way)",
+                self.errors_label(),
+                100.0 * max
+            )),
+            Self::Checked(_) => None,
+        }
+    }
+
+    /// "+225% on full BAL, -50% on parallel I/O".
+    pub fn errors_label(&self) -> String {
+        match self {
+            Self::Checked(errors) => errors
+                .iter()
+                .map(|e| {
+                    format!(
+                        "{:+.0}% on {} ({:.0} Mgas/s projected, {:.0} measured)",
+                        100.0 * e.error(),
+                        crate::findings::design_name(e.design),
+                        e.projected,
+                        e.measured
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            Self::NotChecked(why) => format!("not checked ({why})"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn made(full: f64, parallel: f64) -> Projected {
+        let row = |design, mgas_per_s| ProjectedRow {
+            design,
+            batch: 50,
+            workers: PROJECTED_WORKERS,
+            mgas_per_s,
+            share_of_full: None,
+        };
+        Projected::Made(vec![
+            row(IoDesign::Full, full),
+            row(IoDesign::Parallel, parallel),
+        ])
+    }
+
+    #[test]
+    fn a_projection_far_from_the_research_stays_out_of_the_answer() {
+        // The research measured full BAL at 13,881 and parallel I/O at 10,842 Mgas/s.
+        let check = ProjectionCheck::against_research(&made(45_149.0, 5_466.0), 50);
+        let why = check.kept_out(0.30).unwrap();
+        assert!(why.contains("+225% on full BAL"), "{why}");
+        assert!(why.contains("-50% on parallel I/O"), "{why}");
+        let close = ProjectionCheck::against_research(&made(14_500.0, 10_000.0), 50);
+        assert_eq!(close.kept_out(0.30), None);
+        let other_batch = ProjectionCheck::against_research(&made(14_500.0, 10_000.0), 10);
+        assert!(
+            other_batch
+                .kept_out(0.30)
+                .unwrap()
+                .contains("projected at batch 10")
+        );
+        assert!(
+            ProjectionCheck::against_research(&Projected::LeftOut(LeftOut::NoDiskCurve), 50)
+                .kept_out(0.30)
+                .is_some()
+        );
+    }
+}

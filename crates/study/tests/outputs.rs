@@ -42,6 +42,7 @@ fn chain(dir: &Path, seed: u64) -> (PathBuf, PathBuf, StudyOptions) {
         title: None,
         from_bench: None,
         drop_caches: false,
+        sweep: false,
     };
     (dump, state, options)
 }

@@ -1,0 +1,727 @@
+//! The regime as a variable: every design again at several amounts of the state held in memory,
+//! from a block cache that holds almost none of it to one that holds every block the chain touches,
+//! and in the research's own regime (buffered reads through a page cache emptied before each run,
+//! which warms as the run replays the chain in order). Each point is one bench over the same dump
+//! and state at the study's largest batch; the page sets each design's share of full BAL's
+//! throughput against the device reads per Mgas the point left, beside the research's 0.78 at the
+//! most reads its disk could have served.
+
+use crate::findings::design_name;
+use bal_replay_bench::{
+    BenchMatrix, BenchResult, Interval, RunResult, StoreKind, TaskProfiles, VersionedResult,
+    bounds::FieldError,
+};
+use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_report::research;
+use std::{fmt::Write, num::NonZeroUsize};
+
+/// The schema version of [`RegimeSweep`] this build writes and reads.
+pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+
+const MIB: u64 = 1 << 20;
+
+/// RocksDB's block cache in the research's regime: RocksDB's own default (32 MiB), as a node
+/// that leaves the state to the page cache runs it.
+pub const BUFFERED_BLOCK_CACHE_BYTES: u64 = 32 * MIB;
+
+/// Where one point's state reads are served from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case", tag = "reads")]
+pub enum CacheRegime {
+    /// Direct reads (O_DIRECT): RocksDB's block cache of this many bytes is the only memory that
+    /// holds data blocks (index and filters pinned beside it).
+    Direct {
+        /// The block cache, bytes.
+        block_cache_bytes: u64,
+    },
+    /// The research's: buffered reads through the page cache, emptied before each run and warmed
+    /// by the run itself as it replays the chain in order, beside a block cache of this size.
+    Buffered {
+        /// The block cache, bytes.
+        block_cache_bytes: u64,
+    },
+}
+
+impl CacheRegime {
+    /// The block cache, bytes.
+    pub fn block_cache_bytes(self) -> u64 {
+        match self {
+            Self::Direct { block_cache_bytes } | Self::Buffered { block_cache_bytes } => {
+                block_cache_bytes
+            }
+        }
+    }
+
+    /// How the page names it: "direct, 256 MiB block cache".
+    pub fn label(self) -> String {
+        match self {
+            Self::Direct { block_cache_bytes } => {
+                format!("direct, {} block cache", bytes_label(block_cache_bytes))
+            }
+            Self::Buffered { block_cache_bytes } => format!(
+                "buffered, page cache emptied before each run, {} block cache (the research's)",
+                bytes_label(block_cache_bytes)
+            ),
+        }
+    }
+}
+
+/// "8 MiB", "2 GiB".
+fn bytes_label(bytes: u64) -> String {
+    if bytes >= 1 << 30 && bytes.is_multiple_of(1 << 30) {
+        format!("{} GiB", bytes >> 30)
+    } else {
+        format!("{} MiB", bytes / MIB)
+    }
+}
+
+/// The points a sweep measures over a state of `state_bytes` on a machine of `memory_bytes`:
+/// direct reads with block caches of 8 MiB, a 32nd, a quarter and all of the state (each the
+/// nearest power of two, at most half the machine's memory, fewer where they coincide), then the
+/// research's regime where the page cache may be emptied (`buffered`: the user asked for it).
+pub fn sweep_regimes(state_bytes: u64, memory_bytes: u64, buffered: bool) -> Vec<CacheRegime> {
+    let smallest = crate::STUDY_BLOCK_CACHE_BYTES as u64;
+    let ceiling = (memory_bytes / 2).max(smallest);
+    let nearest_power_of_two = |bytes: u64| {
+        let up = bytes.max(1).next_power_of_two();
+        let down = up / 2;
+        if down > 0 && bytes - down < up - bytes {
+            down
+        } else {
+            up
+        }
+    };
+    let mut sizes: Vec<u64> = [state_bytes / 32, state_bytes / 4, state_bytes]
+        .into_iter()
+        .map(|b| nearest_power_of_two(b).min(prev_power_of_two(ceiling)))
+        .filter(|b| *b > smallest)
+        .collect();
+    sizes.insert(0, smallest);
+    sizes.dedup();
+    let mut regimes: Vec<CacheRegime> = sizes
+        .into_iter()
+        .map(|block_cache_bytes| CacheRegime::Direct { block_cache_bytes })
+        .collect();
+    if buffered {
+        regimes.push(CacheRegime::Buffered {
+            block_cache_bytes: BUFFERED_BLOCK_CACHE_BYTES,
+        });
+    }
+    regimes
+}
+
+fn prev_power_of_two(bytes: u64) -> u64 {
+    if bytes.is_power_of_two() {
+        bytes
+    } else {
+        bytes.next_power_of_two() / 2
+    }
+}
+
+/// The bench one point runs: the study's matrix at one batch and the given worker counts, in the
+/// point's regime, with no task profiles (the projection calibrates on the study's own runs).
+pub fn sweep_matrix(
+    study: &BenchMatrix,
+    regime: CacheRegime,
+    batch: NonZeroUsize,
+    threads: Vec<NonZeroUsize>,
+) -> BenchMatrix {
+    BenchMatrix {
+        threads,
+        batches: vec![batch],
+        direct_io: matches!(regime, CacheRegime::Direct { .. }),
+        block_cache_bytes: regime.block_cache_bytes() as usize,
+        // The research's regime starts each run from an empty page cache; a direct point empties
+        // it only where the study was asked to.
+        drop_caches: study.drop_caches || matches!(regime, CacheRegime::Buffered { .. }),
+        profile: TaskProfiles::Off,
+        ..study.clone()
+    }
+}
+
+/// The worker counts a sweep runs of the study's: the cores and the most the study runs (a
+/// design that reads on demand is fastest far past the cores).
+pub fn sweep_threads(study: &[NonZeroUsize], cores: usize) -> Vec<NonZeroUsize> {
+    let cores = NonZeroUsize::new(cores.max(1)).expect("at least 1");
+    let most = study.iter().copied().max().unwrap_or(cores);
+    let mut threads = vec![cores.min(most), most];
+    threads.dedup();
+    threads
+}
+
+/// One point of a sweep: its regime and its runs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepPoint {
+    /// Where the reads were served from.
+    pub regime: CacheRegime,
+    /// The runs.
+    pub bench: BenchResult,
+}
+
+/// A study's sweep over regimes (`sweep.json`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RegimeSweep {
+    /// [`SWEEP_SCHEMA_VERSION`] when written by this build.
+    pub schema_version: u32,
+    /// Blocks per batch of every point.
+    pub batch: usize,
+    /// The points, in the order run.
+    pub points: Vec<SweepPoint>,
+}
+
+impl VersionedResult for RegimeSweep {
+    const KIND: &'static str = "regime sweep";
+    const SCHEMA_VERSION: u32 = SWEEP_SCHEMA_VERSION;
+
+    /// Every point's runs, as a bench's are checked.
+    fn check(&self) -> Result<(), FieldError> {
+        self.points.iter().enumerate().try_for_each(|(i, point)| {
+            point.bench.check().map_err(|e| FieldError {
+                field: format!("points[{i}].bench.{}", e.field),
+                ..e
+            })
+        })
+    }
+}
+
+/// One design at one point of the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepCell {
+    /// The design.
+    pub design: IoDesign,
+    /// Its fastest worker count there.
+    pub threads: usize,
+    /// Its throughput there (median of its repeats), Mgas/s.
+    pub mgas_per_s: f64,
+    /// That over full BAL's at the same point, with the range its repeats allow.
+    pub share_of_full: Interval,
+    /// Device read requests per Mgas; `None` without a device counter.
+    pub device_reads_per_mgas: Option<f64>,
+    /// The share of its RocksDB block lookups served from memory (block cache or page cache);
+    /// `None` where the counters cannot tell (a design that reads no state).
+    pub from_memory: Option<f64>,
+}
+
+/// One regime's row: each design measured there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SweepRow {
+    /// The regime.
+    pub regime: CacheRegime,
+    /// Each design but full BAL, in the order of [`IoDesign::ALL`].
+    pub cells: Vec<SweepCell>,
+    /// Full BAL's throughput there, Mgas/s (it reads no state: the regime moves it by noise only).
+    pub full_mgas_per_s: f64,
+}
+
+impl SweepRow {
+    /// The cell of `design`.
+    pub fn cell(&self, design: IoDesign) -> Option<&SweepCell> {
+        self.cells.iter().find(|c| c.design == design)
+    }
+}
+
+/// The fastest parallel run of `design` over the state's store in `bench`.
+fn best(bench: &BenchResult, design: IoDesign) -> Option<&RunResult> {
+    bench
+        .runs
+        .iter()
+        .filter(|r| r.mode == ExecMode::Parallel && r.store != StoreKind::Memory)
+        .filter(|r| r.design == design)
+        .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
+}
+
+impl RegimeSweep {
+    /// One row per point whose full BAL ran.
+    pub fn rows(&self) -> Vec<SweepRow> {
+        self.points
+            .iter()
+            .filter_map(|point| {
+                let full = best(&point.bench, IoDesign::Full)?;
+                let cells = IoDesign::ALL
+                    .into_iter()
+                    .filter(|d| *d != IoDesign::Full)
+                    .filter_map(|design| {
+                        let run = best(&point.bench, design)?;
+                        let mgas = (run.gas as f64 / 1e6).max(f64::MIN_POSITIVE);
+                        Some(SweepCell {
+                            design,
+                            threads: run.threads,
+                            mgas_per_s: run.throughput.mgas_per_s,
+                            share_of_full: Interval::ratio(run, full),
+                            device_reads_per_mgas: run.disk.device_reads.map(|n| n as f64 / mgas),
+                            from_memory: run.disk.residency.reached_device.map(|s| 1.0 - s),
+                        })
+                    })
+                    .collect();
+                Some(SweepRow {
+                    regime: point.regime,
+                    cells,
+                    full_mgas_per_s: full.throughput.mgas_per_s,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Where along the sweep a design keeps `share` of full BAL's throughput, read off its points in
+/// order of their device reads per Mgas.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Crossing {
+    /// Between two points: at about this many device reads per Mgas (linear between them).
+    At(f64),
+    /// At every point: at least `share` up to the most reads measured.
+    Always {
+        /// The most device reads per Mgas of a point.
+        most_reads: f64,
+    },
+    /// At no point: the best share measured, and its reads.
+    Never {
+        /// The highest share of a point.
+        best_share: f64,
+        /// Its device reads per Mgas.
+        reads: f64,
+    },
+}
+
+/// Where `design` keeps `share` of full BAL's throughput along `rows`; `None` where fewer than
+/// one point has device counters.
+pub fn crossing(rows: &[SweepRow], design: IoDesign, share: f64) -> Option<Crossing> {
+    let mut points: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.cell(design))
+        .filter_map(|c| Some((c.device_reads_per_mgas?, c.share_of_full.median)))
+        .collect();
+    if points.is_empty() {
+        return None;
+    }
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if points.iter().all(|p| p.1 >= share) {
+        return Some(Crossing::Always {
+            most_reads: points[points.len() - 1].0,
+        });
+    }
+    if points.iter().all(|p| p.1 < share) {
+        let best = points
+            .iter()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .expect("not empty");
+        return Some(Crossing::Never {
+            best_share: best.1,
+            reads: best.0,
+        });
+    }
+    // The last pair, in order of reads, that goes from at-or-above to below the share.
+    let at = points
+        .windows(2)
+        .filter(|w| w[0].1 >= share && w[1].1 < share)
+        .map(|w| {
+            let ((x0, y0), (x1, y1)) = (w[0], w[1]);
+            x0 + (y0 - share) / (y0 - y1) * (x1 - x0)
+        })
+        .next_back()
+        // Shares rising with reads (noise at points close together): the first point above.
+        .unwrap_or_else(|| {
+            points
+                .iter()
+                .find(|p| p.1 >= share)
+                .map_or(points[0].0, |p| p.0)
+        });
+    Some(Crossing::At(at))
+}
+
+/// The answer's sentences on the sweep: where parallel I/O keeps the research's share on this
+/// machine, and where the research's regime lands.
+pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
+    let research_share = crate::findings::research_parallel_share();
+    let bound = research::parallel_device_reads_per_mgas_bound();
+    let mut out = match crossing(rows, IoDesign::Parallel, research_share)? {
+        Crossing::At(reads) => format!(
+            "Across the regimes swept, parallel I/O keeps the research's {research_share:.2} of full BAL's throughput at about {reads:.1} device reads per Mgas or fewer"
+        ),
+        Crossing::Always { most_reads } => format!(
+            "Across the regimes swept, parallel I/O keeps at least the research's {research_share:.2} of full BAL's throughput at every point, up to {most_reads:.1} device reads per Mgas"
+        ),
+        Crossing::Never { best_share, reads } => format!(
+            "Across the regimes swept, parallel I/O keeps less than the research's {research_share:.2} of full BAL's throughput at every point, at most {best_share:.2} at {reads:.1} device reads per Mgas"
+        ),
+    };
+    let _ = write!(
+        out,
+        "; the research's disk could have served at most {bound:.1} per Mgas at its throughput."
+    );
+    let buffered = rows
+        .iter()
+        .find(|r| matches!(r.regime, CacheRegime::Buffered { .. }))
+        .and_then(|r| r.cell(IoDesign::Parallel));
+    match buffered {
+        Some(cell) => {
+            let _ = write!(
+                out,
+                " In the research's own regime (buffered reads, page cache emptied before each run) parallel I/O read {} device blocks per Mgas and kept {:.2} ({:.2}-{:.2}).",
+                cell.device_reads_per_mgas
+                    .map_or_else(|| "an unmeasured number of".into(), |r| format!("{r:.1}")),
+                cell.share_of_full.median,
+                cell.share_of_full.low,
+                cell.share_of_full.high,
+            );
+        }
+        None => out.push_str(
+            " The research's own regime (buffered reads, page cache emptied before each run) was not measured: the study empties the page cache only with --drop-caches (root).",
+        ),
+    }
+    Some(out)
+}
+
+/// The sweep's table, Markdown.
+pub fn sweep_table(w: &mut String, rows: &[SweepRow], batch: usize) {
+    let designs: Vec<IoDesign> = IoDesign::ALL
+        .into_iter()
+        .filter(|d| rows.iter().any(|r| r.cell(*d).is_some()))
+        .collect();
+    let _ = write!(w, "| Regime | Full BAL Mgas/s |");
+    for d in &designs {
+        let _ = write!(
+            w,
+            " {0}: share of full | {0}: device reads per Mgas | {0}: from memory |",
+            design_name(*d)
+        );
+    }
+    let _ = writeln!(w);
+    let _ = writeln!(w, "|{}", " --- |".repeat(2 + 3 * designs.len()));
+    for row in rows {
+        let _ = write!(w, "| {} | {:.1} |", row.regime.label(), row.full_mgas_per_s);
+        for d in &designs {
+            match row.cell(*d) {
+                Some(c) => {
+                    let _ = write!(
+                        w,
+                        " {:.2} ({:.2}-{:.2}), t{} | {} | {} |",
+                        c.share_of_full.median,
+                        c.share_of_full.low,
+                        c.share_of_full.high,
+                        c.threads,
+                        c.device_reads_per_mgas
+                            .map_or_else(|| "-".into(), |r| format!("{r:.1}")),
+                        c.from_memory
+                            .map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
+                    );
+                }
+                None => {
+                    let _ = write!(w, " - | - | - |");
+                }
+            }
+        }
+        let _ = writeln!(w);
+    }
+    let _ = writeln!(
+        w,
+        "\nEach point is its own bench at batch {batch}: every design at the cores and at the most workers the study runs, the faster counted, repeats interleaved; \"from memory\" is the share of RocksDB's block lookups that did not reach the device (block cache or page cache).\n"
+    );
+}
+
+/// The sweep's chart as SVG: each design's share of full BAL's throughput against its device
+/// reads per Mgas, one line per design through the regimes, the research's parallel I/O marked at
+/// the most reads its disk could have served.
+pub fn sweep_svg(rows: &[SweepRow]) -> String {
+    let (width, height, margin) = (680.0, 420.0, 60.0);
+    let designs: Vec<IoDesign> = IoDesign::ALL
+        .into_iter()
+        .filter(|d| rows.iter().any(|r| r.cell(*d).is_some()))
+        .collect();
+    let bound = research::parallel_device_reads_per_mgas_bound();
+    let research_share = crate::findings::research_parallel_share();
+    let points = |design: IoDesign| -> Vec<(f64, f64)> {
+        let mut p: Vec<(f64, f64)> = rows
+            .iter()
+            .filter_map(|r| r.cell(design))
+            .filter_map(|c| Some((c.device_reads_per_mgas?, c.share_of_full.median)))
+            .collect();
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        p
+    };
+    let all: Vec<(f64, f64)> = designs.iter().flat_map(|d| points(*d)).collect();
+    let x_max = nice_ceiling(all.iter().map(|p| p.0).fold(bound, f64::max).max(1.0) * 1.05);
+    let y_max = (all
+        .iter()
+        .map(|p| p.1)
+        .fold(research_share, f64::max)
+        .max(0.2)
+        * 1.1
+        * 10.0)
+        .ceil()
+        / 10.0;
+    let plot_right = width - margin - 150.0;
+    let x = |v: f64| margin + v.clamp(0.0, x_max) / x_max * (plot_right - margin);
+    let y = |v: f64| height - margin - v.clamp(0.0, y_max) / y_max * (height - 2.0 * margin);
+    let mut svg = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    );
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">Share of full BAL's throughput against device reads per Mgas, one point per regime</text>",
+        width / 2.0
+    );
+    let _ = writeln!(
+        svg,
+        "<line x1=\"{m}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/><line x1=\"{m}\" y1=\"{t}\" x2=\"{m}\" y2=\"{b}\" stroke=\"black\"/>",
+        m = margin,
+        b = height - margin,
+        r = plot_right,
+        t = margin
+    );
+    for i in 0..=5 {
+        let v = x_max * f64::from(i) / 5.0;
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{v:.0}</text>",
+            x(v),
+            height - margin + 16.0
+        );
+    }
+    let y_ticks = (y_max / 0.2).round() as i32;
+    for i in 0..=y_ticks {
+        let v = f64::from(i) * 0.2;
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>",
+            margin - 6.0,
+            y(v) + 4.0
+        );
+    }
+    let _ = writeln!(
+        svg,
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">device reads per Mgas</text>",
+        (margin + plot_right) / 2.0,
+        height - 18.0
+    );
+    let _ = writeln!(
+        svg,
+        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">throughput / full BAL's</text>",
+        height / 2.0,
+        height / 2.0
+    );
+    for design in &designs {
+        let p = points(*design);
+        let colour = crate::page::design_colour(*design);
+        let path: Vec<String> = p
+            .iter()
+            .map(|(r, s)| format!("{:.1},{:.1}", x(*r), y(*s)))
+            .collect();
+        let _ = writeln!(
+            svg,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"{colour}\"/>",
+            path.join(" ")
+        );
+        for (r, s) in &p {
+            let _ = writeln!(
+                svg,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/>",
+                x(*r),
+                y(*s)
+            );
+        }
+    }
+    // The research's parallel I/O: its share, at the most reads its disk could have served.
+    let (rx, ry) = (x(bound), y(research_share));
+    let _ = writeln!(
+        svg,
+        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>",
+        rx - 4.5,
+        ry - 4.5,
+        crate::page::design_colour(IoDesign::Parallel)
+    );
+    // The legend, right of the plot: one line per design, then the research's mark.
+    let legend_x = plot_right + 14.0;
+    for (i, design) in designs.iter().enumerate() {
+        let ly = margin + 10.0 + 18.0 * i as f64;
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{legend_x:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{c}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            legend_x + 18.0,
+            legend_x + 24.0,
+            ly + 4.0,
+            design_name(*design),
+            c = crate::page::design_colour(*design)
+        );
+    }
+    let ly = margin + 10.0 + 18.0 * designs.len() as f64;
+    let _ = writeln!(
+        svg,
+        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{:.1}\">research: parallel I/O</text><text x=\"{:.1}\" y=\"{:.1}\">({research_share:.2} at its bound {bound:.1})</text>",
+        legend_x + 4.5,
+        ly - 4.5,
+        crate::page::design_colour(IoDesign::Parallel),
+        legend_x + 24.0,
+        ly + 4.0,
+        legend_x + 24.0,
+        ly + 18.0,
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
+fn nice_ceiling(v: f64) -> f64 {
+    let power = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|c| *c >= v)
+        .unwrap_or(10.0 * power)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn the_regimes_scale_with_the_state_and_stop_at_half_the_memory() {
+        let direct = |regimes: Vec<CacheRegime>| -> Vec<u64> {
+            regimes
+                .into_iter()
+                .map(|r| match r {
+                    CacheRegime::Direct { block_cache_bytes } => block_cache_bytes / MIB,
+                    CacheRegime::Buffered { .. } => 0,
+                })
+                .collect()
+        };
+        // A 8.8 GB state on a 24 GiB machine: 8 MiB, 256 MiB, 2 GiB, 8 GiB.
+        assert_eq!(
+            direct(sweep_regimes(8_800_000_000, 24 * GIB, false)),
+            [8, 256, 2048, 8192]
+        );
+        // On an 8 GiB machine the largest is 4 GiB.
+        assert_eq!(
+            direct(sweep_regimes(8_800_000_000, 8 * GIB, false)),
+            [8, 256, 2048, 4096]
+        );
+        // A small state: only caches larger than the smallest, once each.
+        assert_eq!(direct(sweep_regimes(20_000_000, 24 * GIB, false)), [8, 16]);
+        // The research's regime only where the page cache may be emptied, and last.
+        let with = sweep_regimes(8_800_000_000, 24 * GIB, true);
+        assert_eq!(
+            with.last(),
+            Some(&CacheRegime::Buffered {
+                block_cache_bytes: BUFFERED_BLOCK_CACHE_BYTES
+            })
+        );
+        assert_eq!(with[..4], sweep_regimes(8_800_000_000, 24 * GIB, false)[..]);
+        assert_eq!(
+            CacheRegime::Direct {
+                block_cache_bytes: 2 * GIB
+            }
+            .label(),
+            "direct, 2 GiB block cache"
+        );
+    }
+
+    #[test]
+    fn a_point_changes_only_its_regime_and_batch() {
+        let n = |v| NonZeroUsize::new(v).unwrap();
+        let study = BenchMatrix {
+            direct_io: true,
+            drop_caches: false,
+            profile: TaskProfiles::OneWorkerKept,
+            ..BenchMatrix::default()
+        };
+        let buffered = sweep_matrix(
+            &study,
+            CacheRegime::Buffered {
+                block_cache_bytes: BUFFERED_BLOCK_CACHE_BYTES,
+            },
+            n(50),
+            vec![n(2), n(32)],
+        );
+        assert!(!buffered.direct_io && buffered.drop_caches);
+        assert_eq!(buffered.block_cache_bytes, 32 << 20);
+        assert_eq!(buffered.batches, [n(50)]);
+        assert_eq!(buffered.profile, TaskProfiles::Off);
+        assert_eq!(buffered.designs, study.designs);
+        let direct = sweep_matrix(
+            &study,
+            CacheRegime::Direct {
+                block_cache_bytes: 256 << 20,
+            },
+            n(50),
+            vec![n(2)],
+        );
+        assert!(direct.direct_io && !direct.drop_caches);
+        assert_eq!(sweep_threads(&[n(1), n(2), n(8), n(32)], 2), [n(2), n(32)]);
+        assert_eq!(sweep_threads(&[n(1), n(2)], 2), [n(2)]);
+    }
+
+    fn row(reads: f64, share: f64) -> SweepRow {
+        SweepRow {
+            regime: CacheRegime::Direct {
+                block_cache_bytes: 8 << 20,
+            },
+            cells: vec![SweepCell {
+                design: IoDesign::Parallel,
+                threads: 32,
+                mgas_per_s: 1000.0,
+                share_of_full: Interval {
+                    median: share,
+                    low: share - 0.02,
+                    high: share + 0.02,
+                },
+                device_reads_per_mgas: Some(reads),
+                from_memory: Some(0.5),
+            }],
+            full_mgas_per_s: 2000.0,
+        }
+    }
+
+    #[test]
+    fn the_crossing_is_read_between_the_points_either_side() {
+        let rows = [row(30.0, 0.5), row(2.0, 0.95), row(10.0, 0.8)];
+        // Between 10 reads (0.80) and 30 (0.50): 0.78 at 10 + 0.02/0.30 * 20.
+        match crossing(&rows, IoDesign::Parallel, 0.78) {
+            Some(Crossing::At(reads)) => assert!((reads - 11.333).abs() < 0.01, "{reads}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            crossing(&rows, IoDesign::Parallel, 0.4),
+            Some(Crossing::Always { most_reads: 30.0 })
+        );
+        assert_eq!(
+            crossing(&rows, IoDesign::Parallel, 0.99),
+            Some(Crossing::Never {
+                best_share: 0.95,
+                reads: 2.0
+            })
+        );
+        assert_eq!(crossing(&rows, IoDesign::Batched, 0.78), None);
+        let sentence = sweep_sentence(&rows).unwrap();
+        // The research's share is 10,842 / 13,881 = 0.781: 10 + 0.019 / 0.30 * 20 = 11.3.
+        assert!(
+            sentence.contains("at about 11.3 device reads per Mgas or fewer"),
+            "{sentence}"
+        );
+        assert!(
+            sentence.contains(
+                "was not measured: the study empties the page cache only with --drop-caches"
+            ),
+            "{sentence}"
+        );
+    }
+
+    #[test]
+    fn the_chart_axes_end_near_the_data_and_mark_the_research() {
+        let rows = [row(30.0, 0.5), row(2.0, 0.95)];
+        let svg = sweep_svg(&rows);
+        // x to 50 (the data stop at 30), y to 1.1 (they stop at 0.95).
+        assert!(svg.contains(">50</text>"), "{svg}");
+        assert!(!svg.contains(">100</text>"), "{svg}");
+        assert!(
+            svg.contains(">1.0</text>") && !svg.contains(">1.4</text>"),
+            "{svg}"
+        );
+        assert!(svg.contains("research: parallel I/O"));
+        assert!(svg.contains("<polyline"));
+        assert_eq!(nice_ceiling(31.5), 50.0);
+        assert_eq!(nice_ceiling(17.4), 20.0);
+        assert_eq!(nice_ceiling(0.9), 1.0);
+    }
+}
