@@ -731,14 +731,23 @@ impl std::fmt::Display for DumpIdentity {
 }
 
 /// The schema version of [`BenchResult`] this build writes and reads. Files written before
-/// results carried one are version 1.
-pub const SCHEMA_VERSION: u32 = 2;
+/// results carried one are version 1; version 3 records the build that ran the runs
+/// ([`BenchResult::build_profile`]).
+pub const SCHEMA_VERSION: u32 = 3;
+
+/// The Cargo profile this build was made with: "dev", "release" or "measure" (the measurement
+/// profile: release with fat LTO and one codegen unit).
+pub fn build_profile() -> &'static str {
+    env!("BAL_REPLAY_CARGO_PROFILE")
+}
 
 /// The result of a whole bench.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BenchResult {
     /// [`SCHEMA_VERSION`] when written by this build.
     pub schema_version: u32,
+    /// The Cargo profile of the build that ran the runs ([`build_profile`]).
+    pub build_profile: String,
     /// The dump benchmarked.
     pub dump: String,
     /// Blocks in it.
@@ -791,6 +800,7 @@ impl BenchResult {
     pub fn with_runs_where(&self, keep: impl Fn(&RunResult) -> bool) -> Self {
         Self {
             schema_version: self.schema_version,
+            build_profile: self.build_profile.clone(),
             dump: self.dump.clone(),
             blocks: self.blocks,
             cpus: self.cpus,
@@ -1261,6 +1271,7 @@ pub fn run_bench(
     let runs: Vec<RunResult> = results.into_iter().map(median_of).collect();
     Ok(BenchResult {
         schema_version: SCHEMA_VERSION,
+        build_profile: build_profile().into(),
         dump: dump_dir.display().to_string(),
         blocks: bench.dump.manifest().record_count,
         cpus: std::thread::available_parallelism()
@@ -1582,6 +1593,7 @@ mod tests {
     fn bench_result(runs: Vec<RunResult>) -> BenchResult {
         BenchResult {
             schema_version: SCHEMA_VERSION,
+            build_profile: "dev".into(),
             dump: "dump".into(),
             blocks: 200,
             cpus: 2,
@@ -1657,7 +1669,10 @@ mod tests {
         written.write_json(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         // The version first, then each group as an object of its own.
-        assert!(text.starts_with("{\n  \"schema_version\": 2,\n"), "{text}");
+        assert!(
+            text.starts_with("{\n  \"schema_version\": 3,\n  \"build_profile\": \"dev\",\n"),
+            "{text}"
+        );
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         let run = &json["runs"][0];
         assert_eq!(run["throughput"]["mgas_per_s"], 750.0);
@@ -1682,7 +1697,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads version 2",
+                "{}: written with bench result schema version 1, this build reads version 3",
                 v1.display()
             )
         );
@@ -1692,7 +1707,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads version 2",
+                "{}: written with bench result schema version 99, this build reads version 3",
                 v99.display()
             )
         );

@@ -528,6 +528,7 @@ mod tests {
     fn result(runs: Vec<RunResult>) -> BenchResult {
         BenchResult {
             schema_version: bal_replay_bench::SCHEMA_VERSION,
+            build_profile: "dev".into(),
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,

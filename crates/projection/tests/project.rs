@@ -126,6 +126,7 @@ const WORKER_START: WorkerStartCost = WorkerStartCost {
 fn bench(runs: Vec<RunResult>) -> BenchResult {
     BenchResult {
         schema_version: bal_replay_bench::SCHEMA_VERSION,
+        build_profile: "dev".into(),
         dump: "dump".into(),
         blocks: BATCHES,
         cpus: 2,
@@ -509,8 +510,9 @@ fn project_names_the_input_it_cannot_read() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: written with bench result schema version 1, this build reads version 2",
-            missing.display()
+            "{}: written with bench result schema version 1, this build reads version {}",
+            missing.display(),
+            bal_replay_bench::SCHEMA_VERSION
         )
     );
     // A target of cores alone is refused.

@@ -88,6 +88,7 @@ fn bench() -> BenchResult {
     }
     BenchResult {
         schema_version: bal_replay_bench::SCHEMA_VERSION,
+        build_profile: "dev".into(),
         dump: "/data/chain/dump".into(),
         blocks: 200,
         cpus: 2,

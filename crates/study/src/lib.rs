@@ -222,12 +222,12 @@ pub struct StudyOutput {
     pub answer: String,
 }
 
-/// The Cargo profile this build was made with, as the page names it: "dev", "release", or
+/// The build a bench's runs were made with, as the page names it: "dev", "release", or
 /// "measure (release, fat LTO, one codegen unit)".
-pub fn build_profile() -> &'static str {
-    match env!("BAL_REPLAY_CARGO_PROFILE") {
-        "measure" => "measure (release, fat LTO, one codegen unit)",
-        profile => profile,
+pub fn build_label(profile: &str) -> String {
+    match profile {
+        "measure" => "measure (release, fat LTO, one codegen unit)".into(),
+        profile => profile.into(),
     }
 }
 
@@ -433,7 +433,7 @@ fn study_into(
         command: options.command.clone(),
         generated: format!(
             "{} build, {} blocks, {} repeats each",
-            build_profile(),
+            build_label(&bench.build_profile),
             inputs.shape.blocks,
             bench
                 .runs
