@@ -25,7 +25,7 @@ def criterion(work, n, kind):
 
 # The bench result schema this reads (`schema_version`, crates/bench): its runs' execution time
 # is under `timing`, their throughput under `throughput`.
-BENCH_SCHEMA_VERSION = 2
+BENCH_SCHEMA_VERSION = 3
 
 
 def engine(path, key):

@@ -95,7 +95,7 @@ fn the_table_step_refuses_a_bench_json_of_another_version_naming_it() {
     assert_eq!(
         stderr.trim(),
         format!(
-            "{}: bench result schema version 1, this script reads version 2",
+            "{}: bench result schema version 1, this script reads version 3",
             json.display()
         )
     );
