@@ -157,6 +157,21 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
     ] {
         finite(|| field(name), value, f64::MAX)?;
     }
+    // Bootstrapped intervals resample these: as many as the repeats, each a real throughput.
+    if run.repeat_mgas_per_s.len() > p.repeats.max(1) {
+        return Err(FieldError::new(
+            field("repeat_mgas_per_s"),
+            format!("{} values", run.repeat_mgas_per_s.len()),
+            format!("at most throughput.repeats ({})", p.repeats),
+        ));
+    }
+    for (i, value) in run.repeat_mgas_per_s.iter().enumerate() {
+        finite(
+            || field(&format!("repeat_mgas_per_s[{i}]")),
+            *value,
+            f64::MAX,
+        )?;
+    }
     if let Some(per_key) = run.disk.device_reads_per_key {
         finite(
             || field("disk.device_reads_per_key"),

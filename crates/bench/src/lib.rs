@@ -24,7 +24,7 @@ pub mod point_reads;
 mod result_file;
 mod tables;
 
-pub use interval::{DesignRatio, Interval};
+pub use interval::{DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS};
 pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
@@ -419,6 +419,10 @@ pub struct RunResult {
     pub gas: u64,
     /// Mgas/s of this run and the spread of its configuration's repeats.
     pub throughput: Throughput,
+    /// Each repeat's Mgas/s (execution with I/O), in the order the bench's rounds ran them: round
+    /// `r` of every configuration ran in the same pass over the matrix, so two configurations'
+    /// repeats pair by position ([`Interval::ratio`] bootstraps over the pairs).
+    pub repeat_mgas_per_s: Vec<f64>,
     /// Where the replay's time went.
     pub timing: RunTiming,
     /// The shared cache's counts.
@@ -618,6 +622,7 @@ impl RunResult {
                 mgas_per_s_min: mgas_per_s,
                 mgas_per_s_max: mgas_per_s,
             },
+            repeat_mgas_per_s: vec![mgas_per_s],
             timing: RunTiming::of(&r),
             cache: CacheCounts::of(&r),
             latency: Latency {
@@ -1188,6 +1193,7 @@ impl<S: StateReader + StateWriter> ReplayStore for S {
 
 /// The median run by throughput of one configuration's repeats, with their count and spread.
 fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
+    let in_round_order: Vec<f64> = repeats.iter().map(|r| r.throughput.mgas_per_s).collect();
     repeats.sort_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s));
     let n = repeats.len();
     let (min, max) = (
@@ -1198,6 +1204,7 @@ fn median_of(mut repeats: Vec<RunResult>) -> RunResult {
     median.throughput.repeats = n;
     median.throughput.mgas_per_s_min = min;
     median.throughput.mgas_per_s_max = max;
+    median.repeat_mgas_per_s = in_round_order;
     median
 }
 
@@ -1535,6 +1542,7 @@ mod tests {
                 mgas_per_s_min: 700.0,
                 mgas_per_s_max: 790.0,
             },
+            repeat_mgas_per_s: Vec::new(),
             timing: RunTiming {
                 exec_with_io_s: 4.0,
                 prefetch_s: 0.5,

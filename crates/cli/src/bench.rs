@@ -494,6 +494,7 @@ mod tests {
                 mgas_per_s_min: mgas,
                 mgas_per_s_max: mgas,
             },
+            repeat_mgas_per_s: Vec::new(),
             timing: RunTiming {
                 exec_with_io_s: gas as f64 / (mgas * 1e6),
                 prefetch_s: 0.0,

@@ -95,6 +95,7 @@ fn run(
             mgas_per_s_min: mgas,
             mgas_per_s_max: mgas,
         },
+        repeat_mgas_per_s: Vec::new(),
         timing: RunTiming {
             exec_with_io_s,
             prefetch_s: 0.0,

@@ -43,6 +43,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
             mgas_per_s_min: mgas * 0.9,
             mgas_per_s_max: mgas * 1.1,
         },
+        repeat_mgas_per_s: Vec::new(),
         timing: RunTiming {
             exec_with_io_s: gas as f64 / (mgas * 1e6),
             prefetch_s: 0.0,

@@ -50,6 +50,7 @@ pub fn render_page(
             None => String::new(),
         }
     );
+    method(w, context);
     headline(w, findings);
     carry(w, findings);
     sweep(w, findings);
@@ -70,7 +71,7 @@ fn headline(w: &mut String, findings: &Findings) {
     );
     let _ = writeln!(
         w,
-        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with the range its repeats allow. The disk's bound is the run's gas per device read at the disk's best IOPS (fio). The projected column is the model's, not a measurement: {}\n",
+        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with its interval. The disk's bound is the run's gas per device read at the disk's best IOPS (fio). The projected column is the model's, not a measurement: {}\n",
         projected_note(findings)
     );
     let _ = writeln!(
@@ -134,6 +135,15 @@ fn headline(w: &mut String, findings: &Findings) {
         research::throughput(IoDesign::Parallel, 50, 16).unwrap_or_default(),
         research::throughput(IoDesign::Parallel, 50, 16).unwrap_or_default()
             / research::FULL_BATCH_50_T16,
+    );
+}
+
+fn method(w: &mut String, context: &StudyContext) {
+    let _ = writeln!(
+        w,
+        "## How the figures were measured\n\n- **Build and repeats**: {}; configurations run in rounds over the whole matrix, every other round backwards (A B B A), each figure the median of its repeats.\n- **Intervals**: each ratio's is {}. A ratio whose interval holds 1.0 is printed as within the noise.\n- **Time counted**: throughput is gas over execution with I/O (the prefetch before execution, and execution with the reads it waits on), the research's measure; the time breakdown adds commit and the rest (planning, reading the dump) for the end-to-end time.\n- **Threads**: each design at the worker count where its median was fastest, chosen on the same repeats.\n",
+        context.generated,
+        bal_replay_bench::INTERVAL_METHOD
     );
 }
 
