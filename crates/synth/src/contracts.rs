@@ -189,6 +189,8 @@ const VAR6: u64 = 0x140;
 const VAR7: u64 = 0x160;
 const VAR8: u64 = 0x180;
 const VAR9: u64 = 0x1a0;
+const VAR10: u64 = 0x1c0;
+const VAR11: u64 = 0x1e0;
 /// Where outgoing call data is assembled.
 const CALL_BUF: u64 = 0x200;
 
@@ -438,6 +440,18 @@ pub fn erc20() -> Bytes {
     a.finish()
 }
 
+/// Rounds of price arithmetic a [`pair`]'s swap runs (about 190 gas each: a `KECCAK256` of two
+/// words and a 256-bit `MULMOD`, with their bookkeeping), standing for what a concentrated-
+/// liquidity pool computes per swap (tick crossings, fixed-point square roots, its oracle). Plain
+/// transfers and storage writes cost little CPU per gas; mainnet's recent blocks execute at about
+/// twice the generated chain's CPU per gas without it (`scripts/cpu-per-gas.sh`).
+pub const SWAP_MATH_ROUNDS: u64 = 120;
+
+/// A prime modulus for the swap's arithmetic (2^255 - 19).
+fn swap_math_modulus() -> U256 {
+    (U256::from(1) << 255) - U256::from(19)
+}
+
 /// A constant-product AMM pair of two tokens: `swap(tokenIn, to)`.
 ///
 /// Like a Uniswap V2 pair, it takes as input whatever `tokenIn` balance it holds above its reserve
@@ -455,6 +469,8 @@ pub fn pair() -> Bytes {
     const BAL: u64 = VAR7;
     const AMOUNT_IN: u64 = VAR8;
     const AMOUNT_OUT: u64 = VAR9;
+    const ACC: u64 = VAR10;
+    const ROUND: u64 = VAR11;
     use pair_layout::*;
 
     let mut a = Assembler::new();
@@ -519,6 +535,27 @@ pub fn pair() -> Bytes {
     a.op(op::SWAP1).op(op::DIV); // [num / den]
     a.op(op::DUP1).op(op::ISZERO).jumpi(revert);
     a.store(AMOUNT_OUT);
+    // The price arithmetic: ACC = mulmod(keccak256(ACC, ROUND), ROUT | 1, P), SWAP_MATH_ROUNDS
+    // times, from ACC = AMOUNT_IN (its result is not used: the work is the point).
+    let math = a.new_label();
+    let math_done = a.new_label();
+    a.load(AMOUNT_IN).store(ACC);
+    a.push(SWAP_MATH_ROUNDS).store(ROUND);
+    a.bind(math);
+    a.load(ROUND).op(op::ISZERO).jumpi(math_done);
+    a.load(ACC).push(0).op(op::MSTORE);
+    a.load(ROUND).push(0x20).op(op::MSTORE);
+    a.push(0x40).push(0).op(op::KECCAK256).store(ACC);
+    a.push_word(swap_math_modulus())
+        .load(ROUT)
+        .push(1)
+        .op(op::OR)
+        .load(ACC)
+        .op(op::MULMOD)
+        .store(ACC);
+    a.push(1).load(ROUND).op(op::SUB).store(ROUND);
+    a.jump(math);
+    a.bind(math_done);
     // tokenOut.transfer(to, AMOUNT_OUT)
     a.call_selector(SEL_TRANSFER);
     a.load(TO).call_arg(0);

@@ -26,8 +26,10 @@
 //!   too). The records carry the senders, so replays never recover them. Under
 //!   [`Profile::MainnetLike`] the mix follows PROFILE.md's 2023-2024 mainnet blocks: 45% ETH
 //!   transfers, 28% ERC-20 `transfer`/`approve`, and swaps, NFT mints and multi-contract router
-//!   calls (100k to 700k gas) for the rest, which brings a transaction to ~76k gas and a block to
-//!   ~81 state keys per Mgas (mainnet: 79.6k and 88). Popular tokens, pairs and collections are
+//!   calls (100k to 700k gas) for the rest, which brings a transaction to ~91k gas and a block to
+//!   ~87 state keys per Mgas (mainnet: 79.6k and 88). Each swap runs a pool's price arithmetic
+//!   ([`contracts::SWAP_MATH_ROUNDS`]), so a block's execution CPU per gas is mainnet's recent
+//!   blocks' within 10% (`scripts/cpu-per-gas.sh`). Popular tokens, pairs and collections are
 //!   chosen Zipf-like (a few get most calls: hot keys), senders and recipients mostly uniformly
 //!   among all accounts (a long tail of cold keys), some recipients brand new, and a few "exchange"
 //!   hot wallets send a share of the transfers. Under [`Profile::WorstCaseIo`] a block holds only
