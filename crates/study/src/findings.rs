@@ -27,6 +27,10 @@ pub struct HeadlineRow {
     pub batch: usize,
     /// Its throughput there, Mgas/s (the median of its repeats).
     pub mgas_per_s: f64,
+    /// The same run end to end (planning, reads, execution, verification, commit), Mgas/s.
+    pub end_to_end_mgas_per_s: f64,
+    /// That over full BAL's end to end.
+    pub end_to_end_share_of_full: f64,
     /// Its throughput over full BAL's at full BAL's best thread count, with the repeats' range.
     pub share_of_full: Interval,
     /// Its throughput over the verified full BAL's (what a validating node runs) at that one's
@@ -79,24 +83,30 @@ pub struct ScalingRow {
     pub total_s: f64,
 }
 
-/// Per-block latency of a design at batch 1 (a batch is a block), ms.
+/// Latency per batch of a design (per block at batch 1), ms.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct BlockLatency {
     /// The design.
     pub design: IoDesign,
     /// Workers.
     pub threads: usize,
-    /// Blocks measured.
+    /// Blocks per batch.
+    pub batch: usize,
+    /// Batches measured.
     pub blocks: usize,
     /// Median.
     pub p50_ms: f64,
     /// 90th percentile.
     pub p90_ms: f64,
-    /// 99th percentile.
-    pub p99_ms: f64,
-    /// Slowest block.
+    /// 99th percentile, where there are at least [`MIN_P99_SAMPLES`] batches (with fewer, the
+    /// nearest rank is the slowest batch, so the page gives the max only).
+    pub p99_ms: Option<f64>,
+    /// Slowest batch.
     pub max_ms: f64,
 }
+
+/// Batches a 99th percentile needs before it says more than the slowest one.
+pub const MIN_P99_SAMPLES: usize = 100;
 
 /// Where a design's time went, s.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -143,6 +153,8 @@ pub struct Findings {
     pub scaling_headline_batch: Vec<ScalingRow>,
     /// Per-block latency at batch 1, per design.
     pub latency: Vec<BlockLatency>,
+    /// Per-batch latency at the headline batch, per design (empty where that is batch 1).
+    pub batch_latency: Vec<BlockLatency>,
     /// Where the time went, per design at the headline batch.
     pub breakdown: Vec<TimeBreakdown>,
     /// BAL size against throughput, per design and batch.
@@ -281,7 +293,12 @@ impl Findings {
             headline: headline_rows(bench, sizes, disk, &designs, headline_batch),
             scaling_batch_1: parallel_scaling(bench, 1),
             scaling_headline_batch: parallel_scaling(bench, headline_batch),
-            latency: block_latencies(bench, &designs),
+            latency: block_latencies(bench, &designs, 1),
+            batch_latency: if headline_batch > 1 {
+                block_latencies(bench, &designs, headline_batch)
+            } else {
+                Vec::new()
+            },
             breakdown: time_breakdowns(bench, &designs, headline_batch),
             frontier: frontier_points(bench, sizes, &designs, &batches),
             parallel_device_reads_per_mgas,
@@ -468,6 +485,9 @@ fn headline_rows(
                 threads: run.threads,
                 batch,
                 mgas_per_s: run.throughput.mgas_per_s,
+                end_to_end_mgas_per_s: run.throughput.end_to_end_mgas_per_s,
+                end_to_end_share_of_full: run.throughput.end_to_end_mgas_per_s
+                    / full.throughput.end_to_end_mgas_per_s.max(f64::MIN_POSITIVE),
                 share_of_full: Interval::ratio(run, full),
                 share_of_verified: verified.map(|v| Interval::ratio(run, v)),
                 share_of_disk_bound: bound,
@@ -546,12 +566,12 @@ fn parallel_scaling(bench: &BenchResult, batch: usize) -> Vec<ScalingRow> {
     rows
 }
 
-/// Per-block latency percentiles at batch 1, per design at its best thread count.
-fn block_latencies(bench: &BenchResult, designs: &[IoDesign]) -> Vec<BlockLatency> {
+/// Per-batch latency percentiles at `batch`, per design at its best thread count.
+fn block_latencies(bench: &BenchResult, designs: &[IoDesign], batch: usize) -> Vec<BlockLatency> {
     designs
         .iter()
         .filter_map(|&design| {
-            let run = best(bench, design, 1)?;
+            let run = best(bench, design, batch)?;
             let mut ms: Vec<f64> = run.batches.iter().map(|b| b.exec_with_io_s * 1e3).collect();
             if ms.is_empty() {
                 return None;
@@ -560,10 +580,11 @@ fn block_latencies(bench: &BenchResult, designs: &[IoDesign]) -> Vec<BlockLatenc
             Some(BlockLatency {
                 design,
                 threads: run.threads,
+                batch,
                 blocks: ms.len(),
                 p50_ms: percentile(&ms, 50.0),
                 p90_ms: percentile(&ms, 90.0),
-                p99_ms: percentile(&ms, 99.0),
+                p99_ms: (ms.len() >= MIN_P99_SAMPLES).then(|| percentile(&ms, 99.0)),
                 max_ms: ms[ms.len() - 1],
             })
         })

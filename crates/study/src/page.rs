@@ -3,7 +3,7 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, Regime, StudyContext,
-    findings::{FrontierPoint, design_name},
+    findings::{FrontierPoint, MIN_P99_SAMPLES, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
@@ -54,13 +54,77 @@ pub fn render_page(
     headline(w, findings);
     carry(w, findings);
     sweep(w, findings);
-    scaling(w, findings);
+    scaling(w, findings, context.cores);
     latency(w, findings);
-    breakdown(w, findings);
+    breakdown(w, findings, context.cores);
     frontier(w, findings, context);
+    larger_blocks(w, findings);
     regime(w, findings);
     cannot_say(w, context, findings, shape);
+    glossary(w);
     out
+}
+
+/// Gas per block at which the page gives each design's BAL size: today's limit doubled, and two
+/// of the sizes proposed for later forks.
+const LARGER_BLOCKS_MGAS: [f64; 3] = [60.0, 300.0, 1000.0];
+
+fn larger_blocks(w: &mut String, findings: &Findings) {
+    if findings.carry.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "## BAL size at larger blocks\n\nEach design's BAL per block at 60M, 300M and 1G gas, KB, RLP / snappy: this chain's bytes per Mgas scaled linearly, an upper bound (a larger block's transactions share more accounts and slots, which a BAL names once).\n"
+    );
+    let _ = writeln!(
+        w,
+        "| Design | Bytes per Mgas (RLP / snappy) | 60M gas | 300M gas | 1G gas |"
+    );
+    let _ = writeln!(w, "| --- | --- | --- | --- | --- |");
+    for r in &findings.carry {
+        if r.design == IoDesign::FullVerify || r.design == IoDesign::Hybrid {
+            // The same BAL as full BAL's and batched I/O's.
+            continue;
+        }
+        let size = |mgas: f64| {
+            format!(
+                "{:.0} / {:.0}",
+                r.bal_bytes_per_mgas.rlp * mgas / 1000.0,
+                r.bal_bytes_per_mgas.snappy * mgas / 1000.0
+            )
+        };
+        let _ = writeln!(
+            w,
+            "| {} | {:.0} / {:.0} | {} | {} | {} |",
+            design_name(r.design),
+            r.bal_bytes_per_mgas.rlp,
+            r.bal_bytes_per_mgas.snappy,
+            size(LARGER_BLOCKS_MGAS[0]),
+            size(LARGER_BLOCKS_MGAS[1]),
+            size(LARGER_BLOCKS_MGAS[2]),
+        );
+    }
+    let _ = writeln!(w);
+}
+
+fn glossary(w: &mut String) {
+    let _ = writeln!(
+        w,
+        "## Terms\n\n\
+- **Full BAL**: the BAL with each transaction's diffs, the keys it reads and their pre-block values; a transaction executes from the BAL alone and reads no state.\n\
+- **Full BAL, verified**: full BAL, with every value the BAL carries read from the state and checked before the batch runs (what a node that does not trust the BAL must do).\n\
+- **Batched I/O**: diffs and read keys (EIP-7928's BAL as it ships): every key is read from the state before the batch executes, in sorted multi-gets.\n\
+- **Parallel I/O**: diffs only: each transaction reads what it needs on demand, through a cache all transactions of the batch share.\n\
+- **Hybrid**: batched I/O's prefetch running beside execution, the transactions reading on demand what it has not loaded yet.\n\
+- **Batch (mega-block)**: consecutive blocks executed as one unit and committed once.\n\
+- **Execution with I/O**: the prefetch before execution and execution with the reads it waits on; throughput is gas over this time (the research's measure). **End to end** adds planning, reading the dump and the commit.\n\
+- **Device read**: a read request the state's block device completed (`/proc/diskstats`); **from memory**: a RocksDB block lookup that did not reach the device (block cache or page cache).\n\
+- **Disk-resident**: at least {:.0}% of a run's block lookups reached the device.\n\
+- **The disk's bound**: the run's gas per device read times the most random 4 KiB reads per second fio measured on the state's disk.\n\
+- **Interval**: a ratio's bootstrap 95% interval over its paired repeats (or the range of their extremes, with fewer than 3 repeats); within the noise where it holds 1.0.\n",
+        100.0 * DISK_RESIDENT_SHARE
+    );
 }
 
 fn headline(w: &mut String, findings: &Findings) {
@@ -76,17 +140,17 @@ fn headline(w: &mut String, findings: &Findings) {
     );
     let _ = writeln!(
         w,
-        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of verified full's throughput | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
+        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of verified full's throughput | End to end, Mgas/s (share of full's) | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
     );
     let _ = writeln!(
         w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     );
     for r in &findings.headline {
         let share = &r.share_of_full;
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {:.1} ({:.2}) | {} | {} | {} | {} |",
             design_name(r.design),
             kb(r.size.rlp),
             kb(r.size.snappy),
@@ -105,6 +169,8 @@ fn headline(w: &mut String, findings: &Findings) {
                 || "-".into(),
                 |v| format!("{:.2} ({:.2}-{:.2})", v.median, v.low, v.high)
             ),
+            r.end_to_end_mgas_per_s,
+            r.end_to_end_share_of_full,
             findings.projected.row(r.design).map_or_else(
                 || "-".into(),
                 |p| format!(
@@ -198,7 +264,7 @@ fn sweep(w: &mut String, findings: &Findings) {
     crate::sweep::sweep_table(w, &findings.sweep, findings.headline_batch);
 }
 
-fn scaling(w: &mut String, findings: &Findings) {
+fn scaling(w: &mut String, findings: &Findings, cores: usize) {
     let tables = [
         (
             1,
@@ -219,7 +285,7 @@ fn scaling(w: &mut String, findings: &Findings) {
         let theirs_batch = if batch == 1 { 1 } else { 50 };
         let _ = writeln!(
             w,
-            "## Parallel I/O by threads, batch {batch} (the research's at batch {theirs_batch} beside)\n"
+            "## Parallel I/O by threads, batch {batch} (the research's at batch {theirs_batch} beside)\n\nThe longest transactions (the critical path) are given only where the workers do not outnumber the {cores} cores: past them, a transaction's time includes waiting for a core.\n"
         );
         let _ = writeln!(
             w,
@@ -240,7 +306,7 @@ fn scaling(w: &mut String, findings: &Findings) {
                 w,
                 "| {t} | {} | {} | {} | {} | {} | {} |",
                 opt(o.map(|o| o.mgas_per_s), 1),
-                opt(o.map(|o| o.longest_txs_s), 3),
+                opt(o.filter(|o| o.threads <= cores).map(|o| o.longest_txs_s), 3),
                 opt(o.map(|o| o.total_s), 3),
                 opt(r.map(|r| r.mgas_per_s), 0),
                 opt(r.map(|r| r.longest_txs_s), 2),
@@ -252,35 +318,53 @@ fn scaling(w: &mut String, findings: &Findings) {
 }
 
 fn latency(w: &mut String, findings: &Findings) {
-    if findings.latency.is_empty() {
-        return;
-    }
-    let _ = writeln!(
-        w,
-        "## Per-block latency at batch 1\n\nEach block executed alone (prefetch and execution with I/O), at the design's best thread count.\n"
-    );
-    let _ = writeln!(
-        w,
-        "| Design | Threads | Blocks | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) |"
-    );
-    let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- |");
-    for l in &findings.latency {
+    let tables = [
+        (
+            &findings.latency,
+            "## Per-block latency at batch 1\n\nEach block executed alone (prefetch and execution with I/O), at the design's best thread count.".to_string(),
+        ),
+        (
+            &findings.batch_latency,
+            format!(
+                "## Per-batch latency at batch {}\n\nEach mega-block of {} blocks (prefetch and execution with I/O), at the design's best thread count.",
+                findings.headline_batch, findings.headline_batch
+            ),
+        ),
+    ];
+    for (rows, heading) in tables {
+        if rows.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} |",
-            design_name(l.design),
-            l.threads,
-            l.blocks,
-            l.p50_ms,
-            l.p90_ms,
-            l.p99_ms,
-            l.max_ms
+            "{heading} The 99th percentile is given where there are at least {MIN_P99_SAMPLES} batches; with fewer it would be the slowest one, the max.\n"
         );
+        let _ = writeln!(
+            w,
+            "| Design | Threads | Batches | p50 (ms) | p90 (ms) | p99 (ms) | max (ms) |"
+        );
+        let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- |");
+        for l in rows {
+            let _ = writeln!(
+                w,
+                "| {} | {} | {} | {:.2} | {:.2} | {} | {:.2} |",
+                design_name(l.design),
+                l.threads,
+                l.blocks,
+                l.p50_ms,
+                l.p90_ms,
+                l.p99_ms.map_or_else(
+                    || format!("- (under {MIN_P99_SAMPLES} batches)"),
+                    |p| format!("{p:.2}")
+                ),
+                l.max_ms
+            );
+        }
+        let _ = writeln!(w);
     }
-    let _ = writeln!(w);
 }
 
-fn breakdown(w: &mut String, findings: &Findings) {
+fn breakdown(w: &mut String, findings: &Findings, cores: usize) {
     let _ = writeln!(
         w,
         "## Where the time went, batch {}\n\nSeconds over the whole dump, at each design's best thread count. Execution includes the reads it waited on (parallel I/O and hybrid read on demand); the longest transactions are its critical path.\n",
@@ -294,12 +378,16 @@ fn breakdown(w: &mut String, findings: &Findings) {
     for b in &findings.breakdown {
         let _ = writeln!(
             w,
-            "| {} | {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} |",
+            "| {} | {} | {:.3} | {:.3} | {} | {:.3} | {:.3} |",
             design_name(b.design),
             b.threads,
             b.prefetch_s,
             b.execution_s,
-            b.longest_txs_s,
+            if b.threads <= cores {
+                format!("{:.3}", b.longest_txs_s)
+            } else {
+                format!("- ({} workers on {cores} cores)", b.threads)
+            },
             b.commit_s,
             b.other_s
         );

@@ -225,7 +225,7 @@ fn assert_left_out(page: &str, bench: &BenchResult) {
         "{page}"
     );
     assert!(page.contains("- **Measured, not projected**: "), "{page}");
-    assert_eq!(row(page, "full BAL")[8], "-");
+    assert_eq!(row(page, "full BAL")[9], "-");
     for run in &bench.runs {
         assert_eq!(
             run.batch_profiles.is_empty(),
@@ -262,7 +262,7 @@ fn assert_bad_disk_refused(dump: &Path, state: &Path, options: &StudyOptions, be
 /// names the same shares.
 fn assert_projected(page: &str, bench: &BenchResult) {
     let projected = |name| {
-        let cell = row(page, name)[8];
+        let cell = row(page, name)[9];
         assert!(cell.ends_with(", model"), "{name}: {cell:?}");
         let mgas: f64 = cell.split(' ').next().unwrap().parse().unwrap();
         let share: f64 = cell
