@@ -3,7 +3,7 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, Regime, StudyContext,
-    findings::{FrontierPoint, MIN_P99_SAMPLES, design_name},
+    findings::{MIN_P99_SAMPLES, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
@@ -535,56 +535,227 @@ fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
 }
 
 /// The frontier chart as SVG: BAL size (share of full BAL's) against throughput (share of full
-/// BAL's), one point per design and batch, the research's three points beside.
-pub fn frontier_svg(points: &[FrontierPoint]) -> String {
-    let (width, height, margin) = (640.0, 420.0, 60.0);
-    let x = |share: f64| margin + share.clamp(0.0, 1.2) / 1.2 * (width - 2.0 * margin);
-    let y = |share: f64| height - margin - share.clamp(0.0, 1.6) / 1.6 * (height - 2.0 * margin);
+/// BAL's), one filled point per design and batch with its interval, the research's three designs
+/// (hollow squares) and the model's projection onto the research's machine (hollow diamonds)
+/// beside, a legend, and labels placed where they overlap neither each other nor the legend.
+pub fn frontier_svg(findings: &Findings) -> String {
+    let points = &findings.frontier;
+    let projected: Vec<(IoDesign, f64, f64)> = findings
+        .headline
+        .iter()
+        .filter_map(|r| {
+            let share = findings.projected.row(r.design)?.share_of_full?;
+            Some((r.design, r.size_share_of_full, share))
+        })
+        .collect();
+    let research = research_frontier();
+    let highest = points
+        .iter()
+        .map(|p| p.throughput_share.high)
+        .chain(research.iter().map(|r| r.2))
+        .chain(projected.iter().map(|p| p.2))
+        .fold(0.0, f64::max);
+    // The axis ends at the next 0.2 above the data (and a little room).
+    let y_top = ((highest * 1.05 / 0.2).ceil() * 0.2).max(0.4);
+    let (width, height, margin, legend_width) = (720.0, 420.0, 60.0, 170.0);
+    let plot_right = width - margin - legend_width;
+    let x = |share: f64| margin + share.clamp(0.0, 1.1) / 1.1 * (plot_right - margin);
+    let y =
+        |share: f64| height - margin - share.clamp(0.0, y_top) / y_top * (height - 2.0 * margin);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     );
     let _ = writeln!(
         svg,
-        "<text x=\"{}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">BAL size against throughput, each a share of full BAL's</text>",
-        width / 2.0
+        "<text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">BAL size against throughput, each a share of full BAL's</text>",
+        (margin + plot_right) / 2.0
     );
-    frontier_axes(&mut svg, (width, height, margin), &x, &y);
+    frontier_axes(&mut svg, (plot_right, height, margin, y_top), &x, &y);
+    let mut labels = LabelPlacer::new(legend_box(plot_right, margin, 6));
     for p in points {
         let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
         let _ = writeln!(
             svg,
-            "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{c}\"/><circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\">{} b{}</text>",
+            "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{c}\"/><circle cx=\"{cx:.1}\" cy=\"{cy:.1}\" r=\"4\" fill=\"{c}\"/>",
             y(p.throughput_share.low),
             y(p.throughput_share.high),
-            cx + 6.0,
-            cy - 4.0,
-            design_name(p.design),
-            p.batch,
             c = design_colour(p.design)
         );
+        labels.place(
+            &mut svg,
+            (cx, cy),
+            &format!("b{}", p.batch),
+            design_colour(p.design),
+        );
     }
-    for (design, size, throughput) in research_frontier() {
+    for (design, size, throughput) in research {
         let (cx, cy) = (x(size), y(throughput));
         let _ = writeln!(
             svg,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"8\" height=\"8\" fill=\"none\" stroke=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"{c}\">research: {}</text>",
-            cx - 4.0,
-            cy - 4.0,
-            cx + 6.0,
-            cy + 12.0,
-            design_name(design),
-            c = design_colour(design)
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+            cx - 4.5,
+            cy - 4.5,
+            design_colour(design)
         );
     }
+    for (design, size, throughput) in &projected {
+        let (cx, cy) = (x(*size), y(*throughput));
+        let _ = writeln!(
+            svg,
+            "<path d=\"M {cx:.1} {:.1} L {:.1} {cy:.1} L {cx:.1} {:.1} L {:.1} {cy:.1} Z\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+            cy - 6.0,
+            cx + 6.0,
+            cy + 6.0,
+            cx - 6.0,
+            design_colour(*design)
+        );
+    }
+    frontier_legend(&mut svg, plot_right, margin);
     svg.push_str("</svg>\n");
     svg
 }
 
-/// The frontier chart's axes, ticks every 0.2, and their labels, on a plot of (width, height,
-/// margin).
+/// The legend's box right of the plot: `rows` rows from `top`.
+fn legend_box(plot_right: f64, top: f64, rows: usize) -> LabelBox {
+    LabelBox {
+        x: plot_right + 10.0,
+        y: top,
+        width: 160.0,
+        height: 18.0 * rows as f64 + 8.0,
+    }
+}
+
+/// The legend: a colour per design, then what each mark is.
+fn frontier_legend(svg: &mut String, plot_right: f64, top: f64) {
+    let x0 = plot_right + 16.0;
+    let mut row = 0.0;
+    let mut next = || {
+        row += 1.0;
+        top + 18.0 * row
+    };
+    for design in [IoDesign::Full, IoDesign::Batched, IoDesign::Parallel] {
+        let ly = next();
+        let _ = writeln!(
+            svg,
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            x0 + 4.0,
+            ly - 4.0,
+            x0 + 14.0,
+            ly,
+            design_name(design),
+            c = design_colour(design)
+        );
+    }
+    let ly = next();
+    let _ = writeln!(
+        svg,
+        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#555\"/><text x=\"{:.1}\" y=\"{ly:.1}\">measured here (b = batch)</text>",
+        x0 + 4.0,
+        ly - 4.0,
+        x0 + 14.0
+    );
+    let ly = next();
+    let _ = writeln!(
+        svg,
+        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{ly:.1}\">research, 16 threads, b50</text>",
+        x0 - 0.5,
+        ly - 8.5,
+        x0 + 14.0
+    );
+    let ly = next();
+    let _ = writeln!(
+        svg,
+        "<path d=\"M {c:.1} {:.1} L {:.1} {:.1} L {c:.1} {:.1} L {:.1} {:.1} Z\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{ly:.1}\">model, research's machine</text>",
+        ly - 10.0,
+        x0 + 10.0,
+        ly - 4.0,
+        ly + 2.0,
+        x0 - 2.0,
+        ly - 4.0,
+        x0 + 14.0,
+        c = x0 + 4.0
+    );
+}
+
+/// A label's box on a chart, px: its top-left corner and size.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LabelBox {
+    pub x: f64,
+    pub y: f64,
+    pub width: f64,
+    pub height: f64,
+}
+
+impl LabelBox {
+    fn overlaps(&self, other: &Self) -> bool {
+        self.x < other.x + other.width
+            && other.x < self.x + self.width
+            && self.y < other.y + other.height
+            && other.y < self.y + self.height
+    }
+}
+
+/// Places point labels one by one beside their points, each where it overlaps neither an earlier
+/// label nor the reserved boxes: right of the point, else below, above or left, further out
+/// each round.
+pub(crate) struct LabelPlacer {
+    taken: Vec<LabelBox>,
+    /// The labels placed, for tests.
+    pub placed: Vec<LabelBox>,
+}
+
+impl LabelPlacer {
+    fn new(reserved: LabelBox) -> Self {
+        Self {
+            taken: vec![reserved],
+            placed: Vec::new(),
+        }
+    }
+
+    /// Writes `text` near `(cx, cy)` where it overlaps nothing placed.
+    fn place(&mut self, svg: &mut String, (cx, cy): (f64, f64), text: &str, colour: &str) {
+        let (width, height) = (6.5 * text.len() as f64 + 2.0, 12.0);
+        let mut chosen = None;
+        'search: for ring in 0..12 {
+            let out = 6.0 + 12.0 * f64::from(ring);
+            for (dx, dy) in [
+                (out, -height / 2.0),
+                (-width / 2.0, out),
+                (-width / 2.0, -out - height),
+                (-out - width, -height / 2.0),
+            ] {
+                let candidate = LabelBox {
+                    x: cx + dx,
+                    y: cy + dy,
+                    width,
+                    height,
+                };
+                if !self.taken.iter().any(|t| t.overlaps(&candidate)) {
+                    chosen = Some(candidate);
+                    break 'search;
+                }
+            }
+        }
+        let Some(b) = chosen else {
+            // Nowhere free within 12 rings: the point's colour and the table say it.
+            return;
+        };
+        self.taken.push(b);
+        self.placed.push(b);
+        let _ = writeln!(
+            svg,
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"{colour}\">{text}</text>",
+            b.x + 1.0,
+            b.y + height - 2.0
+        );
+    }
+}
+
+/// The frontier chart's axes: x from 0 to 1.1, y from 0 to `y_top`, ticks every 0.2, and their
+/// labels, on a plot of (right edge, height, margin).
 fn frontier_axes(
     svg: &mut String,
-    (width, height, margin): (f64, f64, f64),
+    (right, height, margin, y_top): (f64, f64, f64, f64),
     x: &impl Fn(f64) -> f64,
     y: &impl Fn(f64) -> f64,
 ) {
@@ -593,10 +764,10 @@ fn frontier_axes(
         "<line x1=\"{m}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/><line x1=\"{m}\" y1=\"{t}\" x2=\"{m}\" y2=\"{b}\" stroke=\"black\"/>",
         m = margin,
         b = height - margin,
-        r = width - margin,
+        r = right,
         t = margin
     );
-    for i in 0..=6 {
+    for i in 0..=5 {
         let v = f64::from(i) * 0.2;
         let _ = writeln!(
             svg,
@@ -605,7 +776,8 @@ fn frontier_axes(
             height - margin + 16.0
         );
     }
-    for i in 0..=8 {
+    let y_ticks = (y_top / 0.2).round() as i32;
+    for i in 0..=y_ticks {
         let v = f64::from(i) * 0.2;
         let _ = writeln!(
             svg,
@@ -617,7 +789,7 @@ fn frontier_axes(
     let _ = writeln!(
         svg,
         "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">BAL size / full BAL's (RLP)</text>",
-        width / 2.0,
+        (margin + right) / 2.0,
         height - 18.0
     );
     let _ = writeln!(
@@ -657,4 +829,32 @@ fn research_frontier() -> [(IoDesign, f64, f64); 3] {
                 / research::FULL_BATCH_50_T16,
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_of_points_on_one_spot_do_not_overlap_each_other_or_the_legend() {
+        let legend = legend_box(500.0, 60.0, 6);
+        let mut placer = LabelPlacer::new(legend);
+        let mut svg = String::new();
+        // Nine points on one spot (three designs at three batches, all at the same share), and
+        // three beside the legend.
+        for batch in [1, 10, 50, 1, 10, 50, 1, 10, 50] {
+            placer.place(&mut svg, (300.0, 200.0), &format!("b{batch}"), "#000");
+        }
+        for cy in [70.0, 80.0, 90.0] {
+            placer.place(&mut svg, (495.0, cy), "b50", "#000");
+        }
+        assert_eq!(placer.placed.len(), 12);
+        for (i, a) in placer.placed.iter().enumerate() {
+            assert!(!a.overlaps(&legend), "label {i} {a:?} over the legend");
+            for b in &placer.placed[i + 1..] {
+                assert!(!a.overlaps(b), "{a:?} overlaps {b:?}");
+            }
+        }
+        assert_eq!(svg.matches("<text").count(), 12);
+    }
 }
