@@ -2,6 +2,7 @@
 //! JSON (and the sizes, the disk's curve and the chain's shape), so a test can recompute every
 //! figure the page shows from the file it came from.
 
+pub use crate::names::{design_name, research_parallel_share};
 use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
@@ -232,12 +233,6 @@ impl Regime {
     }
 }
 
-/// The research's headline: parallel I/O at 16 threads, batch 50, over full BAL.
-pub fn research_parallel_share() -> f64 {
-    bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s
-        / bal_replay_report::research::FULL_BATCH_50_T16
-}
-
 /// The runs the findings read: parallel over the state's store (no baselines).
 fn measured(bench: &BenchResult) -> impl Iterator<Item = &RunResult> {
     bench
@@ -442,17 +437,6 @@ impl Findings {
                 format!("The model's projection onto the research's machine was left out: {why}.")
             }
         }
-    }
-}
-
-/// The design as the page names it.
-pub fn design_name(design: IoDesign) -> &'static str {
-    match design {
-        IoDesign::Full => "full BAL",
-        IoDesign::FullVerify => "full BAL, verified",
-        IoDesign::Batched => "batched I/O",
-        IoDesign::Parallel => "parallel I/O",
-        IoDesign::Hybrid => "hybrid",
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod findings;
 pub mod fio;
+pub mod names;
 pub mod outputs;
 mod page;
 pub mod projected;

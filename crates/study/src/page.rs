@@ -3,7 +3,8 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, Regime, StudyContext,
-    findings::{MIN_P99_SAMPLES, design_name},
+    findings::MIN_P99_SAMPLES,
+    names::{design_colour, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
@@ -798,17 +799,6 @@ fn frontier_axes(
         height / 2.0,
         height / 2.0
     );
-}
-
-/// Each design's colour on the frontier chart.
-pub(crate) fn design_colour(design: IoDesign) -> &'static str {
-    match design {
-        IoDesign::Full => "#000000",
-        IoDesign::FullVerify => "#7f7f7f",
-        IoDesign::Batched => "#1f77b4",
-        IoDesign::Parallel => "#d62728",
-        IoDesign::Hybrid => "#2ca02c",
-    }
 }
 
 /// The research's three designs as (design, size share, throughput share) of full BAL at

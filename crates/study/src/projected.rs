@@ -229,7 +229,7 @@ impl ProjectionCheck {
                     format!(
                         "{:+.0}% on {} ({:.0} Mgas/s projected, {:.0} measured)",
                         100.0 * e.error(),
-                        crate::findings::design_name(e.design),
+                        crate::names::design_name(e.design),
                         e.projected,
                         e.measured
                     )

@@ -6,7 +6,7 @@
 //! throughput against the device reads per Mgas the point left, beside the research's 0.78 at the
 //! most reads its disk could have served.
 
-use crate::findings::design_name;
+use crate::names::{design_colour, design_name, research_parallel_share};
 use bal_replay_bench::{
     BenchMatrix, BenchResult, Interval, RunResult, StoreKind, TaskProfiles, VersionedResult,
     bounds::FieldError,
@@ -332,7 +332,7 @@ pub fn crossing(rows: &[SweepRow], design: IoDesign, share: f64) -> Option<Cross
 /// The answer's sentences on the sweep: where parallel I/O keeps the research's share on this
 /// machine, and where the research's regime lands.
 pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
-    let research_share = crate::findings::research_parallel_share();
+    let research_share = research_parallel_share();
     let bound = research::parallel_device_reads_per_mgas_bound();
     let mut out = match crossing(rows, IoDesign::Parallel, research_share)? {
         Crossing::At(reads) => format!(
@@ -429,7 +429,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         .filter(|d| rows.iter().any(|r| r.cell(*d).is_some()))
         .collect();
     let bound = research::parallel_device_reads_per_mgas_bound();
-    let research_share = crate::findings::research_parallel_share();
+    let research_share = research_parallel_share();
     let points = |design: IoDesign| -> Vec<(f64, f64)> {
         let mut p: Vec<(f64, f64)> = rows
             .iter()
@@ -502,7 +502,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
     );
     for design in &designs {
         let p = points(*design);
-        let colour = crate::page::design_colour(*design);
+        let colour = design_colour(*design);
         let path: Vec<String> = p
             .iter()
             .map(|(r, s)| format!("{:.1},{:.1}", x(*r), y(*s)))
@@ -528,7 +528,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/>",
         rx - 4.5,
         ry - 4.5,
-        crate::page::design_colour(IoDesign::Parallel)
+        design_colour(IoDesign::Parallel)
     );
     // The legend, right of the plot: one line per design, then the research's mark.
     let legend_x = plot_right + 14.0;
@@ -541,7 +541,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
             legend_x + 24.0,
             ly + 4.0,
             design_name(*design),
-            c = crate::page::design_colour(*design)
+            c = design_colour(*design)
         );
     }
     let ly = margin + 10.0 + 18.0 * designs.len() as f64;
@@ -550,7 +550,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\"/><text x=\"{:.1}\" y=\"{:.1}\">research: parallel I/O</text><text x=\"{:.1}\" y=\"{:.1}\">({research_share:.2} at its bound {bound:.1})</text>",
         legend_x + 4.5,
         ly - 4.5,
-        crate::page::design_colour(IoDesign::Parallel),
+        design_colour(IoDesign::Parallel),
         legend_x + 24.0,
         ly + 4.0,
         legend_x + 24.0,
