@@ -372,50 +372,43 @@ pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
     Some(out)
 }
 
-/// The sweep's table, Markdown.
+/// The sweep's table, Markdown: a row per regime and design.
 pub fn sweep_table(w: &mut String, rows: &[SweepRow], batch: usize) {
-    let designs: Vec<IoDesign> = IoDesign::ALL
-        .into_iter()
-        .filter(|d| rows.iter().any(|r| r.cell(*d).is_some()))
-        .collect();
-    let _ = write!(w, "| Regime | Full BAL Mgas/s |");
-    for d in &designs {
-        let _ = write!(
-            w,
-            " {0}: share of full | {0}: device reads per Mgas | {0}: from memory |",
-            design_name(*d)
-        );
-    }
-    let _ = writeln!(w);
-    let _ = writeln!(w, "|{}", " --- |".repeat(2 + 3 * designs.len()));
+    let _ = writeln!(
+        w,
+        "| Regime | Full BAL Mgas/s | Design | Threads | Share of full's throughput | Device reads per Mgas | From memory |"
+    );
+    let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- |");
     for row in rows {
-        let _ = write!(w, "| {} | {:.1} |", row.regime.label(), row.full_mgas_per_s);
-        for d in &designs {
-            match row.cell(*d) {
-                Some(c) => {
-                    let _ = write!(
-                        w,
-                        " {:.2} ({:.2}-{:.2}), t{} | {} | {} |",
-                        c.share_of_full.median,
-                        c.share_of_full.low,
-                        c.share_of_full.high,
-                        c.threads,
-                        c.device_reads_per_mgas
-                            .map_or_else(|| "-".into(), |r| format!("{r:.1}")),
-                        c.from_memory
-                            .map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
-                    );
-                }
-                None => {
-                    let _ = write!(w, " - | - | - |");
-                }
-            }
+        for (i, c) in row.cells.iter().enumerate() {
+            let (regime, full) = if i == 0 {
+                (row.regime.label(), format!("{:.1}", row.full_mgas_per_s))
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = writeln!(
+                w,
+                "| {regime} | {full} | {} | {} | {:.2} ({:.2}-{:.2}){} | {} | {} |",
+                design_name(c.design),
+                c.threads,
+                c.share_of_full.median,
+                c.share_of_full.low,
+                c.share_of_full.high,
+                if c.share_of_full.includes_one() {
+                    ", within noise"
+                } else {
+                    ""
+                },
+                c.device_reads_per_mgas
+                    .map_or_else(|| "-".into(), |r| format!("{r:.1}")),
+                c.from_memory
+                    .map_or_else(|| "-".into(), |s| format!("{:.0}%", 100.0 * s)),
+            );
         }
-        let _ = writeln!(w);
     }
     let _ = writeln!(
         w,
-        "\nEach point is its own bench at batch {batch}: every design at the cores and at the most workers the study runs, the faster counted, repeats interleaved; \"from memory\" is the share of RocksDB's block lookups that did not reach the device (block cache or page cache).\n"
+        "\nEach regime is its own bench at batch {batch}: every design at the cores and at the most workers the study runs, the faster counted, repeats interleaved; \"from memory\" is the share of RocksDB's block lookups that did not reach the device (block cache or page cache).\n"
     );
 }
 

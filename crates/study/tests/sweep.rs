@@ -108,11 +108,22 @@ fn the_sweep_lands_beside_the_runs_and_the_page_reads_it() {
         "direct, 8 MiB block cache",
     );
     assert_eq!(cells[1], format!("{:.1}", full.throughput.mgas_per_s));
+    assert_eq!(cells[2], "full BAL, verified");
     let share = parallel.throughput.mgas_per_s / full.throughput.mgas_per_s;
-    // Columns: regime, full, then per design (full-verify, batched, parallel, hybrid) three each.
+    // The regime's rows after its first name only the design.
+    let section = &page[page.find("## The regime as a variable").unwrap()..];
+    let parallel_row: Vec<&str> = section
+        .lines()
+        .find(|l| l.contains("| parallel I/O |"))
+        .unwrap()
+        .trim_matches('|')
+        .split(" | ")
+        .map(str::trim)
+        .collect();
+    assert_eq!(parallel_row[3], parallel.threads.to_string());
     assert!(
-        cells[8].starts_with(&format!("{share:.2} (")),
-        "parallel I/O's share {share:.2}: {cells:?}"
+        parallel_row[4].starts_with(&format!("{share:.2} (")),
+        "parallel I/O's share {share:.2}: {parallel_row:?}"
     );
 
     // What carries: parallel I/O's one-worker run's key reads and BAL bytes per Mgas.
