@@ -180,6 +180,70 @@ pub struct Findings {
     pub parallel_over_batched: Option<Interval>,
     /// Each design against full BAL at each regime of the sweep, where the study swept.
     pub sweep: Vec<SweepRow>,
+    /// Why parallel I/O keeps less here than in the research, where the CPU counters tell.
+    pub research_gap: Option<ResearchGap>,
+}
+
+/// Why parallel I/O keeps less of full BAL's throughput here than in the research, in CPU per
+/// Mgas: what its reads cost here beside execution, and the most the research's own figures leave
+/// its reads.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ResearchGap {
+    /// Execution's CPU per Mgas here (full BAL's one-worker run), ms.
+    pub execution_ms: f64,
+    /// Parallel I/O's reads' CPU per Mgas here (its one-worker run less full BAL's), ms.
+    pub reads_ms: f64,
+    /// The share of full BAL's throughput that CPU alone leaves parallel I/O on the same cores:
+    /// execution over execution and reads.
+    pub cpu_bound_share: f64,
+    /// The most CPU per Mgas the research's full BAL can have used: 16 threads over its
+    /// throughput, ms.
+    pub research_full_ms: f64,
+    /// The same for its parallel I/O, ms.
+    pub research_parallel_ms: f64,
+}
+
+impl ResearchGap {
+    fn of(carry: &[CarryRow]) -> Option<Self> {
+        let full = carry.iter().find(|r| r.design == IoDesign::Full)?;
+        let parallel = carry.iter().find(|r| r.design == IoDesign::Parallel)?;
+        let execution_ms = full.cpu_ms_per_mgas?;
+        let reads_ms = parallel.read_cpu_ms_per_mgas?;
+        let threads = 16.0;
+        Some(Self {
+            execution_ms,
+            reads_ms,
+            cpu_bound_share: execution_ms / (execution_ms + reads_ms).max(f64::MIN_POSITIVE),
+            research_full_ms: threads * 1e3 / bal_replay_report::research::FULL_BATCH_50_T16,
+            research_parallel_ms: threads * 1e3
+                / bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
+        })
+    }
+
+    /// The research's parallel I/O reads' CPU per Mgas at most, ms: what its parallel I/O can
+    /// have spent beyond its full BAL with 16 threads busy.
+    pub fn research_reads_ms(&self) -> f64 {
+        self.research_parallel_ms - self.research_full_ms
+    }
+
+    /// The page's sentences.
+    pub fn sentence(&self, measured_share: Option<f64>) -> String {
+        format!(
+            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside execution's {:.2} ms (each design's one-worker run), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. The research's figures leave its reads far less: with its 16 threads busy, full BAL used at most {:.2} ms of CPU per Mgas (16 over {:.0} Mgas/s) and parallel I/O at most {:.2} ms (16 over {:.0}), so its reads cost at most {:.2} ms per Mgas, {:.1} times fewer than here. The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).",
+            self.reads_ms,
+            self.execution_ms,
+            self.cpu_bound_share,
+            measured_share
+                .map(|s| format!(" (measured: {s:.2})"))
+                .unwrap_or_default(),
+            self.research_full_ms,
+            bal_replay_report::research::FULL_BATCH_50_T16,
+            self.research_parallel_ms,
+            bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
+            self.research_reads_ms(),
+            self.reads_ms / self.research_reads_ms().max(f64::MIN_POSITIVE),
+        )
+    }
 }
 
 /// The largest error, either way, that the projection may show against the research's own
@@ -279,6 +343,7 @@ impl Findings {
             .filter(Residency::reads_state)
             .collect();
         let projected = project_onto_research_machine(bench, disk, headline_batch);
+        let carry = carry_rows(bench, sizes, &designs, headline_batch);
         let parallel_over_batched = best(bench, IoDesign::Parallel, headline_batch)
             .zip(best(bench, IoDesign::Batched, headline_batch))
             .map(|(p, b)| Interval::ratio(p, b));
@@ -300,7 +365,8 @@ impl Findings {
             regime: Regime::of(&residencies),
             projection_check: ProjectionCheck::against_research(&projected, headline_batch),
             projected,
-            carry: carry_rows(bench, sizes, &designs, headline_batch),
+            research_gap: ResearchGap::of(&carry),
+            carry,
             parallel_over_batched,
             sweep: Vec::new(),
         }
@@ -637,6 +703,42 @@ fn others_cpu_share(bench: &BenchResult) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_gap_to_the_research_is_the_reads_cpu_per_mgas() {
+        let row = |design, cpu: f64, reads: Option<f64>| CarryRow {
+            design,
+            threads: 1,
+            key_reads_per_mgas: 58.5,
+            device_reads_per_mgas: Some(27.2),
+            cpu_ms_per_mgas: Some(cpu),
+            read_cpu_ms_per_mgas: reads,
+            cpu_us_per_device_read: None,
+            bal_bytes_per_mgas: MeanSize::default(),
+        };
+        let gap = ResearchGap::of(&[
+            row(IoDesign::Full, 0.897, None),
+            row(IoDesign::Parallel, 2.684, Some(1.787)),
+        ])
+        .unwrap();
+        // 0.897 / (0.897 + 1.787); 16 threads over 13,881 and over 10,842 Mgas/s.
+        assert!((gap.cpu_bound_share - 0.334).abs() < 0.001, "{gap:?}");
+        assert!((gap.research_full_ms - 1.1527).abs() < 0.001);
+        assert!((gap.research_parallel_ms - 1.4757).abs() < 0.001);
+        assert!((gap.research_reads_ms() - 0.3230).abs() < 0.001);
+        let sentence = gap.sentence(Some(0.31));
+        assert!(
+            sentence
+                .contains("CPU alone holds it to 0.33 of full BAL's throughput (measured: 0.31)"),
+            "{sentence}"
+        );
+        assert!(
+            sentence.contains("at most 0.32 ms per Mgas, 5.5 times fewer"),
+            "{sentence}"
+        );
+        // Without parallel I/O's run there is no gap to state.
+        assert_eq!(ResearchGap::of(&[row(IoDesign::Full, 0.9, None)]), None);
+    }
 
     #[test]
     fn percentiles_are_nearest_rank() {

@@ -51,6 +51,17 @@ pub fn render_page(
             None => String::new(),
         }
     );
+    if let Some(gap) = &findings.research_gap {
+        let _ = writeln!(
+            w,
+            "## Why this differs from the research\n\n{}\n",
+            gap.sentence(
+                findings
+                    .row(IoDesign::Parallel)
+                    .map(|r| r.share_of_full.median)
+            )
+        );
+    }
     method(w, context);
     headline(w, findings);
     carry(w, findings);

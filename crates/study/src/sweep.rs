@@ -329,6 +329,24 @@ pub fn crossing(rows: &[SweepRow], design: IoDesign, share: f64) -> Option<Cross
     Some(Crossing::At(at))
 }
 
+/// The smallest direct-read block cache from which parallel I/O's device reads per Mgas stop
+/// falling (within 2% of the largest cache's), where that is not the largest: from there every
+/// block the chain touches stays in the cache, and what still reaches the device is each block's
+/// first read, which no cache that starts empty avoids.
+pub fn plateau(rows: &[SweepRow]) -> Option<(CacheRegime, f64)> {
+    let direct: Vec<(CacheRegime, f64)> = rows
+        .iter()
+        .filter(|r| matches!(r.regime, CacheRegime::Direct { .. }))
+        .filter_map(|r| Some((r.regime, r.cell(IoDesign::Parallel)?.device_reads_per_mgas?)))
+        .collect();
+    let &(largest, floor) = direct.last()?;
+    direct
+        .iter()
+        .find(|(_, reads)| (reads - floor).abs() <= 0.02 * floor.max(f64::MIN_POSITIVE))
+        .filter(|(regime, _)| *regime != largest)
+        .copied()
+}
+
 /// The answer's sentences on the sweep: where parallel I/O keeps the research's share on this
 /// machine, and where the research's regime lands.
 pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
@@ -368,6 +386,13 @@ pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
         None => out.push_str(
             " The research's own regime (buffered reads, page cache emptied before each run) was not measured: the study empties the page cache only with --drop-caches (root).",
         ),
+    }
+    if let Some((regime, reads)) = plateau(rows) {
+        let _ = write!(
+            out,
+            " From a {} block cache on, parallel I/O's device reads stay at {reads:.1} per Mgas: every block the chain touches stays in the cache, and the reads left are first reads, which no cache that starts empty avoids; fewer need a cache warmed by a longer chain.",
+            bytes_label(regime.block_cache_bytes())
+        );
     }
     Some(out)
 }
@@ -698,6 +723,31 @@ mod tests {
             ),
             "{sentence}"
         );
+    }
+
+    #[test]
+    fn reads_that_stop_falling_with_the_cache_are_named_as_first_reads() {
+        let at = |mib: u64, reads: f64| SweepRow {
+            regime: CacheRegime::Direct {
+                block_cache_bytes: mib << 20,
+            },
+            ..row(reads, 0.4)
+        };
+        let rows = [at(8, 27.2), at(256, 9.6), at(2048, 9.61), at(8192, 9.6)];
+        assert_eq!(
+            plateau(&rows),
+            Some((
+                CacheRegime::Direct {
+                    block_cache_bytes: 256 << 20
+                },
+                9.6
+            ))
+        );
+        assert!(sweep_sentence(&rows).unwrap().contains(
+            "From a 256 MiB block cache on, parallel I/O's device reads stay at 9.6 per Mgas"
+        ));
+        // Still falling at the largest cache: no plateau.
+        assert_eq!(plateau(&[at(8, 27.2), at(256, 9.6), at(2048, 5.0)]), None);
     }
 
     #[test]
