@@ -6,7 +6,7 @@ pub use crate::names::{design_name, research_parallel_share};
 use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
-    sweep::{RegimeSweep, SweepRow, sweep_sentence},
+    sweep::{RegimeSweep, SweepRow, sweep_summary},
 };
 use bal_replay_bench::{BenchResult, Interval, RunResult, StoreKind};
 use bal_replay_engine::{ExecMode, IoDesign};
@@ -426,53 +426,56 @@ impl Findings {
                     ""
                 };
                 format!(
-                    "{} keeps {:.2} ({:.2}-{:.2}) of full BAL's throughput at {} thread{}, batch {}, at {:.0}% of its size{noise}",
+                    "{} keeps {:.2} ({:.2}-{:.2}) of full BAL's throughput at {:.0}% of its size ({} thread{}){noise}",
                     design_name(design),
                     r.share_of_full.median,
                     r.share_of_full.low,
                     r.share_of_full.high,
+                    100.0 * r.size_share_of_full,
                     r.threads,
                     if r.threads == 1 { "" } else { "s" },
-                    r.batch,
-                    100.0 * r.size_share_of_full,
                 )
             })
         };
-        let mut out = format!("On this {state}, {regime}: ");
+        // At most five sentences: what each design keeps, the trade EIP-7928 turns on, the
+        // regimes, where the research parts from this machine, and the projection.
         let parts: Vec<String> = [IoDesign::Parallel, IoDesign::Batched]
             .into_iter()
             .filter_map(keep)
             .collect();
-        out.push_str(&parts.join("; "));
-        out.push_str(". ");
-        out.push_str(&format!(
-            "The research measured parallel I/O at {:.2} of full BAL (16 threads, batch 50, disk-resident over NVMe) at {:.0}% of its size.",
-            research_parallel_share(),
-            100.0 * bal_replay_report::research::BAL_SIZE_KB[2]
-                / bal_replay_report::research::BAL_SIZE_KB[0],
-        ));
-        match sweep_sentence(&self.sweep) {
-            Some(sentence) => {
-                out.push(' ');
-                out.push_str(&sentence);
-            }
+        let mut sentences = vec![format!(
+            "On this {state} at batch {}, {regime}: {}.",
+            self.headline_batch,
+            parts.join("; ")
+        )];
+        if let Some(trade) = self.trade_sentence() {
+            sentences.push(trade);
+        }
+        let research = research_parallel_share();
+        let bound = bal_replay_report::research::parallel_device_reads_per_mgas_bound();
+        match sweep_summary(&self.sweep, research) {
+            Some(summary) => sentences.push(summary),
             None => {
                 if let Some(reads) = self.parallel_device_reads_per_mgas {
-                    out.push_str(&format!(
-                        " Its disk could have served at most {:.1} device reads per Mgas at its throughput (180K IOPS at 16 threads); parallel I/O here read {reads:.1} device blocks per Mgas ({:.0} state keys per Mgas in the chain, mainnet's recent blocks 88).",
-                        bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
+                    sentences.push(format!(
+                        "Parallel I/O read {reads:.1} device blocks per Mgas ({:.0} state keys per Mgas in the chain, mainnet's recent blocks 88).",
                         shape.state_keys_per_mgas
                     ));
                 }
             }
         }
-        if let Some(trade) = self.trade_sentence() {
-            out.push(' ');
-            out.push_str(&trade);
-        }
-        out.push(' ');
-        out.push_str(&self.projected_sentence());
-        out
+        sentences.push(match &self.research_gap {
+            Some(gap) => format!(
+                "The research measured parallel I/O at {research:.2} of full BAL (16 threads, batch 50), at most {bound:.1} device reads per Mgas; what parts this machine from it is the reads' CPU, {:.2} ms per Mgas here against at most {:.2} in the research's figures.",
+                gap.reads_ms,
+                gap.research_reads_ms()
+            ),
+            None => format!(
+                "The research measured parallel I/O at {research:.2} of full BAL (16 threads, batch 50), at most {bound:.1} device reads per Mgas."
+            ),
+        });
+        sentences.push(self.projected_sentence());
+        sentences.join(" ")
     }
 
     /// The answer's sentence on the model's projection onto the research's machine, or on why

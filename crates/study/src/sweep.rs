@@ -347,7 +347,51 @@ pub fn plateau(rows: &[SweepRow]) -> Option<(CacheRegime, f64)> {
         .copied()
 }
 
-/// The answer's sentences on the sweep: where parallel I/O keeps the research's share on this
+/// The answer's one sentence on the sweep: the range of parallel I/O's share and device reads
+/// over the regimes, where it keeps the research's `share`, and the research's regime.
+pub fn sweep_summary(rows: &[SweepRow], share: f64) -> Option<String> {
+    let cells: Vec<(f64, f64)> = rows
+        .iter()
+        .filter_map(|r| r.cell(IoDesign::Parallel))
+        .filter_map(|c| Some((c.device_reads_per_mgas?, c.share_of_full.median)))
+        .collect();
+    let span = |f: fn(&(f64, f64)) -> f64| {
+        cells
+            .iter()
+            .map(f)
+            .fold((f64::MAX, f64::MIN), |(lo, hi), v| (lo.min(v), hi.max(v)))
+    };
+    let (reads, shares) = (span(|c| c.0), span(|c| c.1));
+    let keeps = match crossing(rows, IoDesign::Parallel, share)? {
+        Crossing::At(at) => {
+            format!("it keeps {share:.2} at about {at:.1} device reads per Mgas or fewer")
+        }
+        Crossing::Always { .. } => format!("it keeps at least {share:.2} at every one"),
+        Crossing::Never { .. } => format!("it keeps {share:.2} at none"),
+    };
+    let buffered = rows
+        .iter()
+        .find(|r| matches!(r.regime, CacheRegime::Buffered { .. }))
+        .and_then(|r| r.cell(IoDesign::Parallel))
+        .and_then(|c| {
+            Some(format!(
+                "; in the research's own regime (buffered reads, page cache emptied before each run) {:.2} at {:.1}",
+                c.share_of_full.median,
+                c.device_reads_per_mgas?
+            ))
+        })
+        .unwrap_or_else(|| "; the research's own regime was not measured (it needs --drop-caches)".into());
+    Some(format!(
+        "Over {} cache regimes parallel I/O kept {:.2}-{:.2} of full BAL at {:.1}-{:.1} device reads per Mgas: {keeps}{buffered}.",
+        rows.len(),
+        shares.0,
+        shares.1,
+        reads.0,
+        reads.1,
+    ))
+}
+
+/// The sweep section's sentences: where parallel I/O keeps the research's share on this
 /// machine, and where the research's regime lands.
 pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
     let research_share = research_parallel_share();
@@ -723,6 +767,21 @@ mod tests {
             ),
             "{sentence}"
         );
+    }
+
+    #[test]
+    fn the_answer_sums_the_sweep_up_in_one_sentence() {
+        let rows = [row(30.0, 0.5), row(2.0, 0.95), row(10.0, 0.8)];
+        assert_eq!(
+            sweep_summary(&rows, 0.78).unwrap(),
+            "Over 3 cache regimes parallel I/O kept 0.50-0.95 of full BAL at 2.0-30.0 device reads per Mgas: it keeps 0.78 at about 11.3 device reads per Mgas or fewer; the research's own regime was not measured (it needs --drop-caches)."
+        );
+        assert!(
+            sweep_summary(&rows, 0.99)
+                .unwrap()
+                .contains("it keeps 0.99 at none")
+        );
+        assert_eq!(sweep_summary(&[], 0.78), None);
     }
 
     #[test]

@@ -270,7 +270,7 @@ fn a_page_without_device_counters_claims_no_regime() {
     };
     let page = bal_replay_study::render_page(&context, &findings, &sizes, &shape);
     assert!(
-        page.contains("On this 0 KB state, regime not measured ("),
+        page.contains("On this 0 KB state at batch ") && page.contains(", regime not measured ("),
         "{page}"
     );
     assert!(page.contains("- **The regime**: not measured."), "{page}");
