@@ -259,8 +259,8 @@ fn bench(
     Ok(())
 }
 
-/// Generate a small mainnet-like chain and study it (the default job): the answer for it, and its
-/// findings page in a fresh directory.
+/// Generate a small mainnet-like chain and study it (the README's first command): the answer for
+/// it, and its findings page in a fresh directory.
 #[derive(Debug, Clone, Args)]
 pub struct DemoCommand {
     /// Blocks to generate.

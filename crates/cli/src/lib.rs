@@ -45,7 +45,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Generate a small mainnet-like chain and study it: the answer for it, and where its findings
-    /// page is (the default job).
+    /// page is (the README's first command).
     Demo(bench::DemoCommand),
     /// Replay a dump once over a state, modified in place unless --rewind (a stopped run resumes).
     Run(run::RunCommand),
