@@ -83,6 +83,7 @@ impl StudyCommand {
             .record_count;
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
         let matrix = study_matrix(&options, cores, blocks);
+        let total_runs = study_run_count(&options, &matrix, &self.state);
         if matrix.drop_caches && self.from_bench.is_none() {
             // Asked for and refused: said before anything is measured or written.
             bal_replay_host::drop_page_cache().map_err(|e| {
@@ -107,14 +108,13 @@ impl StudyCommand {
                 if options.sweep {
                     format!(
                         ", then {} runs over cache regimes",
-                        study_run_count(&options, &matrix, &self.state) - matrix.run_count()
+                        total_runs - matrix.run_count()
                     )
                 } else {
                     String::new()
                 }
             );
         }
-        let total_runs = study_run_count(&options, &matrix, &self.state);
         let bar = progress_bar(
             total_runs,
             "{spinner} study [{bar:30}] {pos}/{len} runs, {per_sec}, eta {eta} {msg}",

@@ -6,10 +6,11 @@ pub use crate::names::{design_name, research_parallel_share};
 use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
+    runs::{best, measured},
     sweep::{RegimeSweep, SweepRow, sweep_summary},
 };
-use bal_replay_bench::{BenchResult, Interval, RunResult, StoreKind};
-use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_bench::{BenchResult, Interval, RunResult};
+use bal_replay_engine::IoDesign;
 use bal_replay_model::DiskModel;
 use bal_replay_probe::Residency;
 
@@ -295,21 +296,6 @@ impl Regime {
             }
         }
     }
-}
-
-/// The runs the findings read: parallel over the state's store (no baselines).
-fn measured(bench: &BenchResult) -> impl Iterator<Item = &RunResult> {
-    bench
-        .runs
-        .iter()
-        .filter(|r| r.mode == ExecMode::Parallel && r.store != StoreKind::Memory)
-}
-
-/// The fastest run of `design` at `batch`, over thread counts.
-fn best(bench: &BenchResult, design: IoDesign, batch: usize) -> Option<&RunResult> {
-    measured(bench)
-        .filter(|r| r.design == design && r.batch == batch)
-        .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
 }
 
 /// Nearest-rank percentile of sorted values.

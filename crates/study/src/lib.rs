@@ -16,12 +16,14 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+mod chart;
 pub mod findings;
 pub mod fio;
 pub mod names;
 pub mod outputs;
 mod page;
 pub mod projected;
+mod runs;
 mod shape;
 mod sizes;
 pub mod sweep;
@@ -469,11 +471,8 @@ fn run_sweep(
     state_bytes: u64,
     mut on_run: impl FnMut(&RunResult),
 ) -> Result<RegimeSweep, StudyError> {
-    let batch = *matrix.batches.iter().max().expect("a study runs a batch");
-    let threads = sweep::sweep_threads(&matrix.threads, cores);
     let mut points = Vec::new();
-    for regime in sweep::sweep_regimes(state_bytes, machine_memory_bytes(), matrix.drop_caches) {
-        let point = sweep::sweep_matrix(matrix, regime, batch, threads.clone());
+    for (regime, point) in sweep_benches(matrix, cores, state_bytes) {
         tracing::info!(regime = %regime.label(), "regime sweep: next point");
         let bench = run_bench(
             config,
@@ -486,9 +485,32 @@ fn run_sweep(
     }
     Ok(RegimeSweep {
         schema_version: sweep::SWEEP_SCHEMA_VERSION,
-        batch: batch.get(),
+        batch: matrix
+            .batches
+            .iter()
+            .max()
+            .expect("a study runs a batch")
+            .get(),
         points,
     })
+}
+
+/// Each regime of the sweep over a state of `state_bytes`, with the bench it runs: the study's
+/// `matrix` at its largest batch, at the cores and the most workers.
+fn sweep_benches(
+    matrix: &BenchMatrix,
+    cores: usize,
+    state_bytes: u64,
+) -> Vec<(CacheRegime, BenchMatrix)> {
+    let batch = *matrix.batches.iter().max().expect("a study runs a batch");
+    let threads = sweep::sweep_threads(&matrix.threads, cores);
+    sweep::sweep_regimes(state_bytes, machine_memory_bytes(), matrix.drop_caches)
+        .into_iter()
+        .map(|regime| {
+            let bench = sweep::sweep_matrix(matrix, regime, batch, threads.clone());
+            (regime, bench)
+        })
+        .collect()
 }
 
 /// How many runs a study makes: its matrix's, and the sweep's where it runs one.
@@ -496,15 +518,10 @@ pub fn study_run_count(options: &StudyOptions, matrix: &BenchMatrix, state_dir: 
     let mut runs = matrix.run_count();
     if options.sweep && options.from_bench.is_none() {
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        let batch = *matrix.batches.iter().max().expect("a study runs a batch");
-        let threads = sweep::sweep_threads(&matrix.threads, cores);
-        for regime in sweep::sweep_regimes(
-            dir_bytes(state_dir),
-            machine_memory_bytes(),
-            matrix.drop_caches,
-        ) {
-            runs += sweep::sweep_matrix(matrix, regime, batch, threads.clone()).run_count();
-        }
+        runs += sweep_benches(matrix, cores, dir_bytes(state_dir))
+            .iter()
+            .map(|(_, bench)| bench.run_count())
+            .sum::<u64>();
     }
     runs
 }

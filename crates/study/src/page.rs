@@ -2,7 +2,7 @@
 //! what the run cannot say. Every figure comes from [`Findings`]; nothing is typed in by hand.
 
 use crate::{
-    ChainShape, DesignSizes, Findings, Regime, StudyContext,
+    ChainShape, DesignSizes, Findings, Regime, StudyContext, chart,
     findings::MIN_P99_SAMPLES,
     names::{design_colour, design_name},
     projected::{PROJECTED_WORKERS, Projected},
@@ -574,15 +574,28 @@ pub fn frontier_svg(findings: &Findings) -> String {
     let x = |share: f64| margin + share.clamp(0.0, 1.1) / 1.1 * (plot_right - margin);
     let y =
         |share: f64| height - margin - share.clamp(0.0, y_top) / y_top * (height - 2.0 * margin);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    let mut svg = chart::head(
+        width,
+        height,
+        "BAL size against throughput, each a share of full BAL's",
+        (margin + plot_right) / 2.0,
     );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">BAL size against throughput, each a share of full BAL's</text>",
-        (margin + plot_right) / 2.0
+    let x_ticks: Vec<(f64, String)> = (0..=5)
+        .map(|i| f64::from(i) * 0.2)
+        .map(|v| (v, format!("{v:.1}")))
+        .collect();
+    chart::axes(
+        &mut svg,
+        chart::Frame {
+            right: plot_right,
+            height,
+            margin,
+        },
+        (&x_ticks, "BAL size / full BAL's (RLP)"),
+        y_top,
+        &x,
+        &y,
     );
-    frontier_axes(&mut svg, (plot_right, height, margin, y_top), &x, &y);
     let mut labels = LabelPlacer::new(legend_box(plot_right, margin, 6));
     for p in points {
         let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
@@ -761,55 +774,6 @@ impl LabelPlacer {
             b.y + height - 2.0
         );
     }
-}
-
-/// The frontier chart's axes: x from 0 to 1.1, y from 0 to `y_top`, ticks every 0.2, and their
-/// labels, on a plot of (right edge, height, margin).
-fn frontier_axes(
-    svg: &mut String,
-    (right, height, margin, y_top): (f64, f64, f64, f64),
-    x: &impl Fn(f64) -> f64,
-    y: &impl Fn(f64) -> f64,
-) {
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{m}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/><line x1=\"{m}\" y1=\"{t}\" x2=\"{m}\" y2=\"{b}\" stroke=\"black\"/>",
-        m = margin,
-        b = height - margin,
-        r = right,
-        t = margin
-    );
-    for i in 0..=5 {
-        let v = f64::from(i) * 0.2;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{v:.1}</text>",
-            x(v),
-            height - margin + 16.0
-        );
-    }
-    let y_ticks = (y_top / 0.2).round() as i32;
-    for i in 0..=y_ticks {
-        let v = f64::from(i) * 0.2;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>",
-            margin - 6.0,
-            y(v) + 4.0
-        );
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">BAL size / full BAL's (RLP)</text>",
-        (margin + right) / 2.0,
-        height - 18.0
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">throughput / full BAL's</text>",
-        height / 2.0,
-        height / 2.0
-    );
 }
 
 /// The research's three designs as (design, size share, throughput share) of full BAL at

@@ -6,12 +6,15 @@
 //! throughput against the device reads per Mgas the point left, beside the research's 0.78 at the
 //! most reads its disk could have served.
 
-use crate::names::{design_colour, design_name, research_parallel_share};
-use bal_replay_bench::{
-    BenchMatrix, BenchResult, Interval, RunResult, StoreKind, TaskProfiles, VersionedResult,
-    bounds::FieldError,
+use crate::{
+    chart,
+    names::{design_colour, design_name, research_parallel_share},
+    runs::best,
 };
-use bal_replay_engine::{ExecMode, IoDesign};
+use bal_replay_bench::{
+    BenchMatrix, BenchResult, Interval, TaskProfiles, VersionedResult, bounds::FieldError,
+};
+use bal_replay_engine::IoDesign;
 use bal_replay_report::research;
 use std::{fmt::Write, num::NonZeroUsize};
 
@@ -220,28 +223,18 @@ impl SweepRow {
     }
 }
 
-/// The fastest parallel run of `design` over the state's store in `bench`.
-fn best(bench: &BenchResult, design: IoDesign) -> Option<&RunResult> {
-    bench
-        .runs
-        .iter()
-        .filter(|r| r.mode == ExecMode::Parallel && r.store != StoreKind::Memory)
-        .filter(|r| r.design == design)
-        .max_by(|a, b| a.throughput.mgas_per_s.total_cmp(&b.throughput.mgas_per_s))
-}
-
 impl RegimeSweep {
     /// One row per point whose full BAL ran.
     pub fn rows(&self) -> Vec<SweepRow> {
         self.points
             .iter()
             .filter_map(|point| {
-                let full = best(&point.bench, IoDesign::Full)?;
+                let full = best(&point.bench, IoDesign::Full, self.batch)?;
                 let cells = IoDesign::ALL
                     .into_iter()
                     .filter(|d| *d != IoDesign::Full)
                     .filter_map(|design| {
-                        let run = best(&point.bench, design)?;
+                        let run = best(&point.bench, design, self.batch)?;
                         let mgas = (run.gas as f64 / 1e6).max(f64::MIN_POSITIVE);
                         Some(SweepCell {
                             design,
@@ -515,52 +508,27 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
     let plot_right = width - margin - 150.0;
     let x = |v: f64| margin + v.clamp(0.0, x_max) / x_max * (plot_right - margin);
     let y = |v: f64| height - margin - v.clamp(0.0, y_max) / y_max * (height - 2.0 * margin);
-    let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    let mut svg = chart::head(
+        width,
+        height,
+        "Share of full BAL's throughput against device reads per Mgas, one point per regime",
+        width / 2.0,
     );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"20\" text-anchor=\"middle\" font-size=\"13\">Share of full BAL's throughput against device reads per Mgas, one point per regime</text>",
-        width / 2.0
-    );
-    let _ = writeln!(
-        svg,
-        "<line x1=\"{m}\" y1=\"{b}\" x2=\"{r}\" y2=\"{b}\" stroke=\"black\"/><line x1=\"{m}\" y1=\"{t}\" x2=\"{m}\" y2=\"{b}\" stroke=\"black\"/>",
-        m = margin,
-        b = height - margin,
-        r = plot_right,
-        t = margin
-    );
-    for i in 0..=5 {
-        let v = x_max * f64::from(i) / 5.0;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{v:.0}</text>",
-            x(v),
-            height - margin + 16.0
-        );
-    }
-    let y_ticks = (y_max / 0.2).round() as i32;
-    for i in 0..=y_ticks {
-        let v = f64::from(i) * 0.2;
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{v:.1}</text>",
-            margin - 6.0,
-            y(v) + 4.0
-        );
-    }
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">device reads per Mgas</text>",
-        (margin + plot_right) / 2.0,
-        height - 18.0
-    );
-    let _ = writeln!(
-        svg,
-        "<text x=\"16\" y=\"{:.1}\" transform=\"rotate(-90 16 {:.1})\" text-anchor=\"middle\">throughput / full BAL's</text>",
-        height / 2.0,
-        height / 2.0
+    let x_ticks: Vec<(f64, String)> = (0..=5)
+        .map(|i| x_max * f64::from(i) / 5.0)
+        .map(|v| (v, format!("{v:.0}")))
+        .collect();
+    chart::axes(
+        &mut svg,
+        chart::Frame {
+            right: plot_right,
+            height,
+            margin,
+        },
+        (&x_ticks, "device reads per Mgas"),
+        y_max,
+        &x,
+        &y,
     );
     for design in &designs {
         let p = points(*design);
