@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Regenerates docs/findings.md: the project's own answer, three `bal-replay study` runs assembled
+# Regenerates docs/findings.md: the project's own answer, four `bal-replay study` runs assembled
 # into one page. Every figure on it comes from the studies' bench JSON; the page is never edited by
-# hand. Needs ../shared/fixtures next to the checkout, about 12 GB free under the work dir, and
-# (for the disk's bound) Debian's fio. Takes about an hour on a 2-core machine.
+# hand. Needs ../shared/fixtures next to the checkout, about 15 GB free under the work dir, and
+# (for the disk's bound) Debian's fio. Takes about an hour and a half on a 2-core machine (5 repeats).
 #
 #   scripts/findings.sh [WORK_DIR]    (default: a fresh directory under /var/tmp)
 #
@@ -48,15 +48,24 @@ fixtures=../shared/fixtures
 cargo build -q --profile measure -p bal-replay -p bal-dump
 bin="${CARGO_TARGET_DIR:-target}/measure"
 
-# 1. On the disk: a 200-block mainnet-like chain over a 200 M-entry state (8.8 GB).
+# 1. On the disk: a 200-block mainnet-like chain over a 200 M-entry state (9.4 GB).
 dump_step "$work/big/dump" 200 "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
     --state-entries 200000000 --holders-per-token 20000 --accounts 200000
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
-    --batch 1,10,50 --repeat 3
+    --batch 1,50 --repeat 5
     --title "a generated mainnet-like chain of 200 blocks over a 200 M-entry state")
 study "$work/big/findings" "${big[@]}"
 
-# 2. The real mainnet fixture blocks a BAL can replay in parallel (those that wipe a contract's
+# 2. The research's worst case for I/O: transactions of SLOADs of random slots (10 blocks of 69 M
+#    gas over a 50 M-entry state), block by block and as one mega-block of 10 blocks.
+dump_step "$work/worst/dump" 10 "$bin/bal-dump" generate --profile worst-case-io --out "$work/worst/dump" \
+    --state "$work/worst/state" --blocks 10 --state-entries 50000000
+worst=("$bin/bal-replay" study --dump "$work/worst/dump" --state "$work/worst/state" --out "$work/worst/findings"
+    --threads 1,32 --batch 1,10 --repeat 5 --no-sweep
+    --title "the research's worst case for I/O: 10 generated blocks of SLOADs of random slots over a 50 M-entry state")
+study "$work/worst/findings" "${worst[@]}"
+
+# 3. The real mainnet fixture blocks a BAL can replay in parallel (those that wipe a contract's
 #    storage, which a BAL cannot express, left out), each over its own pre-state, at batch 1.
 skip=" 1796867 2675000 8889776 10760440 11114732 11743952 12047794 12159808 12243999 12520364 12522062 "
 dirs=()
@@ -65,20 +74,20 @@ for d in "$fixtures"/mainnet/[0-9]*; do
 done
 dump_step "$work/mainnet/dump" "${#dirs[@]}" "$bin/bal-dump" import-fixture --out "$work/mainnet/dump" --state "$work/mainnet/state" "${dirs[@]}"
 mainnet=("$bin/bal-replay" study --dump "$work/mainnet/dump" --state "$work/mainnet/state"
-    --out "$work/mainnet/findings" --quick --batch 1 --repeat 3
+    --out "$work/mainnet/findings" --quick --batch 1 --repeat 5
     --title "the ${#dirs[@]} mainnet fixture blocks a BAL can replay in parallel (Frontier to Cancun)")
 study "$work/mainnet/findings" "${mainnet[@]}"
 
-# 3. The Amsterdam dev chain: the network's own BALs against each design.
+# 4. The Amsterdam dev chain: the network's own BALs against each design.
 amsterdam_blocks=$(find "$fixtures/amsterdam-dev/blocks" -mindepth 1 -maxdepth 1 -type d | wc -l)
 dump_step "$work/amsterdam/dump" "$amsterdam_blocks" "$bin/bal-dump" import-chain --out "$work/amsterdam/dump" --state "$work/amsterdam/state" \
     "$fixtures/amsterdam-dev"
 amsterdam=("$bin/bal-replay" study --dump "$work/amsterdam/dump" --state "$work/amsterdam/state"
-    --out "$work/amsterdam/findings" --quick --repeat 3
+    --out "$work/amsterdam/findings" --quick --repeat 5
     --title "the Amsterdam dev chain (reth v2.5.1, 80 blocks)")
 study "$work/amsterdam/findings" "${amsterdam[@]}"
 
-# 4. Execution CPU per Mgas of recent mainnet blocks against the large study's chain, in one run.
+# 5. Execution CPU per Mgas of recent mainnet blocks against the large study's chain, in one run.
 mkdir -p "$work/cpu"
 if [ ! -e "$work/cpu/table.md" ]; then
     scripts/cpu-per-gas.sh "$bin" "$work/cpu/runs" "$work/big/dump" "$work/big/state" > "$work/cpu/table.md.partial"
@@ -106,8 +115,9 @@ study_page() {
 {
     echo "# Findings"
     echo
-    echo "$provenance The mainnet fixture blocks and the Amsterdam dev chain have pages of their own:"
-    echo "[mainnet fixture blocks](findings/mainnet.md), [Amsterdam dev chain](findings/amsterdam.md)."
+    echo "$provenance The research's worst case for I/O, the mainnet fixture blocks and the Amsterdam dev chain have"
+    echo "pages of their own: [worst case for I/O](findings/worst-case.md), [mainnet fixture blocks](findings/mainnet.md),"
+    echo "[Amsterdam dev chain](findings/amsterdam.md)."
     echo "The dated notes under docs/notes/ are the history of how the project got here."
     echo
     study_page big findings/
@@ -119,7 +129,7 @@ study_page() {
     echo
     cat "$work/cpu/table.md"
 } > "$out.partial"
-for study in mainnet amsterdam; do
+for study in worst mainnet amsterdam; do
     {
         echo "# Findings: appendix"
         echo
@@ -129,6 +139,7 @@ for study in mainnet amsterdam; do
     } > "docs/findings/$study.md.partial"
 done
 mv "$out.partial" "$out"
+mv docs/findings/worst.md.partial docs/findings/worst-case.md
 mv docs/findings/mainnet.md.partial docs/findings/mainnet.md
 mv docs/findings/amsterdam.md.partial docs/findings/amsterdam.md
-echo "wrote $out, docs/findings/mainnet.md and docs/findings/amsterdam.md (inputs and JSON in $work)"
+echo "wrote $out, docs/findings/worst-case.md, docs/findings/mainnet.md and docs/findings/amsterdam.md (inputs and JSON in $work)"

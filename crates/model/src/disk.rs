@@ -94,6 +94,20 @@ impl DiskModel {
             }
             points.push(DiskPoint { depth, iops });
         }
+        Self::from_points(
+            points,
+            &format!("fio 4 KiB O_DIRECT random reads ({path})"),
+            path,
+        )
+    }
+
+    /// A curve of measured points (reads in flight, reads per second), in any order; `what`
+    /// says where they come from, `path` names them in an error.
+    pub fn from_points(
+        mut points: Vec<DiskPoint>,
+        what: &str,
+        path: &str,
+    ) -> Result<Self, DiskModelError> {
         if points.is_empty() {
             return Err(DiskModelError::Empty {
                 path: path.to_string(),
@@ -102,7 +116,7 @@ impl DiskModel {
         points.sort_by(|a, b| a.depth.total_cmp(&b.depth));
         points.dedup_by(|a, b| a.depth == b.depth);
         let source = format!(
-            "fio 4 KiB O_DIRECT random reads ({path}): {}",
+            "{what}: {}",
             points
                 .iter()
                 .map(|p| format!("QD{} {:.0}", p.depth, p.iops))

@@ -2,13 +2,30 @@
 
 use crate::error::ProjectionError;
 use bal_replay_engine::WorkerStartCost;
-use bal_replay_model::{DiskModel, Machine};
+use bal_replay_model::{DiskModel, DiskPoint, Machine};
 use std::{num::NonZeroUsize, path::PathBuf};
 
-/// The research's machine: 16 cores, an NVMe array of about 960k IOPS at about 85 µs.
+/// The research's machine: 16 cores.
 const RESEARCH_CORES: usize = 16;
-const RESEARCH_IOPS: f64 = 960_000.0;
-const RESEARCH_LATENCY_US: f64 = 85.0;
+
+/// The research's disk as its RocksDB read it: the random-read table of its own benchmark, one
+/// read in flight per thread (12K reads/s at 2 threads to 320K at 32). Its NVMe array's 960k
+/// IOPS is the device's; a key read through RocksDB is what the designs wait on.
+pub fn research_disk() -> DiskModel {
+    let points = bal_replay_report::research::ROCKSDB_RANDOM_READS
+        .iter()
+        .map(|&(threads, iops, _)| DiskPoint {
+            depth: threads as f64,
+            iops,
+        })
+        .collect();
+    DiskModel::from_points(
+        points,
+        "the research's RocksDB random reads (its ioarena table, threads as depth)",
+        "the research's table",
+    )
+    .expect("the research's table has points")
+}
 
 /// A target machine's disk.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,7 +45,8 @@ pub enum TargetDisk {
 /// named one overrides the research's).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetOptions {
-    /// The research's machine: 16 cores, 960k IOPS at 85 µs, where not named otherwise.
+    /// The research's machine, where not named otherwise: 16 cores, and its RocksDB's random
+    /// reads ([`research_disk`]).
     pub research_machine: bool,
     /// Its cores.
     pub cores: Option<NonZeroUsize>,
@@ -73,9 +91,7 @@ impl TargetOptions {
             Some(TargetDisk::Spec { iops, latency_us }) => {
                 Some(DiskModel::from_spec(*iops, *latency_us)?)
             }
-            None if self.research_machine => {
-                Some(DiskModel::from_spec(RESEARCH_IOPS, RESEARCH_LATENCY_US)?)
-            }
+            None if self.research_machine => Some(research_disk()),
             None => None,
         };
         match (cores, disk) {
@@ -91,5 +107,32 @@ impl TargetOptions {
             })),
             _ => Err(ProjectionError::IncompleteTarget),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_research_machine_reads_as_its_rocksdb_did() {
+        let machine = TargetOptions {
+            research_machine: true,
+            ..TargetOptions::default()
+        }
+        .machine(None)
+        .unwrap()
+        .unwrap();
+        assert_eq!(machine.cores, 16.0);
+        let disk = &machine.disk;
+        // 180K reads/s with 16 in flight, 89 µs each; 320K with 32; 12K with 2, 167 µs.
+        assert_eq!(disk.best_iops(), 320_000.0);
+        assert!((disk.iops_at(16.0) - 180_000.0).abs() < 1e-6);
+        assert!((disk.latency_ns(16.0) - 16.0 / 180_000.0 * 1e9).abs() < 1e-3);
+        assert!((disk.latency_ns(2.0) - 2.0 / 12_000.0 * 1e9).abs() < 1e-3);
+        assert!(
+            disk.source
+                .starts_with("the research's RocksDB random reads")
+        );
     }
 }

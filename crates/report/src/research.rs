@@ -49,9 +49,71 @@ pub const PARALLEL_BATCH_50: [ThreadsRow; 6] = [
 /// Full BAL, batch 50, 16 threads, MGas/s.
 pub const FULL_BATCH_50_T16: f64 = 13881.0;
 
+/// One row of the research's worst-case I/O table: synthetic transactions of `SLOAD`s of random
+/// slots (one per 2,039 gas), over its mainnet database.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WorstCaseRow {
+    /// I/O design (batched or parallel).
+    pub design: IoDesign,
+    /// Worker threads.
+    pub threads: usize,
+    /// Gas per block (per mega-block), Mgas: 64, or 640 for ten blocks executed as one.
+    pub block_mgas: f64,
+    /// Throughput, Mgas/s.
+    pub mgas_per_s: f64,
+}
+
+const fn worst(design: IoDesign, threads: usize, block_mgas: f64, mgas_per_s: f64) -> WorstCaseRow {
+    WorstCaseRow {
+        design,
+        threads,
+        block_mgas,
+        mgas_per_s,
+    }
+}
+
+/// The research's worst-case I/O table, as published (its detailed table; two rows at 640 M
+/// gas and 32 threads differ, both kept).
+pub const WORST_CASE: [WorstCaseRow; 9] = [
+    worst(IoDesign::Batched, 16, 64.0, 4571.0),
+    worst(IoDesign::Batched, 32, 64.0, 5818.0),
+    worst(IoDesign::Batched, 48, 64.0, 6400.0),
+    worst(IoDesign::Batched, 64, 64.0, 5333.0),
+    worst(IoDesign::Parallel, 4, 64.0, 780.0),
+    worst(IoDesign::Batched, 16, 640.0, 11034.0),
+    worst(IoDesign::Batched, 32, 640.0, 12307.0),
+    worst(IoDesign::Batched, 32, 640.0, 10158.0),
+    worst(IoDesign::Parallel, 16, 640.0, 7804.0),
+];
+
+/// State keys per Mgas of the research's worst-case chain: one `SLOAD` of a new slot per 2,039
+/// gas (about 490).
+pub const WORST_CASE_KEYS_PER_MGAS: f64 = 1e6 / 2039.0;
+
+/// The research's fastest row of `design` in its worst-case table at `block_mgas`.
+pub fn worst_case_best(design: IoDesign, block_mgas: f64) -> Option<WorstCaseRow> {
+    WORST_CASE
+        .into_iter()
+        .filter(|r| r.design == design && r.block_mgas == block_mgas)
+        .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
+}
+
+/// The research's RocksDB random reads (its ioarena table over 1.6 billion 16-byte keys, 85 GB):
+/// (threads, reads per second, mean latency in µs). Each thread keeps one read in flight, so
+/// threads are the queue depth: 12K at 160 µs with 2, 180K at 90 µs with 16, 320K at 110 µs with
+/// 32. This is the disk as the research's RocksDB saw it, which a projection onto its machine
+/// uses.
+pub const ROCKSDB_RANDOM_READS: [(usize, f64, f64); 5] = [
+    (2, 12_000.0, 160.0),
+    (4, 30_000.0, 130.0),
+    (8, 85_000.0, 92.0),
+    (16, 180_000.0, 90.0),
+    (32, 320_000.0, 110.0),
+];
+
 /// The research's RocksDB random 4 KiB reads per second at 16 threads (its ioarena table: 180K
 /// IOPS at 90 µs).
-pub const ROCKSDB_IOPS_T16: f64 = 180_000.0;
+pub const ROCKSDB_IOPS_T16: f64 = ROCKSDB_RANDOM_READS[3].1;
 
 /// The most device reads per Mgas the research's parallel I/O can have made at 16 threads, batch
 /// 50: its disk's reads per second at 16 threads over its throughput there (about 16.6). More

@@ -168,6 +168,9 @@ pub struct Findings {
     /// The share of the machine's CPU that other processes (and interrupts, and the hypervisor)
     /// took over the runs measured, where the counters tell: a shared machine's noise.
     pub others_cpu_share: Option<f64>,
+    /// Whether every design's worker count was chosen on a repeat the page does not report
+    /// ([`crate::runs::best`]).
+    pub threads_chosen_held_out: bool,
     /// The model's projection onto the research's machine at the headline batch, or why it was
     /// left out: the model's figures, not measurements.
     pub projected: Projected,
@@ -332,9 +335,10 @@ impl Findings {
         let carry = carry_rows(bench, sizes, &designs, headline_batch);
         let parallel_over_batched = best(bench, IoDesign::Parallel, headline_batch)
             .zip(best(bench, IoDesign::Batched, headline_batch))
-            .map(|(p, b)| Interval::ratio(p, b));
+            .map(|(p, b)| Interval::ratio(&p, &b));
         Self {
             others_cpu_share: others_cpu_share(bench),
+            threads_chosen_held_out: measured(bench).all(crate::runs::choice_held_out),
             headline_batch,
             headline: headline_rows(bench, sizes, disk, &designs, headline_batch),
             scaling_batch_1: parallel_scaling(bench, 1),
@@ -467,7 +471,7 @@ impl Findings {
     /// The answer's sentence on the model's projection onto the research's machine, or on why
     /// there is none.
     pub fn projected_sentence(&self) -> String {
-        if let (Projected::Made(_), Some(why)) = (
+        if let (Projected::Made { .. }, Some(why)) = (
             &self.projected,
             self.projection_check.kept_out(MAX_PROJECTION_ERROR),
         ) {
@@ -482,11 +486,14 @@ impl Findings {
                 .map_or_else(|| "-".into(), |s| format!("{s:.2}"))
         };
         match &self.projected {
-            Projected::Made(_) => format!(
-                "Projected by the model onto the research's machine (16 cores, NVMe at 960k IOPS), at {PROJECTED_WORKERS} threads and batch {}: parallel I/O keeps {} of full BAL's throughput, batched I/O {} (the model's figures, not measurements).",
+            Projected::Made { .. } => format!(
+                "Projected by the model onto the research's machine ({}), at {PROJECTED_WORKERS} threads and batch {}: parallel I/O keeps {} of full BAL's throughput (the model's error on this machine's runs: {}), batched I/O {} ({}); the model's figures, not measurements.",
+                self.projected.machine_label(),
                 self.headline_batch,
                 share(IoDesign::Parallel),
+                self.projected.error_here_label(IoDesign::Parallel),
                 share(IoDesign::Batched),
+                self.projected.error_here_label(IoDesign::Batched),
             ),
             Projected::LeftOut(why) => {
                 format!("The model's projection onto the research's machine was left out: {why}.")
@@ -527,8 +534,8 @@ fn headline_rows(
                 end_to_end_mgas_per_s: run.throughput.end_to_end_mgas_per_s,
                 end_to_end_share_of_full: run.throughput.end_to_end_mgas_per_s
                     / full.throughput.end_to_end_mgas_per_s.max(f64::MIN_POSITIVE),
-                share_of_full: Interval::ratio(run, full),
-                share_of_verified: verified.map(|v| Interval::ratio(run, v)),
+                share_of_full: Interval::ratio(&run, &full),
+                share_of_verified: verified.map(|v| Interval::ratio(&run, &v)),
                 share_of_disk_bound: bound,
                 device_reads_per_key: run.disk.device_reads_per_key,
                 residency,
@@ -548,6 +555,7 @@ fn carry_rows(
     let run_of = |design: IoDesign| {
         measured(bench)
             .find(|r| r.design == design && r.batch == batch && r.threads == 1)
+            .map(std::borrow::Cow::Borrowed)
             .or_else(|| best(bench, design, batch))
     };
     let cpu_ms_per_mgas = |run: &RunResult| {
@@ -556,7 +564,7 @@ fn carry_rows(
             .filter(|_| mgas > 0.0)
             .map(|cpu| cpu.process_s * 1e3 / mgas)
     };
-    let full_cpu = run_of(IoDesign::Full).and_then(cpu_ms_per_mgas);
+    let full_cpu = run_of(IoDesign::Full).and_then(|run| cpu_ms_per_mgas(&run));
     designs
         .iter()
         .filter_map(|&design| {
@@ -564,7 +572,7 @@ fn carry_rows(
             let mgas = (run.gas as f64 / 1e6).max(f64::MIN_POSITIVE);
             let mgas_per_block = mgas / run.blocks.max(1) as f64;
             let device_reads_per_mgas = run.disk.device_reads.map(|n| n as f64 / mgas);
-            let cpu = cpu_ms_per_mgas(run);
+            let cpu = cpu_ms_per_mgas(&run);
             let read_cpu = cpu
                 .zip(full_cpu)
                 .filter(|_| design != IoDesign::Full)
@@ -668,7 +676,7 @@ fn frontier_points(
                     design,
                     batch,
                     size_share: sizes.of(design).rlp / full_size,
-                    throughput_share: Interval::ratio(run, full),
+                    throughput_share: Interval::ratio(&run, &full),
                 })
             })
         })

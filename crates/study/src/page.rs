@@ -62,8 +62,11 @@ pub fn render_page(
             )
         );
     }
-    method(w, context);
+    method(w, context, findings);
     headline(w, findings);
+    if let Some(line) = worst_case_line(shape) {
+        let _ = writeln!(w, "{line}\n");
+    }
     carry(w, findings);
     sweep(w, findings);
     scaling(w, findings, context.cores);
@@ -186,11 +189,12 @@ fn headline(w: &mut String, findings: &Findings) {
             findings.projected.row(r.design).map_or_else(
                 || "-".into(),
                 |p| format!(
-                    "{:.1} Mgas/s{}, model",
+                    "{:.1} Mgas/s{}, model; its error here {}",
                     p.mgas_per_s,
                     p.share_of_full
                         .map(|s| format!(" ({s:.2} of full's)"))
-                        .unwrap_or_default()
+                        .unwrap_or_default(),
+                    findings.projected.error_here_label(r.design)
                 )
             ),
             opt(r.share_of_disk_bound, 2),
@@ -216,10 +220,53 @@ fn headline(w: &mut String, findings: &Findings) {
     );
 }
 
-fn method(w: &mut String, context: &StudyContext) {
+/// For a chain whose blocks read at least half as many state keys per Mgas as the research's
+/// worst-case I/O chain, that chain's figures, which it is closer to than mainnet's.
+pub fn worst_case_line(shape: &ChainShape) -> Option<String> {
+    if shape.state_keys_per_mgas < research::WORST_CASE_KEYS_PER_MGAS / 2.0 {
+        return None;
+    }
+    let at = |block_mgas: f64| {
+        let batched = research::worst_case_best(IoDesign::Batched, block_mgas)?;
+        let parallel = research::worst_case_best(IoDesign::Parallel, block_mgas)?;
+        Some(format!(
+            "at {block_mgas:.0} M gas per {} batched I/O {:.0} Mgas/s ({} threads), parallel I/O {:.0} ({} threads), {:.1}x",
+            if block_mgas > 64.0 {
+                "mega-block"
+            } else {
+                "block"
+            },
+            batched.mgas_per_s,
+            batched.threads,
+            parallel.mgas_per_s,
+            parallel.threads,
+            batched.mgas_per_s / parallel.mgas_per_s,
+        ))
+    };
+    Some(format!(
+        "This chain reads {:.0} state keys per Mgas, near the research's worst-case I/O chain ({:.0}: one `SLOAD` of a random slot per 2,039 gas), which the research measured too, each design at its fastest thread count: {}; {}.",
+        shape.state_keys_per_mgas,
+        research::WORST_CASE_KEYS_PER_MGAS,
+        at(64.0)?,
+        at(640.0)?,
+    ))
+}
+
+fn method(w: &mut String, context: &StudyContext, findings: &Findings) {
+    let threads = if findings.threads_chosen_held_out {
+        format!(
+            "each design at the worker count that was fastest on its first repeat; its figures and intervals are from the other repeats, so the choice does not flatter them (with {} or more repeats; the scaling tables give every count over all its repeats)",
+            crate::runs::HELD_OUT_CHOICE_REPEATS
+        )
+    } else {
+        format!(
+            "each design at the worker count where its median was fastest, chosen on the same repeats that are reported, which flatters the fastest count (a study of {} or more repeats chooses on its first repeat and reports the others)",
+            crate::runs::HELD_OUT_CHOICE_REPEATS
+        )
+    };
     let _ = writeln!(
         w,
-        "## How the figures were measured\n\n- **Build and repeats**: {}; configurations run in rounds over the whole matrix, every other round backwards (A B B A), each figure the median of its repeats.\n- **Intervals**: each ratio's is {}. A ratio whose interval holds 1.0 is printed as within the noise.\n- **Time counted**: throughput is gas over execution with I/O (the prefetch before execution, and execution with the reads it waits on), the research's measure; the time breakdown adds commit and the rest (planning, reading the dump) for the end-to-end time.\n- **Threads**: each design at the worker count where its median was fastest, chosen on the same repeats.\n",
+        "## How the figures were measured\n\n- **Build and repeats**: {}; configurations run in rounds over the whole matrix, every other round backwards (A B B A), each figure the median of its repeats.\n- **Intervals**: each ratio's is {}. A ratio whose interval holds 1.0 is printed as within the noise.\n- **Time counted**: throughput is gas over execution with I/O (the prefetch before execution, and execution with the reads it waits on), the research's measure; the time breakdown adds commit and the rest (planning, reading the dump) for the end-to-end time.\n- **Threads**: {threads}.\n",
         context.generated,
         bal_replay_bench::INTERVAL_METHOD
     );
@@ -460,7 +507,7 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
     let _ = writeln!(w, "## What this run cannot say\n");
     let _ = writeln!(
         w,
-        "- **The machine**: {} cores{}; the research ran 16 cores and NVMe at 960k IOPS, 85 µs. Thread counts past the cores share them.",
+        "- **The machine**: {} cores{}; the research ran 16 cores and NVMe at 960k IOPS (180K random reads/s through its RocksDB at 16 threads). Thread counts past the cores share them.",
         context.cores,
         context
             .disk
@@ -511,9 +558,10 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
 /// What the headline table's projected column holds, or why it is empty.
 fn projected_note(findings: &Findings) -> String {
     match &findings.projected {
-        Projected::Made(_) => format!(
-            "each design's throughput at {PROJECTED_WORKERS} workers and batch {} on the research's machine (16 cores, NVMe at 960k IOPS, 85 µs), as `bal-replay project --research-machine` projects it from the design's one-worker run here (its share of full BAL's projected throughput beside). Its measured error against the research's own figures there: {}.",
+        Projected::Made { .. } => format!(
+            "each design's throughput at {PROJECTED_WORKERS} workers and batch {} on the research's machine ({}), as the model projects it from the design's one-worker run here (its share of full BAL's projected throughput beside, then the model's error on this machine's runs of the design at the same batch and the other worker counts). Its measured error against the research's own figures there: {}.",
             findings.headline_batch,
+            findings.projected.machine_label(),
             findings.projection_check.errors_label()
         ),
         Projected::LeftOut(why) => format!("here it is left out: {why}."),
@@ -523,12 +571,13 @@ fn projected_note(findings: &Findings) -> String {
 /// "What this run cannot say"'s bullet on which figures are measured and which projected.
 fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
     match &findings.projected {
-        Projected::Made(_) => format!(
-            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\". That column is the model's (`bal-replay project --research-machine`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on 16 cores and NVMe at 960k IOPS, 85 µs. They are predictions, not measurements. Its measured error, against the research's own figures on that machine: {}.{}",
+        Projected::Made { .. } => format!(
+            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\". That column is the model's (`bal-replay project`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on {}. They are predictions, not measurements. Its measured error, against the research's own figures on that machine: {}.{}",
             context
                 .disk
                 .as_ref()
                 .map_or("-", |d| d.model.source.as_str()),
+            findings.projected.machine_label(),
             findings.projection_check.errors_label(),
             if findings
                 .projection_check
@@ -799,6 +848,27 @@ fn research_frontier() -> [(IoDesign, f64, f64); 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chain_that_reads_like_the_worst_case_is_set_beside_the_research_s_worst_case() {
+        let shape = |keys| ChainShape {
+            blocks: 10,
+            mgas: 687.0,
+            state_keys_per_mgas: keys,
+            unshared_key_share: 1.0,
+        };
+        // Mainnet-like (88 keys per Mgas): the research's mainnet figures only.
+        assert_eq!(worst_case_line(&shape(88.0)), None);
+        let line = worst_case_line(&shape(457.0)).unwrap();
+        assert!(
+            line.starts_with("This chain reads 457 state keys per Mgas, near the research's worst-case I/O chain (490:"),
+            "{line}"
+        );
+        assert!(
+            line.contains("at 64 M gas per block batched I/O 6400 Mgas/s (48 threads), parallel I/O 780 (4 threads), 8.2x; at 640 M gas per mega-block batched I/O 12307 Mgas/s (32 threads), parallel I/O 7804 (16 threads), 1.6x."),
+            "{line}"
+        );
+    }
 
     #[test]
     fn labels_of_points_on_one_spot_do_not_overlap_each_other_or_the_legend() {

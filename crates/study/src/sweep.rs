@@ -240,7 +240,7 @@ impl RegimeSweep {
                             design,
                             threads: run.threads,
                             mgas_per_s: run.throughput.mgas_per_s,
-                            share_of_full: Interval::ratio(run, full),
+                            share_of_full: Interval::ratio(&run, &full),
                             device_reads_per_mgas: run.disk.device_reads.map(|n| n as f64 / mgas),
                             from_memory: run.disk.residency.reached_device.map(|s| 1.0 - s),
                         })

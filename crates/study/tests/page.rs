@@ -284,7 +284,14 @@ fn assert_bad_disk_refused(dump: &Path, state: &Path, options: &StudyOptions, be
 fn assert_projected(page: &str, bench: &BenchResult) {
     let projected = |name| {
         let cell = row(page, name)[9];
-        assert!(cell.ends_with(", model"), "{name}: {cell:?}");
+        // The model's figure, and its error on this chain's runs at the other worker counts.
+        let (_, error) = cell
+            .split_once(", model; its error here ")
+            .unwrap_or_else(|| panic!("{name}: {cell:?}"));
+        assert!(
+            error.starts_with(['+', '-']) && error.ends_with('%'),
+            "{name}: {cell:?}"
+        );
         let mgas: f64 = cell.split(' ').next().unwrap().parse().unwrap();
         let share: f64 = cell
             .split(" (")
@@ -297,6 +304,9 @@ fn assert_projected(page: &str, bench: &BenchResult) {
     };
     let (full, full_share) = projected("full BAL");
     assert_eq!(full_share, 1.0);
+    // The research's cores are set so that full BAL projects to the research's own figure.
+    assert!((full / 13_881.0 - 1.0).abs() < 0.01, "{full}");
+    assert!(page.contains("set so full BAL projects to the research's 13881 Mgas/s"));
     // Sixteen workers on the research's machine outrun full BAL's one worker here.
     let one_worker = bench
         .runs
