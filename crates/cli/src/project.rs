@@ -21,7 +21,7 @@ pub struct ProjectCommand {
     /// The inputs' cores [default: each run's, less what other processes took during it].
     #[arg(long, value_parser = count)]
     pub cores: Option<NonZeroUsize>,
-    /// Project onto the research's machine (16 cores; the disk as its RocksDB read it, 12K-320K reads/s at 2-32 threads)
+    /// Project onto the research's machine (sixteen cores; the disk as its RocksDB read it, 12K-320K reads/s at 2-32 threads)
     #[arg(long)]
     pub research_machine: bool,
     /// Project onto a machine with this many cores.

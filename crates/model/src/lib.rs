@@ -15,7 +15,7 @@
 mod disk;
 pub mod simulate;
 
-pub use disk::{DiskModel, DiskModelError, DiskPoint};
+pub use disk::{DiskModel, DiskModelError, DiskPoint, RESEARCH_ROCKSDB_READS};
 
 use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};

@@ -2,30 +2,11 @@
 
 use crate::error::ProjectionError;
 use bal_replay_engine::WorkerStartCost;
-use bal_replay_model::{DiskModel, DiskPoint, Machine};
+use bal_replay_model::{DiskModel, Machine};
 use std::{num::NonZeroUsize, path::PathBuf};
 
 /// The research's machine: 16 cores.
 const RESEARCH_CORES: usize = 16;
-
-/// The research's disk as its RocksDB read it: the random-read table of its own benchmark, one
-/// read in flight per thread (12K reads/s at 2 threads to 320K at 32). Its NVMe array's 960k
-/// IOPS is the device's; a key read through RocksDB is what the designs wait on.
-pub fn research_disk() -> DiskModel {
-    let points = bal_replay_report::research::ROCKSDB_RANDOM_READS
-        .iter()
-        .map(|&(threads, iops, _)| DiskPoint {
-            depth: threads as f64,
-            iops,
-        })
-        .collect();
-    DiskModel::from_points(
-        points,
-        "the research's RocksDB random reads (its ioarena table, threads as depth)",
-        "the research's table",
-    )
-    .expect("the research's table has points")
-}
 
 /// A target machine's disk.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,7 +27,7 @@ pub enum TargetDisk {
 #[derive(Debug, Clone, PartialEq)]
 pub struct TargetOptions {
     /// The research's machine, where not named otherwise: 16 cores, and its RocksDB's random
-    /// reads ([`research_disk`]).
+    /// reads ([`DiskModel::research_rocksdb`]).
     pub research_machine: bool,
     /// Its cores.
     pub cores: Option<NonZeroUsize>,
@@ -91,7 +72,7 @@ impl TargetOptions {
             Some(TargetDisk::Spec { iops, latency_us }) => {
                 Some(DiskModel::from_spec(*iops, *latency_us)?)
             }
-            None if self.research_machine => Some(research_disk()),
+            None if self.research_machine => Some(DiskModel::research_rocksdb()),
             None => None,
         };
         match (cores, disk) {

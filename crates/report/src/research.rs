@@ -98,18 +98,9 @@ pub fn worst_case_best(design: IoDesign, block_mgas: f64) -> Option<WorstCaseRow
         .max_by(|a, b| a.mgas_per_s.total_cmp(&b.mgas_per_s))
 }
 
-/// The research's RocksDB random reads (its ioarena table over 1.6 billion 16-byte keys, 85 GB):
-/// (threads, reads per second, mean latency in µs). Each thread keeps one read in flight, so
-/// threads are the queue depth: 12K at 160 µs with 2, 180K at 90 µs with 16, 320K at 110 µs with
-/// 32. This is the disk as the research's RocksDB saw it, which a projection onto its machine
-/// uses.
-pub const ROCKSDB_RANDOM_READS: [(usize, f64, f64); 5] = [
-    (2, 12_000.0, 160.0),
-    (4, 30_000.0, 130.0),
-    (8, 85_000.0, 92.0),
-    (16, 180_000.0, 90.0),
-    (32, 320_000.0, 110.0),
-];
+/// The research's RocksDB random reads (its ioarena table): (threads, reads per second, mean
+/// latency in µs), kept beside the disk model that projects onto its machine.
+pub const ROCKSDB_RANDOM_READS: [(usize, f64, f64); 5] = bal_replay_model::RESEARCH_ROCKSDB_READS;
 
 /// The research's RocksDB random 4 KiB reads per second at 16 threads (its ioarena table: 180K
 /// IOPS at 90 µs).

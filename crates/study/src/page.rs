@@ -520,6 +520,13 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
             ))
             .unwrap_or_else(|| ", a disk not measured (no fio run)".into())
     );
+    if context.cores < PROJECTED_WORKERS {
+        let _ = writeln!(
+            w,
+            "- **{PROJECTED_WORKERS} cores**: not measured, as this machine has {}; the research's thread count on its own cores is the model's projection above, not a measurement.",
+            context.cores
+        );
+    }
     if let Some(share) = findings.others_cpu_share {
         let _ = writeln!(
             w,

@@ -335,6 +335,15 @@ fn assert_projected(page: &str, bench: &BenchResult) {
         "{page}"
     );
     assert!(!page.contains("left out"), "{page}");
+    // A machine of fewer cores than the research's says its figure there is not measured.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(
+        page.contains(&format!(
+            "- **16 cores**: not measured, as this machine has {cores};"
+        )),
+        cores < 16,
+        "{page}"
+    );
 }
 
 /// The study wrote only inside `out` (and the runs' checkpoints, removed), beside the inputs.
