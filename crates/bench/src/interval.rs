@@ -171,7 +171,7 @@ impl DesignRatio {
 }
 
 /// The median of `values` (sorted in place): the middle one, or the mean of the middle two.
-fn median_of(values: &mut [f64]) -> f64 {
+pub fn median_of(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let n = values.len();
     if n % 2 == 1 {

@@ -24,7 +24,9 @@ pub mod point_reads;
 mod result_file;
 mod tables;
 
-pub use interval::{DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS};
+pub use interval::{
+    DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS, median_of as median,
+};
 pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
     ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,

@@ -51,15 +51,10 @@ pub(crate) fn best(
     }
     let mut reported = run.clone();
     let rest = &run.repeat_mgas_per_s[1..];
+    // The same median the intervals resample: the mean of the middle two of an even count.
     let mut sorted = rest.to_vec();
-    sorted.sort_by(f64::total_cmp);
     let n = sorted.len();
-    let median = if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    };
-    reported.throughput.mgas_per_s = median;
+    reported.throughput.mgas_per_s = bal_replay_bench::median(&mut sorted);
     reported.throughput.mgas_per_s_min = sorted[0];
     reported.throughput.mgas_per_s_max = sorted[n - 1];
     reported.throughput.repeats = n;
