@@ -87,7 +87,24 @@ amsterdam=("$bin/bal-replay" study --dump "$work/amsterdam/dump" --state "$work/
     --title "the Amsterdam dev chain (reth v2.5.1, 80 blocks)")
 study "$work/amsterdam/findings" "${amsterdam[@]}"
 
-# 5. Execution CPU per Mgas of recent mainnet blocks against the large study's chain, in one run.
+# 5. The same question on 16 cores: the runs scripts/sixteen-cores.sh made on a 16-core machine
+#    (docs/findings/sixteen-cores/), their page computed here over the same chain, generated again
+#    (a pure function of its parameters; a 4.7 GB state).
+dump_step "$work/sixteen/dump" 50 "$bin/bal-dump" generate --out "$work/sixteen/dump" --state "$work/sixteen/state" \
+    --blocks 50 --state-entries 100000000 --holders-per-token 20000 --accounts 200000
+sixteen=docs/findings/sixteen-cores
+runs="$work/sixteen/runs"
+if [ ! -e "$runs/bench.json" ]; then
+    mkdir -p "$runs"
+    cp "$sixteen/study.json" "$sixteen/sweep.json" "$runs/"
+    gunzip -c "$sixteen/bench.json.gz" > "$runs/bench.json.partial"
+    mv "$runs/bench.json.partial" "$runs/bench.json"
+fi
+"$bin/bal-replay" study --dump "$work/sixteen/dump" --state "$work/sixteen/state" --out "$work/sixteen/findings" \
+    --from-bench "$runs/bench.json" --disk "$sixteen/disk.txt" \
+    --title "a generated mainnet-like chain of 50 blocks over a 100 M-entry state, on a 16-core machine"
+
+# 6. Execution CPU per Mgas of recent mainnet blocks against the large study's chain, in one run.
 mkdir -p "$work/cpu"
 if [ ! -e "$work/cpu/table.md" ]; then
     scripts/cpu-per-gas.sh "$bin" "$work/cpu/runs" "$work/big/dump" "$work/big/state" > "$work/cpu/table.md.partial"
@@ -112,13 +129,29 @@ study_page() {
         -e "s|(sweep.svg)|(${prefix}sweep-$study.svg)|" -e "s|$bin/||g" -e "s|$work|WORK_DIR|g" \
         "$work/$study/findings/findings.md"
 }
+# The answer's sentences a first screen quotes from a study's page: what each design keeps, the
+# trade, and what parts the machine from the research.
+answer_of() {
+    python3 - "$1" <<'PY'
+import re, sys
+page = open(sys.argv[1]).read()
+answer = page.split("## The answer\n\n", 1)[1].split("\n", 1)[0]
+sentences = re.split(r"(?<=\.) (?=[A-Z])", answer)
+kept = sentences[:2] + [s for s in sentences if s.startswith("The research measured")]
+print(" ".join(kept))
+PY
+}
 {
     echo "# Findings"
     echo
     echo "$provenance The research's worst case for I/O, the mainnet fixture blocks and the Amsterdam dev chain have"
     echo "pages of their own: [worst case for I/O](findings/worst-case.md), [mainnet fixture blocks](findings/mainnet.md),"
-    echo "[Amsterdam dev chain](findings/amsterdam.md)."
+    echo "[Amsterdam dev chain](findings/amsterdam.md), [16 cores](findings/sixteen-cores.md)."
     echo "The dated notes under docs/notes/ are the history of how the project got here."
+    echo
+    # The 16-core study's answer, its first two sentences and where it parts from the research.
+    echo "**On 16 cores** ([its page](findings/sixteen-cores.md): the runs of \`scripts/sixteen-cores.sh\` on a 16-core machine,"
+    echo "a 50-block chain of the same shape over a 100 M-entry state): $(answer_of "$work/sixteen/findings/findings.md")"
     echo
     study_page big findings/
     echo "## Execution CPU per gas: the generated chain against mainnet"
@@ -129,11 +162,12 @@ study_page() {
     echo
     cat "$work/cpu/table.md"
 } > "$out.partial"
-for study in worst mainnet amsterdam; do
+for study in worst mainnet amsterdam sixteen; do
     {
         echo "# Findings: appendix"
         echo
         echo "$provenance Back to [the findings](../findings.md)."
+        [ "$study" = sixteen ] && cat "$sixteen/machine.txt"
         echo
         study_page "$study" ""
     } > "docs/findings/$study.md.partial"
@@ -142,4 +176,5 @@ mv "$out.partial" "$out"
 mv docs/findings/worst.md.partial docs/findings/worst-case.md
 mv docs/findings/mainnet.md.partial docs/findings/mainnet.md
 mv docs/findings/amsterdam.md.partial docs/findings/amsterdam.md
-echo "wrote $out, docs/findings/worst-case.md, docs/findings/mainnet.md and docs/findings/amsterdam.md (inputs and JSON in $work)"
+mv docs/findings/sixteen.md.partial docs/findings/sixteen-cores.md
+echo "wrote $out and docs/findings/{worst-case,mainnet,amsterdam,sixteen-cores}.md (inputs and JSON in $work)"

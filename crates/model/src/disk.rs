@@ -85,11 +85,17 @@ pub enum DiskModelError {
 impl DiskModel {
     /// The curve `scripts/fio-random-reads.sh` prints: a header line, then `depth iops
     /// mean_latency_us` per line (the latency column is not needed: depth / IOPS is used, which
-    /// is what a closed loop at that depth sees).
+    /// is what a closed loop at that depth sees). A line `# source: TEXT` names another tool
+    /// that measured the same reads, in place of fio.
     pub fn parse_fio_table(text: &str, path: &str) -> Result<Self, DiskModelError> {
         let mut points = Vec::new();
+        let mut source = String::from("fio 4 KiB O_DIRECT random reads");
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
+            if let Some(named) = line.strip_prefix("# source:") {
+                source = named.trim().to_string();
+                continue;
+            }
             if line.is_empty() || line.starts_with('#') || line.starts_with("depth") {
                 continue;
             }
@@ -106,11 +112,7 @@ impl DiskModel {
             }
             points.push(DiskPoint { depth, iops });
         }
-        Self::from_points(
-            points,
-            &format!("fio 4 KiB O_DIRECT random reads ({path})"),
-            path,
-        )
+        Self::from_points(points, &format!("{source} ({path})"), path)
     }
 
     /// A curve of measured points (reads in flight, reads per second), in any order; `what`
@@ -233,6 +235,26 @@ mod tests {
     use super::*;
 
     const FIO: &str = "depth iops mean_latency_us\n1 26600 37.4\n16 87400 182.7\n4 52000 76.5\n";
+
+    /// A table measured by another tool names it, and the label the pages print says so.
+    #[test]
+    fn a_table_names_the_tool_that_measured_it() {
+        assert!(
+            DiskModel::parse_fio_table(FIO, "fio.txt")
+                .unwrap()
+                .source
+                .starts_with("fio 4 KiB O_DIRECT random reads (fio.txt): QD1 26600")
+        );
+        let other = format!("# source: 4 KiB O_DIRECT random preads, one process per read\n{FIO}");
+        let disk = DiskModel::parse_fio_table(&other, "disk.txt").unwrap();
+        assert_eq!(disk.points().len(), 3);
+        assert!(
+            disk.source
+                .starts_with("4 KiB O_DIRECT random preads, one process per read (disk.txt): QD1"),
+            "{}",
+            disk.source
+        );
+    }
 
     #[test]
     fn a_fio_table_gives_latency_per_depth() {

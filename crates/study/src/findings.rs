@@ -205,10 +205,50 @@ pub struct ResearchGap {
     pub research_full_ms: f64,
     /// The same for its parallel I/O, ms.
     pub research_parallel_ms: f64,
+    /// What the disk allows parallel I/O at the depth its workers keep, where the disk was
+    /// measured.
+    pub disk_limit: Option<DiskLimit>,
+}
+
+/// The disk's limit on parallel I/O: its workers each wait on one read at a time, so no more
+/// reads are in flight than workers, and the disk serves them at its rate for that depth.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct DiskLimit {
+    /// Parallel I/O's workers at the headline batch.
+    pub workers: usize,
+    /// The disk's random reads per second with that many in flight (its table, interpolated).
+    pub iops: f64,
+    /// Parallel I/O's device reads per Mgas at the headline batch.
+    pub device_reads_per_mgas: f64,
+    /// The throughput that rate allows: IOPS over device reads per Mgas, Mgas/s.
+    pub mgas_per_s: f64,
+    /// That throughput over full BAL's at the headline batch.
+    pub share_of_full: f64,
+}
+
+impl DiskLimit {
+    fn of(
+        headline: &[HeadlineRow],
+        device_reads_per_mgas: Option<f64>,
+        disk: Option<&DiskModel>,
+    ) -> Option<Self> {
+        let full = headline.iter().find(|r| r.design == IoDesign::Full)?;
+        let parallel = headline.iter().find(|r| r.design == IoDesign::Parallel)?;
+        let reads = device_reads_per_mgas.filter(|r| *r > 0.0)?;
+        let iops = disk?.iops_at(parallel.threads as f64);
+        let mgas_per_s = iops / reads;
+        Some(Self {
+            workers: parallel.threads,
+            iops,
+            device_reads_per_mgas: reads,
+            mgas_per_s,
+            share_of_full: mgas_per_s / full.mgas_per_s.max(f64::MIN_POSITIVE),
+        })
+    }
 }
 
 impl ResearchGap {
-    fn of(carry: &[CarryRow]) -> Option<Self> {
+    fn of(carry: &[CarryRow], disk_limit: Option<DiskLimit>) -> Option<Self> {
         let full = carry.iter().find(|r| r.design == IoDesign::Full)?;
         let parallel = carry.iter().find(|r| r.design == IoDesign::Parallel)?;
         let execution_ms = full.cpu_ms_per_mgas?;
@@ -221,7 +261,39 @@ impl ResearchGap {
             research_full_ms: threads * 1e3 / bal_replay_report::research::FULL_BATCH_50_T16,
             research_parallel_ms: threads * 1e3
                 / bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
+            disk_limit,
         })
+    }
+
+    /// The disk's limit where it is tighter than the CPU's: then the disk at the workers' depth,
+    /// not the reads' CPU, is what holds parallel I/O here.
+    pub fn disk_binds(&self) -> Option<&DiskLimit> {
+        self.disk_limit
+            .as_ref()
+            .filter(|d| d.share_of_full < self.cpu_bound_share)
+    }
+
+    /// The research's RocksDB random reads per second at its 16 threads.
+    fn research_iops() -> f64 {
+        DiskModel::research_rocksdb().iops_at(16.0)
+    }
+
+    /// The answer's sentence on what parts this machine from the research.
+    pub fn answer_clause(&self) -> String {
+        match self.disk_binds() {
+            Some(disk) => format!(
+                "what parts this machine from it is the disk at the depth the workers keep: {} random reads/s with {} in flight here, against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
+                thousands(disk.iops),
+                disk.workers,
+                thousands(Self::research_iops()),
+                disk.device_reads_per_mgas,
+            ),
+            None => format!(
+                "what parts this machine from it is the reads' CPU, {:.2} ms per Mgas here against at most {:.2} in the research's figures",
+                self.reads_ms,
+                self.research_reads_ms()
+            ),
+        }
     }
 
     /// The research's parallel I/O reads' CPU per Mgas at most, ms: what its parallel I/O can
@@ -230,24 +302,67 @@ impl ResearchGap {
         self.research_parallel_ms - self.research_full_ms
     }
 
-    /// The page's sentences.
+    /// The page's sentences: the tighter of the two limits, CPU and the disk at the workers'
+    /// depth, names what parts this machine from the research.
     pub fn sentence(&self, measured_share: Option<f64>) -> String {
+        let measured = measured_share
+            .map(|s| format!(" (measured: {s:.2})"))
+            .unwrap_or_default();
+        if let Some(disk) = self.disk_binds() {
+            return format!(
+                "Parallel I/O's {} workers each wait on one read at a time, so at most {} reads are in flight: this disk serves {} random reads/s at that depth, which at the {:.1} device reads per Mgas parallel I/O made allows at most {:.0} Mgas/s, {:.2} of full BAL's throughput{measured}. Its CPU would allow more: its reads cost {:.2} ms of CPU per Mgas beside execution's {:.2} ms (each design's one-worker run), which on the same cores leaves it {:.2} of full BAL's. The research's RocksDB read {} random reads/s at 16 threads, and its parallel I/O's throughput leaves room for at most {:.1} device reads per Mgas: the disk's rate at the workers' depth and the device reads each Mgas needs, not the reads' CPU, are where this machine and the research part.",
+                disk.workers,
+                disk.workers,
+                thousands(disk.iops),
+                disk.device_reads_per_mgas,
+                disk.mgas_per_s,
+                disk.share_of_full,
+                self.reads_ms,
+                self.execution_ms,
+                self.cpu_bound_share,
+                thousands(Self::research_iops()),
+                bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
+            );
+        }
+        let disk_clause = self
+            .disk_limit
+            .map(|d| {
+                format!(
+                    " The disk would allow more: {} random reads/s with its {} workers' reads in flight, at {:.1} device reads per Mgas, leave it {:.2} of full BAL's.",
+                    thousands(d.iops),
+                    d.workers,
+                    d.device_reads_per_mgas,
+                    d.share_of_full
+                )
+            })
+            .unwrap_or_default();
         format!(
             "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside execution's {:.2} ms (each design's one-worker run), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. The research's figures leave its reads far less: with its 16 threads busy, full BAL used at most {:.2} ms of CPU per Mgas (16 over {:.0} Mgas/s) and parallel I/O at most {:.2} ms (16 over {:.0}), so its reads cost at most {:.2} ms per Mgas, {:.1} times fewer than here. The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).",
             self.reads_ms,
             self.execution_ms,
             self.cpu_bound_share,
-            measured_share
-                .map(|s| format!(" (measured: {s:.2})"))
-                .unwrap_or_default(),
+            measured,
             self.research_full_ms,
             bal_replay_report::research::FULL_BATCH_50_T16,
             self.research_parallel_ms,
             bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
             self.research_reads_ms(),
             self.reads_ms / self.research_reads_ms().max(f64::MIN_POSITIVE),
-        )
+        ) + &disk_clause
     }
+}
+
+/// A count of reads per second as the page prints it: 90,400.
+fn thousands(value: f64) -> String {
+    let digits = format!("{:.0}", value.max(0.0));
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The largest error, either way, that the projection may show against the research's own
@@ -333,6 +448,11 @@ impl Findings {
             .collect();
         let projected = project_onto_research_machine(bench, disk, headline_batch);
         let carry = carry_rows(bench, sizes, &designs, headline_batch);
+        let headline = headline_rows(bench, sizes, disk, &designs, headline_batch);
+        let research_gap = ResearchGap::of(
+            &carry,
+            DiskLimit::of(&headline, parallel_device_reads_per_mgas, disk),
+        );
         let parallel_over_batched = best(bench, IoDesign::Parallel, headline_batch)
             .zip(best(bench, IoDesign::Batched, headline_batch))
             .map(|(p, b)| Interval::ratio(&p, &b));
@@ -340,7 +460,7 @@ impl Findings {
             others_cpu_share: others_cpu_share(bench),
             threads_chosen_held_out: measured(bench).all(crate::runs::choice_held_out),
             headline_batch,
-            headline: headline_rows(bench, sizes, disk, &designs, headline_batch),
+            headline,
             scaling_batch_1: parallel_scaling(bench, 1),
             scaling_headline_batch: parallel_scaling(bench, headline_batch),
             latency: block_latencies(bench, &designs, 1),
@@ -355,7 +475,7 @@ impl Findings {
             regime: Regime::of(&residencies),
             projection_check: ProjectionCheck::against_research(&projected, headline_batch),
             projected,
-            research_gap: ResearchGap::of(&carry),
+            research_gap,
             carry,
             parallel_over_batched,
             sweep: Vec::new(),
@@ -456,9 +576,8 @@ impl Findings {
         }
         sentences.push(match &self.research_gap {
             Some(gap) => format!(
-                "The research measured parallel I/O at {research:.2} of full BAL (16 threads, batch 50), at most {bound:.1} device reads per Mgas; what parts this machine from it is the reads' CPU, {:.2} ms per Mgas here against at most {:.2} in the research's figures.",
-                gap.reads_ms,
-                gap.research_reads_ms()
+                "The research measured parallel I/O at {research:.2} of full BAL (16 threads, batch 50), at most {bound:.1} device reads per Mgas; {}.",
+                gap.answer_clause()
             ),
             None => format!(
                 "The research measured parallel I/O at {research:.2} of full BAL (16 threads, batch 50), at most {bound:.1} device reads per Mgas."
@@ -713,10 +832,13 @@ mod tests {
             cpu_us_per_device_read: None,
             bal_bytes_per_mgas: MeanSize::default(),
         };
-        let gap = ResearchGap::of(&[
-            row(IoDesign::Full, 0.897, None),
-            row(IoDesign::Parallel, 2.684, Some(1.787)),
-        ])
+        let gap = ResearchGap::of(
+            &[
+                row(IoDesign::Full, 0.897, None),
+                row(IoDesign::Parallel, 2.684, Some(1.787)),
+            ],
+            None,
+        )
         .unwrap();
         // 0.897 / (0.897 + 1.787); 16 threads over 13,881 and over 10,842 Mgas/s.
         assert!((gap.cpu_bound_share - 0.334).abs() < 0.001, "{gap:?}");
@@ -734,7 +856,111 @@ mod tests {
             "{sentence}"
         );
         // Without parallel I/O's run there is no gap to state.
-        assert_eq!(ResearchGap::of(&[row(IoDesign::Full, 0.9, None)]), None);
+        assert_eq!(
+            ResearchGap::of(&[row(IoDesign::Full, 0.9, None)], None),
+            None
+        );
+    }
+
+    /// Where the disk at the workers' depth allows less than the CPU, it is what the page names:
+    /// the 16-core machine's figures (16 workers, 90,400 reads/s at depth 16, 31.3 device reads
+    /// per Mgas, full BAL at 12,390 Mgas/s).
+    #[test]
+    fn the_disk_at_the_workers_depth_is_named_where_it_binds() {
+        let carry_row = |design, cpu: f64, reads: Option<f64>| CarryRow {
+            design,
+            threads: 1,
+            key_reads_per_mgas: 65.6,
+            device_reads_per_mgas: Some(31.3),
+            cpu_ms_per_mgas: Some(cpu),
+            read_cpu_ms_per_mgas: reads,
+            cpu_us_per_device_read: None,
+            bal_bytes_per_mgas: MeanSize::default(),
+        };
+        let headline_row = |design, threads, mgas_per_s| HeadlineRow {
+            design,
+            size: MeanSize::default(),
+            size_share_of_full: 1.0,
+            threads,
+            batch: 50,
+            mgas_per_s,
+            end_to_end_mgas_per_s: mgas_per_s,
+            end_to_end_share_of_full: 1.0,
+            share_of_full: Interval {
+                median: 1.0,
+                low: 1.0,
+                high: 1.0,
+            },
+            share_of_verified: None,
+            share_of_disk_bound: None,
+            device_reads_per_key: None,
+            residency: Residency::default(),
+        };
+        let disk = DiskModel::parse_fio_table(
+            "depth iops mean_latency_us\n1 27996 35.4\n4 65889 60.4\n16 90400 176.6\n64 115937 551.5\n",
+            "disk.txt",
+        )
+        .unwrap();
+        let headline = [
+            headline_row(IoDesign::Full, 16, 12_389.5),
+            headline_row(IoDesign::Parallel, 16, 2_213.8),
+        ];
+        let limit = DiskLimit::of(&headline, Some(31.3), Some(&disk)).unwrap();
+        // 90,400 / 31.3 = 2,888 Mgas/s, 0.233 of 12,389.5.
+        assert!((limit.mgas_per_s - 2888.2).abs() < 0.5, "{limit:?}");
+        assert!((limit.share_of_full - 0.2331).abs() < 0.001, "{limit:?}");
+        let gap = ResearchGap::of(
+            &[
+                carry_row(IoDesign::Full, 1.561, None),
+                carry_row(IoDesign::Parallel, 2.455, Some(0.893)),
+            ],
+            Some(limit),
+        )
+        .unwrap();
+        assert!(gap.disk_binds().is_some());
+        let sentence = gap.sentence(Some(0.18));
+        assert!(
+            sentence.contains("this disk serves 90,400 random reads/s at that depth, which at the 31.3 device reads per Mgas parallel I/O made allows at most 2888 Mgas/s, 0.23 of full BAL's throughput (measured: 0.18)"),
+            "{sentence}"
+        );
+        assert!(
+            sentence.contains("leaves it 0.64 of full BAL's"),
+            "{sentence}"
+        );
+        assert!(
+            gap.answer_clause()
+                .contains("90,400 random reads/s with 16 in flight here, against 180,000"),
+            "{}",
+            gap.answer_clause()
+        );
+        // With a disk four times as fast the CPU binds again, and the disk's allowance is said.
+        let fast = DiskLimit {
+            iops: 4.0 * limit.iops,
+            mgas_per_s: 4.0 * limit.mgas_per_s,
+            share_of_full: 4.0 * limit.share_of_full,
+            ..limit
+        };
+        let gap = ResearchGap {
+            disk_limit: Some(fast),
+            ..gap
+        };
+        assert!(gap.disk_binds().is_none());
+        assert!(
+            gap.answer_clause()
+                .contains("the reads' CPU, 0.89 ms per Mgas")
+        );
+        assert!(
+            gap.sentence(None).contains("leave it 0.93 of full BAL's"),
+            "{}",
+            gap.sentence(None)
+        );
+    }
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(90_400.4), "90,400");
+        assert_eq!(thousands(999.0), "999");
+        assert_eq!(thousands(1_234_567.0), "1,234,567");
     }
 
     #[test]

@@ -392,7 +392,11 @@ fn study_into(
     inputs: StudyInputs,
     mut on_run: impl FnMut(&RunResult),
 ) -> Result<StudyOutput, StudyError> {
-    let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
+    // A page computed again from earlier runs speaks of the machine they ran on.
+    let cores = match &inputs.earlier {
+        Some(earlier) => earlier.bench.cpus.max(1),
+        None => std::thread::available_parallelism().map_or(1, NonZeroUsize::get),
+    };
     let matrix = study_matrix(options, cores, inputs.shape.blocks);
     let measured_disk = match &inputs.earlier {
         Some(earlier) => earlier.measured_disk.clone(),

@@ -121,6 +121,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         std::fs::read_to_string(again.join("findings.md")).unwrap(),
         page
     );
+    assert_machine_of_the_runs(&dump, &state, &options, &output.bench_json);
 
     // With the disk's curve, the same runs projected onto the research's machine.
     let table = dir.path().join("fio.txt");
@@ -147,6 +148,35 @@ fn the_page_is_recomputed_from_its_bench_json() {
     assert_projected(&page, &bench);
 
     assert_given_disk_kept_apart(&dump, &state, &options, &output.bench_json, &table);
+}
+
+/// A page computed again from runs made on another machine speaks of that machine's cores (the
+/// bench's), not of the machine computing it.
+fn assert_machine_of_the_runs(
+    dump: &Path,
+    state: &Path,
+    options: &StudyOptions,
+    bench_json: &Path,
+) {
+    let mut bench: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
+    bench["cpus"] = serde_json::json!(16);
+    let elsewhere = options.out.with_file_name("sixteen-cores-bench.json");
+    std::fs::write(&elsewhere, serde_json::to_vec(&bench).unwrap()).unwrap();
+    let output = run_study(
+        dump,
+        state,
+        &StudyOptions {
+            out: options.out.with_file_name("sixteen-cores"),
+            from_bench: Some(elsewhere),
+            ..options.clone()
+        },
+        |_| panic!("nothing is replayed"),
+    )
+    .unwrap();
+    let page = std::fs::read_to_string(&output.page).unwrap();
+    assert!(page.contains("- **The machine**: 16 cores"), "{page}");
+    assert!(!page.contains("- **16 cores**: not measured"), "{page}");
 }
 
 /// A table the user gave (`--disk`) is kept as given, apart from a measured one, and the page
