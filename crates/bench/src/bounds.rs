@@ -141,7 +141,6 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
     for (name, value) in [
         ("timing.exec_with_io_s", t.exec_with_io_s),
         ("timing.prefetch_s", t.prefetch_s),
-        ("timing.prefetch_ahead_s", t.prefetch_ahead_s),
         ("timing.longest_txs_s", t.longest_txs_s),
         ("timing.commit_s", t.commit_s),
         ("timing.wall_s", t.wall_s),

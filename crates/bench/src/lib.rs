@@ -37,8 +37,8 @@ use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
     BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
-    ReplayOptions, ReplayReport, ScratchState, TaskOrder, check_state_identity, replay,
-    replay_independent, warm_up_kzg,
+    ReplayOptions, ReplayReport, ScratchState, check_state_identity, replay, replay_independent,
+    warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::{
@@ -146,8 +146,6 @@ pub struct BenchMatrix {
     pub designs: Vec<IoDesign>,
     /// Prefetch readers.
     pub io_threads: NonZeroUsize,
-    /// Task order.
-    pub order: TaskOrder,
     /// The order of hybrid's prefetch.
     pub prefetch_order: PrefetchOrder,
     /// Drop the page cache before each run (root only).
@@ -171,8 +169,6 @@ pub struct BenchMatrix {
     /// Runs of each configuration; the median by throughput is reported, with the spread. On a
     /// shared machine one run can be off by tens of percent.
     pub repeat: NonZeroUsize,
-    /// Prefetch batch k+1 while batch k executes ([`ReplayOptions::pipeline`]; batched and hybrid).
-    pub pipeline: bool,
     /// Which runs record their batch profiles ([`RunResult::batch_profiles`]) and keep them.
     pub profile: TaskProfiles,
     /// Pin worker `w` of every batch to CPU `pin_workers[w mod len]`
@@ -195,7 +191,6 @@ impl Default for BenchMatrix {
             batches: vec![n(1), n(10), n(50)],
             designs: IoDesign::ALL.to_vec(),
             io_threads: n(8),
-            order: TaskOrder::BlockOrder,
             prefetch_order: PrefetchOrder::default(),
             drop_caches: false,
             direct_io: false,
@@ -205,7 +200,6 @@ impl Default for BenchMatrix {
             block_cache_bytes: RocksOptions::default().block_cache_bytes,
             cache: CacheCapacity::default(),
             repeat: n(1),
-            pipeline: false,
             profile: TaskProfiles::Off,
             pin_workers: None,
             trust_state: false,
@@ -404,8 +398,6 @@ pub struct RunResult {
     pub store: StoreKind,
     /// Whether the page cache was dropped before the run.
     pub cold: bool,
-    /// Whether batch k+1 was prefetched while batch k executed.
-    pub pipelined: bool,
     /// The order of hybrid's prefetch (hybrid runs only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prefetch_order: Option<PrefetchOrder>,
@@ -450,8 +442,8 @@ pub struct RunResult {
 pub struct Throughput {
     /// Over execution with I/O, Mgas/s (the research's measure).
     pub mgas_per_s: f64,
-    /// End to end, Mgas/s: gas over the whole replay's wall time, with planning, prefetch, the
-    /// look-ahead, commits and reading the dump counted.
+    /// End to end, Mgas/s: gas over the whole replay's wall time, with planning, prefetch,
+    /// commits and reading the dump counted.
     pub end_to_end_mgas_per_s: f64,
     /// How many runs of this configuration were made (this one is the median by throughput).
     pub repeats: usize,
@@ -469,8 +461,6 @@ pub struct RunTiming {
     /// Of that, the prefetch that runs before execution (batched I/O). Hybrid's prefetch
     /// overlaps execution and is not counted apart.
     pub prefetch_s: f64,
-    /// The look-ahead prefetches (overlapping execution, not in `exec_with_io_s`).
-    pub prefetch_ahead_s: f64,
     /// Sum of each batch's longest transaction.
     pub longest_txs_s: f64,
     /// Commits.
@@ -485,11 +475,6 @@ impl RunTiming {
         Self {
             exec_with_io_s: r.exec_with_io.as_secs_f64(),
             prefetch_s: r.prefetch().as_secs_f64(),
-            prefetch_ahead_s: r
-                .batches
-                .iter()
-                .map(|b| b.prefetch_ahead.as_secs_f64())
-                .sum(),
             longest_txs_s: r.longest_txs.as_secs_f64(),
             commit_s: r.commit.as_secs_f64(),
             wall_s: r.wall.as_secs_f64(),
@@ -504,7 +489,7 @@ pub struct CacheCounts {
     pub hits: u64,
     /// Lookups read from the store on demand.
     pub misses: u64,
-    /// Keys prefetched before their batch executed (not the look-ahead's).
+    /// Keys prefetched before their batch executed.
     pub keys_prefetched: u64,
 }
 
@@ -611,7 +596,6 @@ impl RunResult {
             batch: config.batch.get(),
             store: config.store,
             cold,
-            pipelined: r.batches.iter().any(|b| b.keys_prefetched_ahead > 0),
             prefetch_order: None,
             io_threads: None,
             blocks: r.blocks,
@@ -647,10 +631,9 @@ impl RunResult {
     /// A short label ("parallel/hybrid t2 b50 rocksdb cold").
     pub fn label(&self) -> String {
         format!(
-            "{}/{}{} t{} b{} {}{}",
+            "{}/{} t{} b{} {}{}",
             self.mode.name(),
             self.design,
-            if self.pipelined { "+pipeline" } else { "" },
             self.threads,
             self.batch,
             self.store,
@@ -1027,13 +1010,11 @@ impl Bench<'_> {
         ReplayOptions {
             mode: run.mode,
             threads: run.threads,
-            order: self.matrix.order,
             design: run.design,
             batch: run.batch,
             io_threads: self.matrix.io_threads,
             prefetch_order: self.matrix.prefetch_order,
             cache: self.matrix.cache,
-            pipeline: self.matrix.pipeline,
             profile: self.matrix.profile.recorded(),
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
             trust_state: self.matrix.trust_state,
@@ -1531,7 +1512,6 @@ mod tests {
             batch: 50,
             store: StoreKind::Rocksdb,
             cold: true,
-            pipelined: true,
             prefetch_order: Some(PrefetchOrder::default()),
             io_threads: Some(2),
             blocks: 200,
@@ -1548,7 +1528,6 @@ mod tests {
             timing: RunTiming {
                 exec_with_io_s: 4.0,
                 prefetch_s: 0.5,
-                prefetch_ahead_s: 0.25,
                 longest_txs_s: 1.5,
                 commit_s: 0.75,
                 wall_s: 5.0,
@@ -1686,7 +1665,7 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
         let run = &json["runs"][0];
         assert_eq!(run["throughput"]["mgas_per_s"], 750.0);
-        assert_eq!(run["timing"]["prefetch_ahead_s"], 0.25);
+        assert_eq!(run["timing"]["prefetch_s"], 0.5);
         assert_eq!(run["cache"]["keys_prefetched"], 4_000);
         assert_eq!(run["latency"]["tx_p99_us"], 2_000);
         assert_eq!(run["disk"]["residency"]["basis"], "data-blocks");

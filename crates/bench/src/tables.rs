@@ -319,22 +319,21 @@ impl Tables<'_> {
         }
         let _ = writeln!(
             out,
-            "\n### Two numbers: execution with I/O, and end to end ({})\n\nEnd to end is gas over the whole replay's wall time: planning, prefetch, execution, commits, reading the dump, and the look-ahead of `--pipeline` (batch k+1's keys prefetched while batch k executes; it overlaps execution and is not in execution with I/O).\n",
+            "\n### Two numbers: execution with I/O, and end to end ({})\n\nEnd to end is gas over the whole replay's wall time: planning, prefetch, execution, commits and reading the dump.\n",
             self.backend
         );
         let _ = writeln!(
             out,
-            "| Run | Execution with I/O (MGas/s) | End to end (MGas/s) | Prefetch (s) | Look-ahead (s) | Commit (s) | Wall (s) |\n| --- | --- | --- | --- | --- | --- | --- |"
+            "| Run | Execution with I/O (MGas/s) | End to end (MGas/s) | Prefetch (s) | Commit (s) | Wall (s) |\n| --- | --- | --- | --- | --- | --- |"
         );
         for r in runs {
             let _ = writeln!(
                 out,
-                "| {} | {:.1} | {:.1} | {:.3} | {:.3} | {:.3} | {:.3} |",
+                "| {} | {:.1} | {:.1} | {:.3} | {:.3} | {:.3} |",
                 r.label(),
                 r.throughput.mgas_per_s,
                 r.throughput.end_to_end_mgas_per_s,
                 r.timing.prefetch_s,
-                r.timing.prefetch_ahead_s,
                 r.timing.commit_s,
                 r.timing.wall_s
             );

@@ -43,9 +43,6 @@ fn matrix() -> BenchMatrix {
         designs: vec![IoDesign::Parallel, IoDesign::Full, IoDesign::Batched],
         io_threads: n(2),
         in_memory: false,
-        // Batched runs prefetch batch k+1 while batch k executes: over MDBX the look-ahead reads
-        // through the overlay of commits kept in memory.
-        pipeline: true,
         ..BenchMatrix::default()
     }
 }
@@ -149,8 +146,8 @@ fn assert_the_database_is_untouched(dir: &Path, genesis: u64) {
     assert!(!dir.join("reth.bench-run").exists());
 }
 
-/// The tables name the backend measured, and each run's figures are as its pipeline and end to
-/// end time say.
+/// The tables name the backend measured, and each run's figures are as its end to end time
+/// says.
 fn assert_the_tables_name_mdbx(over_mdbx: &BenchResult, over_rocks: &BenchResult) {
     let tables = render_tables(over_mdbx);
     for text in [
@@ -194,11 +191,6 @@ fn assert_the_tables_name_mdbx(over_mdbx: &BenchResult, over_rocks: &BenchResult
     assert!(!tables.contains("RocksDB"), "{tables}");
     assert!(tables.contains("### Two numbers: execution with I/O, and end to end (MDBX)"));
     for r in over_mdbx.runs.iter().chain(&over_rocks.runs) {
-        // The pipeline looks ahead where there is a next batch, in the batched design only.
-        let looks_ahead =
-            r.design == IoDesign::Batched && r.mode == ExecMode::Parallel && r.batch == 1;
-        assert_eq!(r.pipelined, looks_ahead, "{}", r.label());
-        assert_eq!(r.label().contains("+pipeline"), looks_ahead);
         // End to end counts everything execution with I/O counts, and more.
         assert!(
             r.throughput.end_to_end_mgas_per_s > 0.0

@@ -80,7 +80,6 @@ impl BenchCommand {
             batches: shape.batch.clone(),
             designs: shape.io.clone(),
             io_threads: replay.io_threads,
-            order: replay.order,
             prefetch_order: replay.prefetch_order,
             drop_caches: disk.drop_caches,
             direct_io: rocksdb.direct_io,
@@ -90,7 +89,6 @@ impl BenchCommand {
             block_cache_bytes: rocksdb.block_cache_bytes,
             cache: replay.cache.into(),
             repeat: shape.repeat,
-            pipeline: replay.pipeline,
             profile: if replay.task_profile {
                 TaskProfiles::All
             } else {
@@ -175,11 +173,11 @@ fn render_disk_bound(result: &BenchResult, disk: &bal_replay_model::DiskModel) -
 }
 
 /// Batched I/O's prefetch against the disk at the prefetch's queue depth (the target: prefetch
-/// throughput at least 0.8 of fio's IOPS at the same queue depth). Only batched I/O without the
-/// look-ahead: its execution reads nothing from the state, so the run's device reads are its
-/// prefetch's, done in `prefetch_s` (the device's counters count every process's reads, and any a
-/// commit's flush or compaction makes: the rate is at most the prefetch's own). Hybrid and
-/// full-verify read beside execution, which the counters cannot split. The prefetch runs 2 x
+/// throughput at least 0.8 of fio's IOPS at the same queue depth). Only batched I/O: its
+/// execution reads nothing from the state, so the run's device reads are its prefetch's, done in
+/// `prefetch_s` (the device's counters count every process's reads, and any a commit's flush or
+/// compaction makes: the rate is at most the prefetch's own). Hybrid and full-verify read beside
+/// execution, which the counters cannot split. The prefetch runs 2 x
 /// `io_threads` reader threads, each with one read in flight (a multi-get reads its blocks one
 /// after the other without io_uring), and fio is read at that depth. Runs of an io_uring build are
 /// left out: there a multi-get submits its blocks at once, and the depth is not the readers'.
@@ -196,12 +194,11 @@ fn render_prefetch_against_disk(
         return out;
     }
     let mut rows = 0;
-    for r in result.runs.iter().filter(|r| {
-        r.store.is_disk()
-            && r.design == IoDesign::Batched
-            && !r.pipelined
-            && r.timing.prefetch_s > 0.0
-    }) {
+    for r in result
+        .runs
+        .iter()
+        .filter(|r| r.store.is_disk() && r.design == IoDesign::Batched && r.timing.prefetch_s > 0.0)
+    {
         let (Some(reads), Some(io_threads)) = (r.disk.device_reads, r.io_threads) else {
             continue;
         };
@@ -218,9 +215,7 @@ fn render_prefetch_against_disk(
         );
     }
     if rows == 0 {
-        out.push_str(
-            "| (no batched I/O run without the look-ahead, with device counters) | | | | | | | |\n",
-        );
+        out.push_str("| (no batched I/O run with device counters) | | | | | | | |\n");
     }
     out
 }
@@ -481,7 +476,6 @@ mod tests {
             batch: 10,
             store: StoreKind::Rocksdb,
             cold: true,
-            pipelined: false,
             prefetch_order: None,
             io_threads: None,
             blocks: 100,
@@ -498,7 +492,6 @@ mod tests {
             timing: RunTiming {
                 exec_with_io_s: gas as f64 / (mgas * 1e6),
                 prefetch_s: 0.0,
-                prefetch_ahead_s: 0.0,
                 longest_txs_s: 0.1,
                 commit_s: 0.1,
                 wall_s: 5.0,
@@ -567,26 +560,24 @@ mod tests {
         assert!(text.contains("best 60000 IOPS"), "{text}");
         // No batched run: the prefetch table says so rather than showing nothing.
         assert!(
-            text.contains("(no batched I/O run without the look-ahead"),
+            text.contains("(no batched I/O run with device counters)"),
             "{text}"
         );
     }
 
     #[test]
     fn batched_io_prefetch_is_set_against_fio_at_its_queue_depth() {
-        let prefetching = |design, pipelined| {
+        let prefetching = |design| {
             let mut r = run(design, 1000.0, 212_000, 60_000);
             r.io_threads = Some(8);
             r.timing.prefetch_s = 2.0;
-            r.pipelined = pipelined;
             r
         };
         let result = result(vec![
-            prefetching(IoDesign::Batched, false),
-            // The look-ahead reads beside execution, and hybrid's tasks read on demand:
-            // their device reads are not the prefetch's alone.
-            prefetching(IoDesign::Batched, true),
-            prefetching(IoDesign::Hybrid, false),
+            prefetching(IoDesign::Batched),
+            // Hybrid's tasks read on demand beside its prefetch: their device reads are not the
+            // prefetch's alone.
+            prefetching(IoDesign::Hybrid),
         ]);
         let fio =
             "depth iops mean_latency_us\n1 15000 66\n4 30000 133\n16 40000 400\n64 50000 1280\n";

@@ -20,7 +20,7 @@ pub mod run;
 pub mod study;
 
 use bal_replay_cache::CacheCapacity;
-use bal_replay_engine::{PrefetchOrder, TaskOrder};
+use bal_replay_engine::PrefetchOrder;
 use bal_replay_mdbx_state::StateSpec;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -223,12 +223,6 @@ pub struct ReplayArgs {
     /// Prefetch readers.
     #[arg(long, value_name = "N", value_parser = count, default_value = "8")]
     pub io_threads: NonZeroUsize,
-    /// Prefetch batch k+1 while batch k executes (batched and hybrid I/O).
-    #[arg(long)]
-    pub pipeline: bool,
-    /// Task order: block or longest-first.
-    #[arg(long, value_name = "ORDER", default_value = "block")]
-    pub order: TaskOrder,
     /// Hybrid's prefetch order: key or first-use (the tasks' first changes).
     #[arg(long, value_name = "ORDER", default_value = "key")]
     pub prefetch_order: PrefetchOrder,

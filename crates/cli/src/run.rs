@@ -83,13 +83,11 @@ impl RunCommand {
         ReplayOptions {
             mode: shape.mode,
             threads: shape.threads,
-            order: replay.order,
             design: shape.io,
             batch: shape.batch,
             io_threads: replay.io_threads,
             prefetch_order: replay.prefetch_order,
             cache: replay.cache.into(),
-            pipeline: replay.pipeline,
             profile: replay.task_profile,
             pin_workers: replay.pin_workers.as_deref().map(Into::into),
             trust_state: replay.trust.trust_state,
@@ -510,7 +508,6 @@ mod tests {
             timing: RunTiming {
                 exec_with_io_s: 0.5,
                 prefetch_s: 0.125,
-                prefetch_ahead_s: 0.0,
                 longest_txs_s: 0.25,
                 commit_s: 0.0625,
                 wall_s: 0.75,

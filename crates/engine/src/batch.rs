@@ -1,7 +1,6 @@
 //! A mega-block: consecutive blocks executed as one unit, with one BAL index space.
 
 use crate::{EngineError, IoDesign, design::diffs_only_bal};
-use alloy_consensus::Transaction;
 use alloy_eip7928::{
     AccountChanges, BlockAccessIndex, BlockAccessList, SlotChanges, StorageChange,
 };
@@ -45,32 +44,6 @@ pub struct Task {
     pub local_index: u64,
     /// BAL index in the batch's merged index space.
     pub global_index: u64,
-    /// Expected cost, for longest-first ordering: the gas limit of a transaction, 0 otherwise.
-    pub weight: u64,
-}
-
-/// The order in which workers take tasks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TaskOrder {
-    /// Block by block, transaction by transaction.
-    #[default]
-    BlockOrder,
-    /// Heaviest transactions first (by gas limit), so the longest ones do not end the batch alone.
-    LongestFirst,
-}
-
-impl std::str::FromStr for TaskOrder {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "block" | "block-order" => Ok(Self::BlockOrder),
-            "longest" | "longest-first" => Ok(Self::LongestFirst),
-            _ => Err(format!(
-                "unknown task order {s:?} (expected block or longest-first)"
-            )),
-        }
-    }
 }
 
 /// The order in which a prefetch beside execution (hybrid's) reads its keys.
@@ -159,16 +132,14 @@ impl BatchPlan {
                 kind: TaskKind::PreBlock,
                 local_index: 0,
                 global_index: next,
-                weight: 0,
             });
-            for (i, tx) in record.block.body.transactions.iter().enumerate() {
+            for i in 0..n {
                 let local = i as u64 + 1;
                 tasks.push(Task {
                     block: k,
                     kind: TaskKind::Tx(i),
                     local_index: local,
                     global_index: next + local,
-                    weight: tx.gas_limit(),
                 });
             }
             let post = n as u64 + 1;
@@ -177,7 +148,6 @@ impl BatchPlan {
                 kind: TaskKind::PostBlock,
                 local_index: post,
                 global_index: next + post,
-                weight: 0,
             });
             next += post + 1;
         }
@@ -224,32 +194,18 @@ impl BatchPlan {
         })
     }
 
-    /// The task list in `order`.
-    pub fn ordered_tasks(&self, order: TaskOrder) -> Vec<Task> {
-        let mut tasks = self.tasks.clone();
-        if order == TaskOrder::LongestFirst {
-            // Stable: equal weights keep block order.
-            tasks.sort_by_key(|t| std::cmp::Reverse(t.weight));
-        }
-        tasks
-    }
-
     /// The keys the merged BAL names (every account, every changed or read slot), account by
-    /// account in the order workers taking tasks in `order` first need them: an account's first
+    /// account in the order the tasks, taken in block order, first need them: an account's first
     /// use is the earliest task that changes it or one of its slots (that task reads the
     /// pre-batch value; a later writer reads the BAL's). Each account comes with all of its
     /// slots, in key order: a contract's slots lie side by side in the state, so read together
     /// they share data blocks, which one key at a time in first-use order would each read
     /// apart. Accounts nothing changes (in BALs that list reads) come last, in key order.
-    pub fn keys_by_first_use(&self, order: TaskOrder) -> Vec<StateKey> {
-        let mut rank = vec![u64::MAX; self.tasks.len()];
-        for (position, task) in self.ordered_tasks(order).iter().enumerate() {
-            if let Some(r) = rank.get_mut(task.global_index as usize) {
-                *r = position as u64;
-            }
-        }
-        let rank_of =
-            |index: BlockAccessIndex| rank.get(index.0 as usize).copied().unwrap_or(u64::MAX);
+    pub fn keys_by_first_use(&self) -> Vec<StateKey> {
+        // Workers take tasks in block order, and a task's global index is its place in that
+        // order; an index no task has sorts last.
+        let tasks = self.tasks.len() as u64;
+        let rank_of = |index: BlockAccessIndex| if index.0 < tasks { index.0 } else { u64::MAX };
         let mut accounts: Vec<(u64, &AccountChanges)> = self
             .merged
             .iter()

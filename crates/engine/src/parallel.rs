@@ -1,7 +1,7 @@
 //! BAL-parallel execution of a batch: every task at once, on `threads` workers.
 
 use crate::{
-    BatchPlan, EngineError, IoDesign, TaskOrder,
+    BatchPlan, EngineError, IoDesign,
     batch::{Task, TaskKind},
     profile::{TaskClock, TaskProfile},
     verify::check_block,
@@ -81,8 +81,6 @@ pub struct ParallelOptions {
     pub design: IoDesign,
     /// Workers.
     pub threads: NonZeroUsize,
-    /// The order in which workers take tasks.
-    pub order: TaskOrder,
     /// Record every task's profile ([`TaskProfile`]): two reads of the thread's CPU clock per task.
     pub profile: bool,
     /// Pin worker `w` to CPU `pin_workers[w mod len]` ([`crate::ReplayOptions::pin_workers`]).
@@ -101,7 +99,6 @@ pub fn execute_parallel<D>(
     db: &D,
     design: IoDesign,
     threads: NonZeroUsize,
-    order: TaskOrder,
 ) -> Result<ParallelOutcome, EngineError>
 where
     D: DatabaseRef + Sync + std::fmt::Debug,
@@ -110,7 +107,6 @@ where
     let options = ParallelOptions {
         design,
         threads,
-        order,
         profile: false,
         pin_workers: None,
     };
@@ -188,10 +184,10 @@ struct TaskRun {
     worker_run_delay_ns: Option<u64>,
 }
 
-/// Runs the plan's tasks on `threads` workers, in `order`.
+/// Runs the plan's tasks on `threads` workers, in block order.
 ///
 /// The error kept is the one of the lowest failing (block, index), whatever the number of workers
-/// or the task order: after a failure, tasks above it are skipped (they cannot change which error
+/// or their timing: after a failure, tasks above it are skipped (they cannot change which error
 /// is the lowest), and tasks below it still run, since one of them may fail too. Tasks are
 /// independent (each reads the BAL's writes below its index), so the lowest failing task is the
 /// same in every run.
@@ -209,12 +205,11 @@ where
     let ParallelOptions {
         design,
         threads,
-        order,
         profile,
         pin_workers,
     } = options;
     let pin_workers = pin_workers.as_deref().filter(|cpus| !cpus.is_empty());
-    let board = TaskBoard::new(plan, order);
+    let board = TaskBoard::new(plan);
     let worker = BatchWorker {
         config,
         plan,
@@ -269,9 +264,9 @@ struct TaskBoard {
 }
 
 impl TaskBoard {
-    fn new(plan: &BatchPlan, order: TaskOrder) -> Self {
+    fn new(plan: &BatchPlan) -> Self {
         Self {
-            tasks: plan.ordered_tasks(order),
+            tasks: plan.tasks.clone(),
             outputs: plan.tasks.iter().map(|_| Mutex::new(None)).collect(),
             cursor: AtomicUsize::new(0),
             lowest_failed: AtomicU64::new(u64::MAX),

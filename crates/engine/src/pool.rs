@@ -94,22 +94,15 @@ pub(crate) struct EnginePools {
     /// (`--io-threads` was the readers of each of accounts and slots, both at once, before the
     /// readers shared one queue; the flag keeps its meaning, so a run's reads in flight do too).
     pub(crate) readers: ThreadGroup,
-    /// Read the next batch's keys beside this batch's execution (the pipeline), which may run
-    /// while this batch's own prefetch does (hybrid): a group of its own, as large as `readers`.
-    pub(crate) ahead: Option<ThreadGroup>,
 }
 
 impl EnginePools {
-    /// Threads for `io_threads` prefetch readers, with look-ahead readers when the replay
-    /// pipelines.
-    pub(crate) fn new(io_threads: NonZeroUsize, pipeline: bool) -> Result<Self, EngineError> {
+    /// Threads for `io_threads` prefetch readers.
+    pub(crate) fn new(io_threads: NonZeroUsize) -> Result<Self, EngineError> {
         const TWO: NonZeroUsize = NonZeroUsize::new(2).expect("2 is not 0");
         let readers = io_threads.saturating_mul(TWO);
         Ok(Self {
             readers: ThreadGroup::new(readers, "bal-reader")?,
-            ahead: pipeline
-                .then(|| ThreadGroup::new(readers, "bal-ahead"))
-                .transpose()?,
         })
     }
 }

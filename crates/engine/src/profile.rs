@@ -187,24 +187,6 @@ impl BatchProfile {
             .unwrap_or(0);
         self.exec_ns.saturating_sub(last.saturating_sub(first))
     }
-
-    /// CPU taken beside the tasks while the batch executed, ns: the process's
-    /// ([`Self::process_cpu_ns`]) less the tasks' own and a concurrent prefetch's readers'.
-    /// What competes with the workers for cores without being a task: a one-worker run leaves it
-    /// a free core, more workers than cores do not. `None` where the process CPU was not recorded.
-    pub fn beside_cpu_ns(&self) -> Option<u64> {
-        let process = self.process_cpu_ns?;
-        let tasks = self
-            .tasks
-            .iter()
-            .map(|t| t.cpu_ns)
-            .fold(0u64, u64::saturating_add);
-        let readers = self
-            .prefetch
-            .filter(|p| p.concurrent)
-            .map_or(0, |p| p.cpu_ns);
-        Some(process.saturating_sub(tasks.saturating_add(readers)))
-    }
 }
 
 /// Time this thread has spent runnable but waiting for a core, ns: the second field of
@@ -285,21 +267,17 @@ mod tests {
         }
     }
 
-    /// A profile read from a crafted file may hold any `u64`: the serial part and the CPU beside
-    /// the tasks saturate instead of overflowing.
+    /// A profile read from a crafted file may hold any `u64`: the serial part saturates instead
+    /// of overflowing.
     #[test]
-    fn serial_and_beside_cpu_saturate_on_counts_no_run_records() {
+    fn serial_saturates_on_counts_no_run_records() {
         let mut batch = BatchProfile {
             tasks: vec![task(1), task(2)],
             exec_ns: 10_000,
-            process_cpu_ns: Some(5_000),
             ..BatchProfile::default()
         };
         batch.tasks[1].start_ns = u64::MAX;
-        batch.tasks[0].cpu_ns = u64::MAX;
-        batch.tasks[1].cpu_ns = u64::MAX;
         assert_eq!(batch.serial_ns(), 0);
-        assert_eq!(batch.beside_cpu_ns(), Some(0));
     }
 
     #[test]
@@ -346,36 +324,6 @@ mod tests {
         assert_eq!(back, batch);
         // Tasks ran from 0 to 5,900 ns of an 8,000 ns batch: 2,100 ns outside them.
         assert_eq!(batch.serial_ns(), 2_100);
-        // The process's 9 ns is less than the tasks' 4,215 ns of CPU: nothing beside them.
-        assert_eq!(batch.beside_cpu_ns(), Some(0));
-        let beside = |process: u64, prefetch: Option<PrefetchProfile>| {
-            BatchProfile {
-                process_cpu_ns: Some(process),
-                prefetch,
-                ..batch.clone()
-            }
-            .beside_cpu_ns()
-        };
-        assert_eq!(beside(5_000, None), Some(785));
-        // A concurrent prefetch's readers ran beside the tasks and are not "other" CPU; one
-        // before execution did not run in its window.
-        let readers = |concurrent| PrefetchProfile {
-            keys: 10,
-            readers: 2,
-            wall_ns: 900,
-            cpu_ns: 500,
-            concurrent,
-        };
-        assert_eq!(beside(5_000, Some(readers(true))), Some(285));
-        assert_eq!(beside(5_000, Some(readers(false))), Some(785));
-        assert_eq!(
-            BatchProfile {
-                process_cpu_ns: None,
-                ..batch.clone()
-            }
-            .beside_cpu_ns(),
-            None
-        );
         let mut short = json;
         short["tasks"]["gas"] = serde_json::json!([1]);
         let err = serde_json::from_value::<BatchProfile>(short).unwrap_err();

@@ -2,7 +2,7 @@
 
 use crate::{
     BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, PrefetchOrder, StateKey,
-    TaskOrder, execute_parallel_with, execute_sequential,
+    execute_parallel_with, execute_sequential,
     pool::{EnginePools, ThreadGroup},
     profile::{BatchProfile, PrefetchProfile, nanos},
 };
@@ -49,8 +49,6 @@ pub struct ReplayOptions {
     pub mode: ExecMode,
     /// Execution workers (parallel mode).
     pub threads: NonZeroUsize,
-    /// Order in which workers take tasks.
-    pub order: TaskOrder,
     /// Where reads come from.
     pub design: IoDesign,
     /// Blocks per batch (mega-block); state is committed once per batch.
@@ -62,11 +60,6 @@ pub struct ReplayOptions {
     pub prefetch_order: PrefetchOrder,
     /// Shared cache size.
     pub cache: CacheCapacity,
-    /// Prefetch batch k+1's keys while batch k executes (batched and hybrid designs; the others
-    /// ignore it). The look-ahead reads the state before batch k commits; batch k's commit then
-    /// updates the cache's entries of the keys it changed, so batch k+1 still sees its
-    /// pre-batch values.
-    pub pipeline: bool,
     /// Record every parallel batch's profile ([`BatchReport::profile`]): each task's CPU time,
     /// reads, worker and start, each prefetch's keys and CPU time, each commit.
     pub profile: bool,
@@ -90,13 +83,11 @@ impl Default for ReplayOptions {
         Self {
             mode: ExecMode::Parallel,
             threads: std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN),
-            order: TaskOrder::BlockOrder,
             design: IoDesign::Parallel,
             batch: NonZeroUsize::new(50).expect("50 is not 0"),
             io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
             prefetch_order: PrefetchOrder::default(),
             cache: CacheCapacity::default(),
-            pipeline: false,
             profile: false,
             pin_workers: None,
             trust_state: false,
@@ -130,11 +121,6 @@ pub struct BatchReport {
     pub busy: Duration,
     /// Keys loaded by prefetching.
     pub keys_prefetched: u64,
-    /// Prefetching the next batch's keys while this batch executed (`pipeline`): not part of
-    /// execution with I/O, which it overlaps.
-    pub prefetch_ahead: Duration,
-    /// Keys the look-ahead loaded from the store.
-    pub keys_prefetched_ahead: u64,
     /// Each transaction's execution time (parallel mode), in block order.
     pub tx_times: Vec<Duration>,
     /// The shared cache's cumulative counters after this batch.
@@ -210,12 +196,7 @@ impl ReplayReport {
     /// keys prefetched (a store with its own count, RocksDB, overrides this in the bench's and
     /// `run`'s disk evidence).
     pub fn cache_key_reads(&self) -> u64 {
-        self.cache.misses
-            + self
-                .batches
-                .iter()
-                .map(|b| b.keys_prefetched + b.keys_prefetched_ahead)
-                .sum::<u64>()
+        self.cache.misses + self.batches.iter().map(|b| b.keys_prefetched).sum::<u64>()
     }
 
     /// Throughput in Mgas/s over execution with I/O.
@@ -309,24 +290,12 @@ where
     (report.skipped, report.state_block_unchecked) =
         skip_held_records(dump, store, &mut records, options)?;
     let cache = SharedCache::new(store, options.cache);
-    let pipelines = options.pipeline
-        && options.mode == ExecMode::Parallel
-        && matches!(options.design, IoDesign::Batched | IoDesign::Hybrid);
-    let pools = EnginePools::new(options.io_threads, pipelines)?;
-    let mut next = read_plan(&mut records, options)?;
-    while let Some((plan, prepare)) = next.take() {
+    let pools = EnginePools::new(options.io_threads)?;
+    while let Some((plan, prepare)) = read_plan(&mut records, options)? {
         let gas = report.checked_gas_with(&plan)?;
-        // With the pipeline, batch k+1 is read and planned before batch k executes, so its keys
-        // can be prefetched beside it.
-        let ahead = if pipelines {
-            read_plan(&mut records, options)?
-        } else {
-            None
-        };
         let mut batch_report = replay_batch(
             config,
             (plan, prepare),
-            ahead.as_ref().map(|(plan, _)| plan),
             store,
             (&cache, &pools),
             options,
@@ -341,11 +310,6 @@ where
         report.commit += batch_report.commit;
         on_batch(&batch_report);
         report.batches.push(batch_report);
-        next = if pipelines {
-            ahead
-        } else {
-            read_plan(&mut records, options)?
-        };
     }
     report.wall = wall.elapsed();
     report.cache = cache.stats();
@@ -383,7 +347,7 @@ where
     let wall = Instant::now();
     // One set of readers for every block: at a batch of one block, starting them per block costs
     // more than many a block's prefetch.
-    let pools = EnginePools::new(options.io_threads, false)?;
+    let pools = EnginePools::new(options.io_threads)?;
     for record in dump.records() {
         let record = record?;
         let number = record.number();
@@ -417,7 +381,6 @@ where
         let mut batch_report = replay_batch(
             config,
             plan,
-            None,
             &store,
             (&cache, &pools),
             options,
@@ -607,12 +570,10 @@ fn check_state_block<S: StateReader>(
     }
 }
 
-/// Executes and commits one batch (planned in `prepare`), prefetching `ahead`'s keys beside its
-/// execution when given.
+/// Executes and commits one batch (planned in `prepare`).
 fn replay_batch<S>(
     config: &ChainConfig,
     (plan, prepare): (BatchPlan, Duration),
-    ahead: Option<&BatchPlan>,
     store: &S,
     (cache, pools): (&SharedCache<&S>, &EnginePools),
     options: &ReplayOptions,
@@ -630,7 +591,7 @@ where
         ..Default::default()
     };
 
-    let changes = execute_batch(config, &plan, ahead, cache, pools, options, &mut report)?;
+    let changes = execute_batch(config, &plan, cache, pools, options, &mut report)?;
     let last_hash = plan
         .records
         .last()
@@ -656,7 +617,6 @@ where
 fn execute_batch<S: StateReader>(
     config: &ChainConfig,
     plan: &BatchPlan,
-    ahead: Option<&BatchPlan>,
     cache: &SharedCache<&S>,
     pools: &EnginePools,
     options: &ReplayOptions,
@@ -691,9 +651,7 @@ fn execute_batch<S: StateReader>(
             report.prefetch = t.elapsed();
             report.keys_prefetched = prefetched.keys;
             report.prefetch_profile = Some(prefetched);
-            let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
-                execute_parallel_with(config, plan, cache, parallel_options(options))
-            })?;
+            let out = execute_parallel_with(config, plan, cache, parallel_options(options))?;
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Parallel) => {
@@ -701,7 +659,7 @@ fn execute_batch<S: StateReader>(
             report.take_parallel(out)
         }
         (ExecMode::Parallel, IoDesign::Hybrid) => {
-            execute_hybrid(config, plan, ahead, cache, pools, options, report)?
+            execute_hybrid(config, plan, cache, pools, options, report)?
         }
     };
     Ok(changes)
@@ -759,7 +717,6 @@ fn execute_full_verify<S: StateReader>(
 fn execute_hybrid<S: StateReader>(
     config: &ChainConfig,
     plan: &BatchPlan,
-    ahead: Option<&BatchPlan>,
     cache: &SharedCache<&S>,
     pools: &EnginePools,
     options: &ReplayOptions,
@@ -777,14 +734,12 @@ fn execute_hybrid<S: StateReader>(
         // Ordering the keys is the prefetcher's work, beside execution too.
         let prefetcher = scope.spawn(|| match options.prefetch_order {
             PrefetchOrder::FirstUse => {
-                let keys = plan.keys_by_first_use(options.order);
+                let keys = plan.keys_by_first_use();
                 prefetch_in_order(cache, &keys, &pools.readers)
             }
             PrefetchOrder::Key => prefetch(cache, plan, &pools.readers, design),
         });
-        let out = with_prefetch_ahead(cache, ahead, pools, options, report, || {
-            execute_parallel_with(config, plan, cache, parallel_options(options))
-        });
+        let out = execute_parallel_with(config, plan, cache, parallel_options(options));
         let prefetched = prefetcher
             .join()
             .map_err(|_| EngineError::WorkerPanic("prefetcher".into()));
@@ -807,7 +762,6 @@ fn parallel_options(options: &ReplayOptions) -> ParallelOptions {
     ParallelOptions {
         design: options.design,
         threads: options.threads,
-        order: options.order,
         profile: options.profile,
         pin_workers: options.pin_workers.clone(),
     }
@@ -1050,39 +1004,6 @@ fn pre_value_mismatch(
         claimed: format!("{claimed:?}"),
         state: format!("{state:?}"),
     }
-}
-
-/// Runs `execute` while, when `ahead` is given, the next batch's keys are prefetched beside it
-/// (the pipeline), recording the look-ahead's time and keys in `report`. The look-ahead reads the
-/// state as of before this batch's commit; the commit's `apply_changes` then brings the keys this
-/// batch changed up to date in the cache. An execution error is returned before a look-ahead one.
-fn with_prefetch_ahead<S: StateReader, T>(
-    cache: &SharedCache<&S>,
-    ahead: Option<&BatchPlan>,
-    pools: &EnginePools,
-    options: &ReplayOptions,
-    report: &mut BatchReport,
-    execute: impl FnOnce() -> Result<T, EngineError>,
-) -> Result<T, EngineError> {
-    let (Some(ahead), Some(readers)) = (ahead, pools.ahead.as_ref()) else {
-        return execute();
-    };
-    let (out, looked_ahead) = std::thread::scope(|scope| {
-        let look_ahead = scope.spawn(|| {
-            let t = Instant::now();
-            prefetch(cache, ahead, readers, options.design).map(|p| (p.keys, t.elapsed()))
-        });
-        let out = execute();
-        let looked_ahead = look_ahead
-            .join()
-            .map_err(|_| EngineError::WorkerPanic("look-ahead prefetcher".into()));
-        (out, looked_ahead)
-    });
-    let out = out?;
-    let (keys, time) = looked_ahead??;
-    report.keys_prefetched_ahead = keys;
-    report.prefetch_ahead = time;
-    Ok(out)
 }
 
 /// Every account the plan's merged BAL names, and every slot it lists (writes, and reads when the

@@ -4,7 +4,7 @@
 //! All 80 blocks must be exact everywhere, and every replay must leave sequential execution's state.
 
 use bal_replay_dump::DumpReader;
-use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, TaskOrder, check_record, replay};
+use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, check_record, replay};
 use bal_replay_executor::{ChainConfig, ExecError};
 use bal_replay_fixtures::default_amsterdam_dev_dir;
 use bal_replay_import::{ChainFixture, import_chain};
@@ -59,7 +59,6 @@ fn the_amsterdam_dev_chain_imports_and_replays_exactly_in_every_design() {
         let options = ReplayOptions {
             mode: *mode,
             threads: NonZeroUsize::new(*threads).unwrap(),
-            order: TaskOrder::LongestFirst,
             design: *design,
             batch: NonZeroUsize::new(*batch).unwrap(),
             io_threads: NonZeroUsize::new(2).unwrap(),

@@ -2,50 +2,25 @@
 //! and receipts root, write exactly the BAL, and leave the same state as sequential execution.
 
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptions};
-use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, TaskOrder, replay};
+use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
 use bal_replay_executor::{BlockOutput, ChainConfig};
 use bal_replay_fixtures::{Fixture, default_mainnet_dir, fixture_dirs};
 use bal_replay_import::{import_fixture, seed_rocks_state};
 use bal_replay_state::{FlatContents, RocksOptions, RocksStore};
 use std::{num::NonZeroUsize, path::Path};
 
-/// A mode a block is replayed in: how it executes, its I/O design, its worker count and order.
-type Mode = (ExecMode, IoDesign, usize, TaskOrder);
+/// A mode a block is replayed in: how it executes, its I/O design and its worker count.
+type Mode = (ExecMode, IoDesign, usize);
 
 /// Every mode each block is replayed in; the first, sequential, is the truth.
 fn modes() -> Vec<Mode> {
     vec![
-        (
-            ExecMode::Sequential,
-            IoDesign::Parallel,
-            1,
-            TaskOrder::BlockOrder,
-        ),
-        (
-            ExecMode::Sequential,
-            IoDesign::Full,
-            1,
-            TaskOrder::BlockOrder,
-        ),
-        (ExecMode::Parallel, IoDesign::Full, 2, TaskOrder::BlockOrder),
-        (
-            ExecMode::Parallel,
-            IoDesign::Batched,
-            2,
-            TaskOrder::LongestFirst,
-        ),
-        (
-            ExecMode::Parallel,
-            IoDesign::Parallel,
-            3,
-            TaskOrder::BlockOrder,
-        ),
-        (
-            ExecMode::Parallel,
-            IoDesign::Hybrid,
-            2,
-            TaskOrder::LongestFirst,
-        ),
+        (ExecMode::Sequential, IoDesign::Parallel, 1),
+        (ExecMode::Sequential, IoDesign::Full, 1),
+        (ExecMode::Parallel, IoDesign::Full, 2),
+        (ExecMode::Parallel, IoDesign::Batched, 2),
+        (ExecMode::Parallel, IoDesign::Parallel, 3),
+        (ExecMode::Parallel, IoDesign::Hybrid, 2),
     ]
 }
 
@@ -103,7 +78,7 @@ fn replay_in_each_mode(
 ) -> Vec<FlatContents> {
     let number = record.number();
     let mut contents = Vec::new();
-    for (i, (mode, design, threads, order)) in modes.iter().enumerate() {
+    for (i, (mode, design, threads)) in modes.iter().enumerate() {
         if wipes_existing && *mode == ExecMode::Parallel {
             continue;
         }
@@ -112,7 +87,6 @@ fn replay_in_each_mode(
         let options = ReplayOptions {
             mode: *mode,
             threads: NonZeroUsize::new(*threads).unwrap(),
-            order: *order,
             design: *design,
             batch: NonZeroUsize::new(1).unwrap(),
             io_threads: NonZeroUsize::new(2).unwrap(),

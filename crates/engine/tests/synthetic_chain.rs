@@ -3,7 +3,7 @@
 
 use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, WriterOptions};
 use bal_replay_engine::{
-    EngineError, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ScratchState, TaskOrder, replay,
+    EngineError, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ScratchState, replay,
 };
 use bal_replay_executor::{ChainConfig, ExecError};
 use bal_replay_state::{RocksOptions, RocksStore, StateReader};
@@ -44,11 +44,7 @@ fn every_mode_leaves_the_sequential_state() {
         (ExecMode::Sequential, IoDesign::FullVerify, 1, 3),
         // Hybrid's prefetch in first-use order (the only hybrid run with 4 workers).
         (ExecMode::Parallel, IoDesign::Hybrid, 4, 3),
-        // The pipeline: batch k+1's keys prefetched while batch k executes.
-        (ExecMode::Parallel, IoDesign::Batched, 2, 2),
-        (ExecMode::Parallel, IoDesign::Hybrid, 3, 3),
     ];
-    let pipelined = runs.len() - 2;
     let mut digests = Vec::new();
     for (i, (mode, design, threads, batch)) in runs.into_iter().enumerate() {
         let work = ScratchState::checkpoint_of(&pristine, &format!("run-{i}")).unwrap();
@@ -58,13 +54,7 @@ fn every_mode_leaves_the_sequential_state() {
             threads: NonZeroUsize::new(threads).unwrap(),
             batch: NonZeroUsize::new(batch).unwrap(),
             design,
-            order: if i % 2 == 0 {
-                TaskOrder::BlockOrder
-            } else {
-                TaskOrder::LongestFirst
-            },
             io_threads: NonZeroUsize::new(2).unwrap(),
-            pipeline: i >= pipelined,
             prefetch_order: if design == IoDesign::Hybrid && threads == 4 {
                 PrefetchOrder::FirstUse
             } else {
@@ -77,19 +67,6 @@ fn every_mode_leaves_the_sequential_state() {
             .unwrap_or_else(|e| panic!("{mode:?}/{design} t{threads} b{batch}: {e}"));
         assert_eq!(report.blocks, 8);
         assert_eq!(batches, 8usize.div_ceil(batch));
-        // Every batch but the last looked ahead (and read keys the next batch needs), and only
-        // when asked to.
-        let ahead: Vec<u64> = report
-            .batches
-            .iter()
-            .map(|b| b.keys_prefetched_ahead)
-            .collect();
-        if options.pipeline {
-            assert!(ahead[..ahead.len() - 1].iter().all(|n| *n > 0), "{ahead:?}");
-            assert_eq!(ahead.last(), Some(&0));
-        } else {
-            assert!(ahead.iter().all(|n| *n == 0), "{ahead:?}");
-        }
         assert_eq!(
             store.applied_block().unwrap(),
             Some(last),
@@ -297,10 +274,10 @@ fn assert_lowest_mismatch_reported(
     lowest: Mismatch,
 ) {
     let (block, index, address, slot) = lowest;
-    let (design, threads, order) = (options.design, options.threads, options.order);
+    let (design, threads) = (options.design, options.threads);
     let err = replay(&ChainConfig::mainnet(), bad, store, options, |_| {})
         .expect_err("a tampered BAL must fail");
-    let what = format!("{design} t{threads} {order:?}: {err}");
+    let what = format!("{design} t{threads}: {err}");
     match &err {
         EngineError::Exec(ExecError::BalMismatch {
             block: b,
@@ -328,8 +305,8 @@ fn assert_lowest_mismatch_reported(
 
 /// Three mismatches in one batch: a slot write of one transaction, a balance write of a later
 /// transaction of the same block, and a balance write in a later block. Every parallel run, with
-/// any number of workers and either task order, must report the first: its block, its transaction
-/// index, its account and its slot.
+/// any number of workers, must report the first: its block, its transaction index, its account
+/// and its slot.
 #[test]
 fn with_many_workers_the_lowest_mismatch_is_reported() {
     let tmp = tempfile::tempdir().unwrap();
@@ -362,25 +339,22 @@ fn with_many_workers_the_lowest_mismatch_is_reported() {
     let mut runs = 0;
     for design in [IoDesign::Full, IoDesign::Parallel] {
         for threads in [2, 3, 4] {
-            for order in [TaskOrder::BlockOrder, TaskOrder::LongestFirst] {
-                for _ in 0..4 {
-                    let options = ReplayOptions {
-                        mode: ExecMode::Parallel,
-                        threads: NonZeroUsize::new(threads).unwrap(),
-                        // Blocks 0..=3 in one batch: all three mismatches run at once.
-                        batch: NonZeroUsize::new(4).unwrap(),
-                        design,
-                        order,
-                        io_threads: NonZeroUsize::new(2).unwrap(),
-                        ..ReplayOptions::default()
-                    };
-                    assert_lowest_mismatch_reported(&bad, &store, before, &options, lowest);
-                    runs += 1;
-                }
+            for _ in 0..4 {
+                let options = ReplayOptions {
+                    mode: ExecMode::Parallel,
+                    threads: NonZeroUsize::new(threads).unwrap(),
+                    // Blocks 0..=3 in one batch: all three mismatches run at once.
+                    batch: NonZeroUsize::new(4).unwrap(),
+                    design,
+                    io_threads: NonZeroUsize::new(2).unwrap(),
+                    ..ReplayOptions::default()
+                };
+                assert_lowest_mismatch_reported(&bad, &store, before, &options, lowest);
+                runs += 1;
             }
         }
     }
-    assert_eq!(runs, 48);
+    assert_eq!(runs, 24);
 }
 
 /// The verifying full design reads every pre-value a record claims from the state: a claimed value

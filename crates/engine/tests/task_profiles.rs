@@ -5,7 +5,7 @@ use bal_replay_cache::ReadKind;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
     BatchPlan, BatchProfile, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ReplayReport,
-    ScratchState, StateKey, TaskOrder, replay,
+    ScratchState, StateKey, replay,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_state::{RocksOptions, RocksStore};
@@ -52,7 +52,6 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
             threads: NonZeroUsize::new(threads).unwrap(),
             batch: NonZeroUsize::new(4).unwrap(),
             design,
-            order: TaskOrder::LongestFirst,
             io_threads: NonZeroUsize::new(2).unwrap(),
             profile: true,
             ..ReplayOptions::default()
@@ -79,8 +78,14 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
             assert_eq!(keys.len(), profile.tasks.len(), "{design}: a task twice");
             let blocks = (batch.last_block - batch.first_block + 1) as usize;
             assert_eq!(profile.tasks.len(), batch.txs + 2 * blocks);
-            // Longest first: transactions of the highest gas limit before any system task.
-            assert_eq!(profile.tasks.last().map(|t| t.gas), Some(0));
+            // Workers take tasks in block order.
+            assert!(
+                profile
+                    .tasks
+                    .windows(2)
+                    .all(|w| (w[0].block, w[0].index) < (w[1].block, w[1].index)),
+                "{design}: tasks out of block order"
+            );
             for t in &profile.tasks {
                 assert!((t.worker as usize) < threads);
                 assert!(t.start_ns + t.wall_ns <= profile.exec_ns + 1_000_000);
@@ -90,14 +95,13 @@ fn every_task_is_profiled_once_with_the_replays_own_counts() {
             assert_eq!(profile.commit_ns, batch.commit.as_nanos() as u64);
             assert!(profile.commit_ns > 0);
             // The process's CPU over the batch's execution holds its tasks' (the tasks ran
-            // inside it), and what was taken beside them is that difference.
+            // inside it).
             let task_cpu: u64 = profile.tasks.iter().map(|t| t.cpu_ns).sum();
             let process_cpu = profile.process_cpu_ns.expect("the process's CPU");
             assert!(
                 process_cpu >= task_cpu,
                 "{design}: {process_cpu} < {task_cpu}"
             );
-            assert_eq!(profile.beside_cpu_ns(), Some(process_cpu - task_cpu));
             tasks += profile.tasks.len();
             gas += profile.tasks.iter().map(|t| t.gas).sum::<u64>();
             reads += profile.tasks.iter().map(|t| t.reads).sum::<u64>();
@@ -171,13 +175,9 @@ fn profiles_are_recorded_only_when_asked_and_change_no_result() {
     }
 }
 
-/// The first position, in `order`'s task order, of a task that changes `key` in the plan's BAL.
-fn first_change(plan: &BatchPlan, order: TaskOrder, key: StateKey) -> Option<usize> {
-    let position = |index: u64| {
-        plan.ordered_tasks(order)
-            .iter()
-            .position(|t| t.global_index == index)
-    };
+/// The first position, in the plan's task order, of a task that changes `key` in the plan's BAL.
+fn first_change(plan: &BatchPlan, key: StateKey) -> Option<usize> {
+    let position = |index: u64| plan.tasks.iter().position(|t| t.global_index == index);
     let (address, slot) = match key {
         StateKey::Account(address) => (address, None),
         StateKey::Slot(address, slot) => (address, Some(slot)),
@@ -232,49 +232,43 @@ fn keys_by_first_use_are_every_key_once_account_by_account_in_the_order_tasks_ch
                 )
             })
             .collect();
-        for order in [TaskOrder::BlockOrder, TaskOrder::LongestFirst] {
-            let keys = plan.keys_by_first_use(order);
-            let named: BTreeSet<String> = keys
-                .iter()
-                .map(|k| match k {
-                    StateKey::Account(a) => format!("{a}"),
-                    StateKey::Slot(a, s) => format!("{a}/{s}"),
-                })
-                .collect();
-            assert_eq!(named.len(), keys.len(), "{design} {order:?}: a key twice");
-            assert_eq!(named, every, "{design} {order:?}");
-            // Account by account, each with its slots: an address never comes back once left.
-            let addresses: Vec<_> = keys
-                .iter()
-                .map(|k| match k {
-                    StateKey::Account(a) | StateKey::Slot(a, _) => *a,
-                })
-                .collect();
-            let mut runs = addresses.clone();
-            runs.dedup();
-            let distinct: BTreeSet<_> = runs.iter().collect();
-            assert_eq!(
-                distinct.len(),
-                runs.len(),
-                "{design} {order:?}: an account split"
-            );
-            assert!(matches!(keys[0], StateKey::Account(_)));
-            // Accounts in the order a task first changes them (or one of their slots); those no
-            // task changes (accounts batched I/O's BAL only reads) come last.
-            let ranks: Vec<usize> = runs
-                .iter()
-                .map(|a| first_change(&plan, order, StateKey::Account(*a)).unwrap_or(usize::MAX))
-                .collect();
-            assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{design} {order:?}");
-            assert!(ranks[0] < usize::MAX);
-            let unchanged = ranks.iter().filter(|&&r| r == usize::MAX).count();
-            match design {
-                IoDesign::Hybrid => assert_eq!(unchanged, 0, "diffs only"),
-                _ => assert!(
-                    unchanged > 0,
-                    "batched I/O's BAL lists accounts it only reads"
-                ),
-            }
+        let keys = plan.keys_by_first_use();
+        let named: BTreeSet<String> = keys
+            .iter()
+            .map(|k| match k {
+                StateKey::Account(a) => format!("{a}"),
+                StateKey::Slot(a, s) => format!("{a}/{s}"),
+            })
+            .collect();
+        assert_eq!(named.len(), keys.len(), "{design}: a key twice");
+        assert_eq!(named, every, "{design}");
+        // Account by account, each with its slots: an address never comes back once left.
+        let addresses: Vec<_> = keys
+            .iter()
+            .map(|k| match k {
+                StateKey::Account(a) | StateKey::Slot(a, _) => *a,
+            })
+            .collect();
+        let mut runs = addresses.clone();
+        runs.dedup();
+        let distinct: BTreeSet<_> = runs.iter().collect();
+        assert_eq!(distinct.len(), runs.len(), "{design}: an account split");
+        assert!(matches!(keys[0], StateKey::Account(_)));
+        // Accounts in the order a task first changes them (or one of their slots); those no
+        // task changes (accounts batched I/O's BAL only reads) come last.
+        let ranks: Vec<usize> = runs
+            .iter()
+            .map(|a| first_change(&plan, StateKey::Account(*a)).unwrap_or(usize::MAX))
+            .collect();
+        assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{design}");
+        assert!(ranks[0] < usize::MAX);
+        let unchanged = ranks.iter().filter(|&&r| r == usize::MAX).count();
+        match design {
+            IoDesign::Hybrid => assert_eq!(unchanged, 0, "diffs only"),
+            _ => assert!(
+                unchanged > 0,
+                "batched I/O's BAL lists accounts it only reads"
+            ),
         }
     }
 }

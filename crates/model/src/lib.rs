@@ -111,11 +111,6 @@ pub struct Measured {
     /// worker where the model did.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub worker_run_delay_s: f64,
-    /// CPU other threads took while the batches executed, beside the tasks, s: measured only,
-    /// the run's (`BatchProfile::beside_cpu_ns`; 0 for profiles recorded before it was). The
-    /// simulation gives it no share of the cores: predicted, it is 0.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub beside_cpu_s: f64,
 }
 
 fn is_zero(x: &f64) -> bool {

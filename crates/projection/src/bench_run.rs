@@ -12,7 +12,6 @@ pub(crate) struct Group {
     pub(crate) batch: usize,
     pub(crate) store: StoreKind,
     pub(crate) cold: bool,
-    pub(crate) pipelined: bool,
     /// Hybrid's prefetch order: a different schedule of its reads.
     pub(crate) prefetch_order: Option<PrefetchOrder>,
 }
@@ -59,7 +58,6 @@ impl BenchRun {
                 batch: run.batch,
                 store: run.store,
                 cold: run.cold,
-                pipelined: run.pipelined,
                 prefetch_order: run.prefetch_order,
             },
             parallel: run.mode == ExecMode::Parallel,
@@ -121,7 +119,6 @@ impl BenchRun {
             on_demand_reads: reads as f64,
             task_cpu_s: task_cpu_ns / 1e9,
             worker_run_delay_s: self.batches_sum_s(|b| b.worker_run_delay_ns),
-            beside_cpu_s: self.batches_sum_s(BatchProfile::beside_cpu_ns),
         }
     }
 

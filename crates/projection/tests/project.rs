@@ -82,7 +82,6 @@ fn run(
         batch: BATCH,
         store: StoreKind::Rocksdb,
         cold: false,
-        pipelined: false,
         prefetch_order: order,
         io_threads: None,
         blocks: BATCHES,
@@ -99,7 +98,6 @@ fn run(
         timing: RunTiming {
             exec_with_io_s,
             prefetch_s: 0.0,
-            prefetch_ahead_s: 0.0,
             longest_txs_s: 0.001,
             commit_s: 0.002,
             wall_s: exec_with_io_s + 0.002,

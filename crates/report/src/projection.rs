@@ -26,8 +26,7 @@ fn reads(c: &bal_replay_model::Check) -> String {
 }
 
 /// One of a check's figures in seconds, measured / predicted; "-" where both are zero (the
-/// workers' run delay of a profile recorded before it was, on enough cores; the CPU beside the
-/// tasks of one recorded before it was).
+/// workers' run delay of a profile recorded before it was, on enough cores).
 fn measured_over_predicted(
     c: &bal_replay_model::Check,
     figure: fn(&bal_replay_model::Measured) -> f64,
@@ -167,10 +166,9 @@ fn checks_table(md: &mut String, report: &ProjectionReport, inputs: bool) {
         "| design | batch | workers | cores | \
          measured MGas/s | predicted MGas/s | error | measured longest txs (s) | predicted \
          (s) | error | on-demand reads, measured / predicted | task CPU, measured / \
-         predicted | workers' run delay (s), measured / predicted | CPU beside the tasks (s), \
-         measured / predicted | error at the run's task CPU | error between the runs' \
-         extremes | verdict |\n{}| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- \
-         | --- | --- | --- | --- | --- | --- | --- |",
+         predicted | workers' run delay (s), measured / predicted | error at the run's task \
+         CPU | error between the runs' extremes | verdict |\n{}| --- | --- | --- | --- | --- \
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         if inputs { "| --- " } else { "" }
     );
     for c in &report.checks {
@@ -179,7 +177,7 @@ fn checks_table(md: &mut String, report: &ProjectionReport, inputs: bool) {
         }
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} |",
             design_label(c.design, c.prefetch_order),
             c.batch,
             c.workers,
@@ -194,7 +192,6 @@ fn checks_table(md: &mut String, report: &ProjectionReport, inputs: bool) {
             c.task_cpu_ratio()
                 .map_or("-".to_string(), |r| format!("{r:.2}x")),
             measured_over_predicted(c, |m| m.worker_run_delay_s),
-            measured_over_predicted(c, |m| m.beside_cpu_s),
             c.error_at_run_task_cpu.map_or("-".to_string(), percent),
             c.error_range()
                 .map_or("-".to_string(), |(low, high)| format!(

@@ -30,7 +30,6 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         batch,
         store: StoreKind::Rocksdb,
         cold: true,
-        pipelined: false,
         prefetch_order: None,
         io_threads: None,
         blocks: 4 * batch as u64,
@@ -47,7 +46,6 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         timing: RunTiming {
             exec_with_io_s: gas as f64 / (mgas * 1e6),
             prefetch_s: 0.0,
-            prefetch_ahead_s: 0.0,
             longest_txs_s: 0.01,
             commit_s: 0.02,
             wall_s: 1.0,

@@ -12,7 +12,7 @@ use crate::{
 use bal_replay_bench::{BenchResult, Interval, RunResult};
 use bal_replay_engine::IoDesign;
 use bal_replay_model::DiskModel;
-use bal_replay_probe::Residency;
+use bal_replay_probe::{Residency, ResidencyBasis};
 
 /// One design's row of the headline table, at the study's largest batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -171,6 +171,9 @@ pub struct Findings {
     /// Whether every design's worker count was chosen on a repeat the page does not report
     /// ([`crate::runs::best`]).
     pub threads_chosen_held_out: bool,
+    /// Whether every reading run read through the page cache, emptied before it: the research's
+    /// regime (as `bench --drop-caches` without direct reads runs it), which the answer names.
+    pub page_cache_emptied: bool,
     /// The model's projection onto the research's machine at the headline batch, or why it was
     /// left out: the model's figures, not measurements.
     pub projected: Projected,
@@ -273,6 +276,19 @@ impl ResearchGap {
             .filter(|d| d.share_of_full < self.cpu_bound_share)
     }
 
+    /// Whether the two limits are within [`LIMITS_ALIKE`] of each other: then neither alone
+    /// names what holds parallel I/O here.
+    pub fn limits_alike(&self) -> bool {
+        self.disk_limit.is_some_and(|d| {
+            let (low, high) = if d.share_of_full < self.cpu_bound_share {
+                (d.share_of_full, self.cpu_bound_share)
+            } else {
+                (self.cpu_bound_share, d.share_of_full)
+            };
+            high <= LIMITS_ALIKE * low
+        })
+    }
+
     /// The research's RocksDB random reads per second at its 16 threads.
     fn research_iops() -> f64 {
         DiskModel::research_rocksdb().iops_at(16.0)
@@ -280,6 +296,17 @@ impl ResearchGap {
 
     /// The answer's sentence on what parts this machine from the research.
     pub fn answer_clause(&self) -> String {
+        if let (true, Some(disk)) = (self.limits_alike(), self.disk_limit) {
+            return format!(
+                "what parts this machine from it is the reads' CPU and the disk alike: {:.2} ms of CPU per Mgas here against at most {:.2} in the research's figures, and {} random reads/s with {} in flight here against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
+                self.reads_ms,
+                self.research_reads_ms(),
+                thousands(disk.iops),
+                disk.workers,
+                thousands(Self::research_iops()),
+                disk.device_reads_per_mgas,
+            );
+        }
         match self.disk_binds() {
             Some(disk) => format!(
                 "what parts this machine from it is the disk at the depth the workers keep: {} random reads/s with {} in flight here, against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
@@ -308,27 +335,35 @@ impl ResearchGap {
         let measured = measured_share
             .map(|s| format!(" (measured: {s:.2})"))
             .unwrap_or_default();
+        let alike = self.limits_alike();
         if let Some(disk) = self.disk_binds() {
             return format!(
-                "Parallel I/O's {} workers each wait on one read at a time, so at most {} reads are in flight: this disk serves {} random reads/s at that depth, which at the {:.1} device reads per Mgas parallel I/O made allows at most {:.0} Mgas/s, {:.2} of full BAL's throughput{measured}. Its CPU would allow more: its reads cost {:.2} ms of CPU per Mgas beside execution's {:.2} ms (each design's one-worker run), which on the same cores leaves it {:.2} of full BAL's. The research's RocksDB read {} random reads/s at 16 threads, and its parallel I/O's throughput leaves room for at most {:.1} device reads per Mgas: the disk's rate at the workers' depth and the device reads each Mgas needs, not the reads' CPU, are where this machine and the research part.",
+                "Parallel I/O's {} workers each wait on one read at a time, so at most {} reads are in flight: this disk serves {} random reads/s at that depth, which at the {:.1} device reads per Mgas parallel I/O made allows at most {:.0} Mgas/s, {:.2} of full BAL's throughput{measured}. Its CPU would allow {}more: its reads cost {:.2} ms of CPU per Mgas beside execution's {:.2} ms (each design's one-worker run, or its fastest where it has none), which on the same cores leaves it {:.2} of full BAL's. The research's RocksDB read {} random reads/s at 16 threads, and its parallel I/O's throughput leaves room for at most {:.1} device reads per Mgas: {}",
                 disk.workers,
                 disk.workers,
                 thousands(disk.iops),
                 disk.device_reads_per_mgas,
                 disk.mgas_per_s,
                 disk.share_of_full,
+                if alike { "barely " } else { "" },
                 self.reads_ms,
                 self.execution_ms,
                 self.cpu_bound_share,
                 thousands(Self::research_iops()),
                 bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
+                if alike {
+                    ALIKE_CONCLUSION
+                } else {
+                    "the disk's rate at the workers' depth and the device reads each Mgas needs, not the reads' CPU, are where this machine and the research part."
+                },
             );
         }
         let disk_clause = self
             .disk_limit
             .map(|d| {
                 format!(
-                    " The disk would allow more: {} random reads/s with its {} workers' reads in flight, at {:.1} device reads per Mgas, leave it {:.2} of full BAL's.",
+                    " The disk would allow {}more: {} random reads/s with its {} workers' reads in flight, at {:.1} device reads per Mgas, leave it {:.2} of full BAL's.",
+                    if alike { "barely " } else { "" },
                     thousands(d.iops),
                     d.workers,
                     d.device_reads_per_mgas,
@@ -337,7 +372,7 @@ impl ResearchGap {
             })
             .unwrap_or_default();
         format!(
-            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside execution's {:.2} ms (each design's one-worker run), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. The research's figures leave its reads far less: with its 16 threads busy, full BAL used at most {:.2} ms of CPU per Mgas (16 over {:.0} Mgas/s) and parallel I/O at most {:.2} ms (16 over {:.0}), so its reads cost at most {:.2} ms per Mgas, {:.1} times fewer than here. The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).",
+            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside execution's {:.2} ms (each design's one-worker run, or its fastest where it has none), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. The research's figures leave its reads far less: with its 16 threads busy, full BAL used at most {:.2} ms of CPU per Mgas (16 over {:.0} Mgas/s) and parallel I/O at most {:.2} ms (16 over {:.0}), so its reads cost at most {:.2} ms per Mgas, {:.1} times fewer than here.{disk_clause} {}",
             self.reads_ms,
             self.execution_ms,
             self.cpu_bound_share,
@@ -348,9 +383,21 @@ impl ResearchGap {
             bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
             self.research_reads_ms(),
             self.reads_ms / self.research_reads_ms().max(f64::MIN_POSITIVE),
-        ) + &disk_clause
+            if alike {
+                "The reads' CPU and the disk's rate at the workers' depth hold it alike here (their limits within 15% of each other): both part this machine from the research."
+            } else {
+                "The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel)."
+            },
+        )
     }
 }
+
+/// How far apart the CPU's and the disk's limits on parallel I/O may be for the page to name
+/// both: 15%, under the runs' own spread at most worker counts.
+pub const LIMITS_ALIKE: f64 = 1.15;
+
+/// The page's conclusion where the two limits are alike and the disk's is the tighter.
+const ALIKE_CONCLUSION: &str = "the reads' CPU and the disk's rate at the workers' depth hold it alike here (their limits within 15% of each other): both part this machine from the research.";
 
 /// A count of reads per second as the page prints it: 90,400.
 fn thousands(value: f64) -> String {
@@ -416,6 +463,16 @@ impl Regime {
     }
 }
 
+/// Whether every run that read state read through the page cache (its residency judged by the
+/// device's bytes) and started with it emptied.
+fn page_cache_emptied(bench: &BenchResult) -> bool {
+    let mut reading = measured(bench)
+        .filter(|r| r.disk.residency.reads_state())
+        .peekable();
+    reading.peek().is_some()
+        && reading.all(|r| r.cold && r.disk.residency.basis == ResidencyBasis::DeviceBytes)
+}
+
 /// Nearest-rank percentile of sorted values.
 fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
@@ -459,6 +516,7 @@ impl Findings {
         Self {
             others_cpu_share: others_cpu_share(bench),
             threads_chosen_held_out: measured(bench).all(crate::runs::choice_held_out),
+            page_cache_emptied: page_cache_emptied(bench),
             headline_batch,
             headline,
             scaling_batch_1: parallel_scaling(bench, 1),
@@ -553,8 +611,13 @@ impl Findings {
             .into_iter()
             .filter_map(keep)
             .collect();
+        let read = if self.page_cache_emptied {
+            "read through the page cache, emptied before each run (the research's regime), and "
+        } else {
+            ""
+        };
         let mut sentences = vec![format!(
-            "On this {state} at batch {}, {regime}: {}.",
+            "On this {state} at batch {}, {read}{regime}: {}.",
             self.headline_batch,
             parts.join("; ")
         )];
@@ -944,7 +1007,35 @@ mod tests {
             disk_limit: Some(fast),
             ..gap
         };
-        assert!(gap.disk_binds().is_none());
+        assert!(gap.disk_binds().is_none() && !gap.limits_alike());
+        // Limits within 15% of each other (the disk's 0.60, the CPU's 0.64): both are named.
+        let near = DiskLimit {
+            share_of_full: 0.60,
+            ..limit
+        };
+        let alike = ResearchGap {
+            disk_limit: Some(near),
+            ..gap
+        };
+        assert!(alike.limits_alike() && alike.disk_binds().is_some());
+        let sentence = alike.sentence(None);
+        assert!(
+            sentence.contains("Its CPU would allow barely more"),
+            "{sentence}"
+        );
+        assert!(
+            sentence.ends_with(
+                "(their limits within 15% of each other): both part this machine from the research."
+            ),
+            "{sentence}"
+        );
+        assert!(
+            alike.answer_clause().starts_with(
+                "what parts this machine from it is the reads' CPU and the disk alike"
+            ),
+            "{}",
+            alike.answer_clause()
+        );
         assert!(
             gap.answer_clause()
                 .contains("the reads' CPU, 0.89 ms per Mgas")

@@ -42,7 +42,7 @@ use bal_replay_bench::{
     BenchError, BenchMatrix, BenchResult, DumpIdentity, RunResult, TaskProfiles, run_bench,
 };
 use bal_replay_dump::{DumpError, DumpReader};
-use bal_replay_engine::{IoDesign, PrefetchOrder, TaskOrder};
+use bal_replay_engine::{IoDesign, PrefetchOrder};
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_model::{DiskModel, DiskModelError};
@@ -279,7 +279,6 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         batches,
         designs: IoDesign::ALL.to_vec(),
         io_threads: n(8),
-        order: TaskOrder::BlockOrder,
         prefetch_order: PrefetchOrder::default(),
         // Only where asked: emptying it slows every other process on the machine, and the state's
         // reads are direct (they bypass the page cache) anyway.
@@ -291,7 +290,6 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         block_cache_bytes: STUDY_BLOCK_CACHE_BYTES,
         cache: Default::default(),
         repeat,
-        pipeline: false,
         // The model's projection calibrates on the one-worker runs' task profiles; every run is
         // profiled alike so none pays an overhead the others do not, and only the one-worker
         // runs keep their profiles, as each run ends.

@@ -278,7 +278,7 @@ fn carry(w: &mut String, findings: &Findings) {
     }
     let _ = writeln!(
         w,
-        "## What carries to another machine, batch {}\n\nCounts and CPU per Mgas of gas, which another machine's cores and disk turn into time: each design's one-worker run (no worker waits for a core), this process's CPU over the whole replay. The reads' CPU is the design's less full BAL's, which reads no state.\n",
+        "## What carries to another machine, batch {}\n\nCounts and CPU per Mgas of gas, which another machine's cores and disk turn into time: each design's one-worker run (no worker waits for a core), or its fastest where it has none (the threads column says which), this process's CPU over the whole replay. The reads' CPU is the design's less full BAL's, which reads no state.\n",
         findings.headline_batch
     );
     let _ = writeln!(

@@ -57,8 +57,8 @@ impl std::fmt::Display for LeftOut {
             ),
             Self::NoProfile { batch } => write!(
                 f,
-                "no one-worker run with a task profile at batch {batch} (a bench.json of an \
-                 older study?)"
+                "no one-worker run with a task profile at batch {batch} (its runs come from a \
+                 bench without one-worker `--task-profile` runs)"
             ),
             Self::Model(reason) => write!(f, "the research's machine: {reason}"),
         }

@@ -122,6 +122,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         page
     );
     assert_machine_of_the_runs(&dump, &state, &options, &output.bench_json);
+    assert_research_regime_named(&dump, &state, &options, &output.bench_json, &page);
 
     // With the disk's curve, the same runs projected onto the research's machine.
     let table = dir.path().join("fio.txt");
@@ -177,6 +178,43 @@ fn assert_machine_of_the_runs(
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.contains("- **The machine**: 16 cores"), "{page}");
     assert!(!page.contains("- **16 cores**: not measured"), "{page}");
+}
+
+/// Runs that read through the page cache, emptied before each (as `bench --drop-caches` without
+/// direct reads makes them), are named as the research's regime in the answer; the study's own
+/// direct reads are not.
+fn assert_research_regime_named(
+    dump: &Path,
+    state: &Path,
+    options: &StudyOptions,
+    bench_json: &Path,
+    direct_page: &str,
+) {
+    let named = "read through the page cache, emptied before each run (the research's regime)";
+    assert!(!direct_page.contains(named), "{direct_page}");
+    let mut bench: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
+    for run in bench["runs"].as_array_mut().unwrap() {
+        run["cold"] = serde_json::json!(true);
+        let basis = &mut run["disk"]["residency"]["basis"];
+        if basis != "no-reads" {
+            *basis = serde_json::json!("device-bytes");
+        }
+    }
+    let buffered = options.out.with_file_name("buffered-bench.json");
+    std::fs::write(&buffered, serde_json::to_vec(&bench).unwrap()).unwrap();
+    let output = run_study(
+        dump,
+        state,
+        &StudyOptions {
+            out: options.out.with_file_name("buffered"),
+            from_bench: Some(buffered),
+            ..options.clone()
+        },
+        |_| panic!("nothing is replayed"),
+    )
+    .unwrap();
+    assert!(output.answer.contains(named), "{}", output.answer);
 }
 
 /// A table the user gave (`--disk`) is kept as given, apart from a measured one, and the page
