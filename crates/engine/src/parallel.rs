@@ -130,7 +130,6 @@ where
     let TaskRun {
         outputs,
         failure,
-        dispatch,
         worker_run_delay_ns,
     } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
@@ -154,10 +153,8 @@ where
     }
     let outputs: Vec<&TaskOutput> = (0..outputs.len()).map(output).collect::<Result<_, _>>()?;
 
-    let tasks = dispatch
-        .iter()
-        .filter_map(|&g| outputs.get(g as usize).and_then(|o| o.profile))
-        .collect();
+    // Workers take tasks in block order, which is their global indices' order.
+    let tasks = outputs.iter().filter_map(|o| o.profile).collect();
     let longest_task = outputs.iter().map(|o| o.elapsed).max().unwrap_or_default();
     let busy_time = outputs.iter().map(|o| o.elapsed).sum();
     let changes = final_changes(config, plan, db)?;
@@ -178,8 +175,6 @@ where
 struct TaskRun {
     outputs: Vec<Option<TaskOutput>>,
     failure: Option<(u64, EngineError)>,
-    /// The global indices in the order workers took them.
-    dispatch: Vec<u64>,
     /// The workers' run delay, summed (profiling only).
     worker_run_delay_ns: Option<u64>,
 }
@@ -248,10 +243,9 @@ where
 /// What the workers of one batch share: the tasks in the order they are taken, a slot for each
 /// task's output, and the lowest failure so far.
 struct TaskBoard {
-    tasks: Vec<Task>,
     /// By global index: a task's position in `plan.tasks` (block order).
     outputs: Vec<Mutex<Option<TaskOutput>>>,
-    /// The next task to take, in `tasks`.
+    /// The next task to take, in `plan.tasks`.
     cursor: AtomicUsize,
     lowest_failed: AtomicU64,
     lowest_error: Mutex<Option<(u64, EngineError)>>,
@@ -266,7 +260,6 @@ struct TaskBoard {
 impl TaskBoard {
     fn new(plan: &BatchPlan) -> Self {
         Self {
-            tasks: plan.tasks.clone(),
             outputs: plan.tasks.iter().map(|_| Mutex::new(None)).collect(),
             cursor: AtomicUsize::new(0),
             lowest_failed: AtomicU64::new(u64::MAX),
@@ -320,13 +313,11 @@ impl TaskBoard {
             .into_iter()
             .map(|m| m.into_inner().ok().flatten())
             .collect();
-        let dispatch = self.tasks.iter().map(|t| t.global_index).collect();
         let worker_run_delay_ns =
             (profile && self.run_delay_known.into_inner()).then(|| self.run_delay.into_inner());
         Ok(TaskRun {
             outputs,
             failure,
-            dispatch,
             worker_run_delay_ns,
         })
     }
@@ -358,7 +349,7 @@ where
         let delay_at_start = self.profile.then(crate::profile::thread_run_delay_ns);
         loop {
             let i = board.cursor.fetch_add(1, Ordering::Relaxed);
-            let Some(task) = board.tasks.get(i) else {
+            let Some(task) = self.plan.tasks.get(i) else {
                 break;
             };
             if task.global_index > board.lowest_failed.load(Ordering::Relaxed) {
