@@ -22,7 +22,7 @@ pub mod research;
 use bal_replay_bench::BenchResult;
 use std::path::{Path, PathBuf};
 
-pub use markdown::render_markdown;
+pub use markdown::{render_markdown, thousands};
 pub use projection::{parallel_over_full, render_projection_markdown};
 pub use read_engines::{load_bench_db, render_read_engines_markdown, write_read_engines_report};
 

@@ -7,7 +7,7 @@ use bal_replay_engine::{ExecMode, IoDesign};
 use std::fmt::Write;
 
 /// A whole number with thousands separators ("10,842").
-fn thousands(x: f64) -> String {
+pub fn thousands(x: f64) -> String {
     let n = x.round() as i64;
     let digits = n.unsigned_abs().to_string();
     let mut out = String::new();
@@ -346,5 +346,7 @@ mod tests {
         assert_eq!(thousands(943.4), "943");
         assert_eq!(thousands(1234567.0), "1,234,567");
         assert_eq!(thousands(-1500.0), "-1,500");
+        assert_eq!(thousands(90_400.4), "90,400");
+        assert_eq!(thousands(999.0), "999");
     }
 }

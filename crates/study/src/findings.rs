@@ -13,6 +13,7 @@ use bal_replay_bench::{BenchResult, Interval, RunResult};
 use bal_replay_engine::IoDesign;
 use bal_replay_model::DiskModel;
 use bal_replay_probe::{Residency, ResidencyBasis};
+use bal_replay_report::{research::ROCKSDB_IOPS_T16, thousands};
 
 /// One design's row of the headline table, at the study's largest batch.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -280,18 +281,9 @@ impl ResearchGap {
     /// names what holds parallel I/O here.
     pub fn limits_alike(&self) -> bool {
         self.disk_limit.is_some_and(|d| {
-            let (low, high) = if d.share_of_full < self.cpu_bound_share {
-                (d.share_of_full, self.cpu_bound_share)
-            } else {
-                (self.cpu_bound_share, d.share_of_full)
-            };
-            high <= LIMITS_ALIKE * low
+            let (disk, cpu) = (d.share_of_full, self.cpu_bound_share);
+            disk.max(cpu) <= LIMITS_ALIKE * disk.min(cpu)
         })
-    }
-
-    /// The research's RocksDB random reads per second at its 16 threads.
-    fn research_iops() -> f64 {
-        DiskModel::research_rocksdb().iops_at(16.0)
     }
 
     /// The answer's sentence on what parts this machine from the research.
@@ -303,7 +295,7 @@ impl ResearchGap {
                 self.research_reads_ms(),
                 thousands(disk.iops),
                 disk.workers,
-                thousands(Self::research_iops()),
+                thousands(ROCKSDB_IOPS_T16),
                 disk.device_reads_per_mgas,
             );
         }
@@ -312,7 +304,7 @@ impl ResearchGap {
                 "what parts this machine from it is the disk at the depth the workers keep: {} random reads/s with {} in flight here, against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
                 thousands(disk.iops),
                 disk.workers,
-                thousands(Self::research_iops()),
+                thousands(ROCKSDB_IOPS_T16),
                 disk.device_reads_per_mgas,
             ),
             None => format!(
@@ -349,7 +341,7 @@ impl ResearchGap {
                 self.reads_ms,
                 self.execution_ms,
                 self.cpu_bound_share,
-                thousands(Self::research_iops()),
+                thousands(ROCKSDB_IOPS_T16),
                 bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
                 if alike {
                     ALIKE_CONCLUSION
@@ -384,9 +376,11 @@ impl ResearchGap {
             self.research_reads_ms(),
             self.reads_ms / self.research_reads_ms().max(f64::MIN_POSITIVE),
             if alike {
-                "The reads' CPU and the disk's rate at the workers' depth hold it alike here (their limits within 15% of each other): both part this machine from the research."
+                let mut opening = ALIKE_CONCLUSION.to_string();
+                opening[..1].make_ascii_uppercase();
+                opening
             } else {
-                "The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel)."
+                "The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).".into()
             },
         )
     }
@@ -396,21 +390,9 @@ impl ResearchGap {
 /// both: 15%, under the runs' own spread at most worker counts.
 pub const LIMITS_ALIKE: f64 = 1.15;
 
-/// The page's conclusion where the two limits are alike and the disk's is the tighter.
+/// The page's conclusion where the two limits are alike (after a colon; capitalized where it
+/// opens a sentence).
 const ALIKE_CONCLUSION: &str = "the reads' CPU and the disk's rate at the workers' depth hold it alike here (their limits within 15% of each other): both part this machine from the research.";
-
-/// A count of reads per second as the page prints it: 90,400.
-fn thousands(value: f64) -> String {
-    let digits = format!("{:.0}", value.max(0.0));
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
 
 /// The largest error, either way, that the projection may show against the research's own
 /// measurements and still be part of the answer.
@@ -1045,13 +1027,6 @@ mod tests {
             "{}",
             gap.sentence(None)
         );
-    }
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(90_400.4), "90,400");
-        assert_eq!(thousands(999.0), "999");
-        assert_eq!(thousands(1_234_567.0), "1,234,567");
     }
 
     #[test]

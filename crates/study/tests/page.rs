@@ -151,6 +151,34 @@ fn the_page_is_recomputed_from_its_bench_json() {
     assert_given_disk_kept_apart(&dump, &state, &options, &output.bench_json, &table);
 }
 
+/// The study computed again from a copy of `bench_json` that `edit` changed, written beside the
+/// study's own output as `name`: nothing is replayed.
+fn study_of_edited_bench(
+    dump: &Path,
+    state: &Path,
+    options: &StudyOptions,
+    bench_json: &Path,
+    name: &str,
+    edit: impl FnOnce(&mut serde_json::Value),
+) -> bal_replay_study::StudyOutput {
+    let mut bench: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
+    edit(&mut bench);
+    let edited = options.out.with_file_name(format!("{name}-bench.json"));
+    std::fs::write(&edited, serde_json::to_vec(&bench).unwrap()).unwrap();
+    run_study(
+        dump,
+        state,
+        &StudyOptions {
+            out: options.out.with_file_name(name),
+            from_bench: Some(edited),
+            ..options.clone()
+        },
+        |_| panic!("nothing is replayed"),
+    )
+    .unwrap()
+}
+
 /// A page computed again from runs made on another machine speaks of that machine's cores (the
 /// bench's), not of the machine computing it.
 fn assert_machine_of_the_runs(
@@ -159,22 +187,9 @@ fn assert_machine_of_the_runs(
     options: &StudyOptions,
     bench_json: &Path,
 ) {
-    let mut bench: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
-    bench["cpus"] = serde_json::json!(16);
-    let elsewhere = options.out.with_file_name("sixteen-cores-bench.json");
-    std::fs::write(&elsewhere, serde_json::to_vec(&bench).unwrap()).unwrap();
-    let output = run_study(
-        dump,
-        state,
-        &StudyOptions {
-            out: options.out.with_file_name("sixteen-cores"),
-            from_bench: Some(elsewhere),
-            ..options.clone()
-        },
-        |_| panic!("nothing is replayed"),
-    )
-    .unwrap();
+    let output = study_of_edited_bench(dump, state, options, bench_json, "sixteen-cores", |b| {
+        b["cpus"] = serde_json::json!(16);
+    });
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.contains("- **The machine**: 16 cores"), "{page}");
     assert!(!page.contains("- **16 cores**: not measured"), "{page}");
@@ -192,28 +207,15 @@ fn assert_research_regime_named(
 ) {
     let named = "read through the page cache, emptied before each run (the research's regime)";
     assert!(!direct_page.contains(named), "{direct_page}");
-    let mut bench: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
-    for run in bench["runs"].as_array_mut().unwrap() {
-        run["cold"] = serde_json::json!(true);
-        let basis = &mut run["disk"]["residency"]["basis"];
-        if basis != "no-reads" {
-            *basis = serde_json::json!("device-bytes");
+    let output = study_of_edited_bench(dump, state, options, bench_json, "buffered", |b| {
+        for run in b["runs"].as_array_mut().unwrap() {
+            run["cold"] = serde_json::json!(true);
+            let basis = &mut run["disk"]["residency"]["basis"];
+            if basis != "no-reads" {
+                *basis = serde_json::json!("device-bytes");
+            }
         }
-    }
-    let buffered = options.out.with_file_name("buffered-bench.json");
-    std::fs::write(&buffered, serde_json::to_vec(&bench).unwrap()).unwrap();
-    let output = run_study(
-        dump,
-        state,
-        &StudyOptions {
-            out: options.out.with_file_name("buffered"),
-            from_bench: Some(buffered),
-            ..options.clone()
-        },
-        |_| panic!("nothing is replayed"),
-    )
-    .unwrap();
+    });
     assert!(output.answer.contains(named), "{}", output.answer);
 }
 
