@@ -50,11 +50,22 @@ fixtures=../shared/fixtures
 cargo build -q --profile measure -p bal-replay -p bal-dump
 bin="${CARGO_TARGET_DIR:-target}/measure"
 
+# The runs scripts/sixteen-cores.sh made on a 16-core machine (docs/findings/sixteen-cores/): their
+# frontier is drawn beside the large state's, and step 5 computes their own page.
+sixteen=docs/findings/sixteen-cores
+runs="$work/sixteen/runs"
+if [ ! -e "$runs/bench.json" ]; then
+    mkdir -p "$runs"
+    cp "$sixteen/study.json" "$sixteen/sweep.json" "$runs/"
+    gunzip -c "$sixteen/bench.json.gz" > "$runs/bench.json.partial"
+    mv "$runs/bench.json.partial" "$runs/bench.json"
+fi
+
 # 1. On the disk: a 200-block mainnet-like chain over a 200 M-entry state (9.4 GB).
 dump_step "$work/big/dump" 200 "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
     --state-entries 200000000 --holders-per-token 20000 --accounts 200000
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
-    --batch 1,50 --repeat 5
+    --batch 1,50 --repeat 5 --beside "$runs/bench.json"
     --title "a generated mainnet-like chain of 200 blocks over a 200 M-entry state")
 study "$work/big/findings" "${big[@]}"
 
@@ -94,14 +105,6 @@ study "$work/amsterdam/findings" "${amsterdam[@]}"
 #    (a pure function of its parameters; a 4.7 GB state).
 dump_step "$work/sixteen/dump" 50 "$bin/bal-dump" generate --out "$work/sixteen/dump" --state "$work/sixteen/state" \
     --blocks 50 --state-entries 100000000 --holders-per-token 20000 --accounts 200000
-sixteen=docs/findings/sixteen-cores
-runs="$work/sixteen/runs"
-if [ ! -e "$runs/bench.json" ]; then
-    mkdir -p "$runs"
-    cp "$sixteen/study.json" "$sixteen/sweep.json" "$runs/"
-    gunzip -c "$sixteen/bench.json.gz" > "$runs/bench.json.partial"
-    mv "$runs/bench.json.partial" "$runs/bench.json"
-fi
 "$bin/bal-replay" study --dump "$work/sixteen/dump" --state "$work/sixteen/state" --out "$work/sixteen/findings" \
     --from-bench "$runs/bench.json" --disk "$sixteen/disk.txt" \
     --title "a generated mainnet-like chain of 50 blocks over a 100 M-entry state, on a 16-core machine"
@@ -158,17 +161,39 @@ study_page() {
         -e "s|(sweep.svg)|(${prefix}sweep-$study.svg)|" -e "s|$bin/||g" -e "s|$work|WORK_DIR|g" \
         "$work/$study/findings/findings.md"
 }
-# Sentences of a study page's answer, for the decision on the first screen: `first` (what each
-# design keeps), `trade` (parallel against batched I/O) or `research` (what parts it from the
-# research's 0.78).
+# Sentences of a study page's answer, for the decision on the first screen: `trade` (parallel
+# against batched I/O) or `research` (what parts it from the research's 0.78).
 sentence_of() {
     python3 - "$1" "$2" <<'PY'
 import re, sys
 page, which = open(sys.argv[1]).read(), sys.argv[2]
 answer = page.split("## The answer\n\n", 1)[1].split("\n", 1)[0]
 sentences = re.split(r"(?<=\.) (?=[A-Z])", answer)
-starts = {"first": "On this ", "trade": "Dropping the read keys", "research": "The research measured"}
+starts = {"trade": "Dropping the read keys", "research": "The research measured"}
 print(next(s for s in sentences if s.startswith(starts[which])))
+PY
+}
+# One row of the decision's table: what each design keeps, read from a study page's answer.
+decision_row() {
+    python3 - "$@" <<'PY'
+import re, sys
+page, where, regime = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
+answer = page.split("## The answer\n\n", 1)[1].split("\n", 1)[0]
+share = r" keeps ([0-9.]+ \([0-9.]+-[0-9.]+\)) of "
+parallel = re.search(r"parallel I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
+batched = re.search(r"batched I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
+trade = re.search(r"\(parallel I/O against batched I/O, batch \d+\)" + share + "batched I/O's", answer)
+print(f"| {where} | {regime} | {parallel[1]}, {parallel[2]} workers | {batched[1]}, {batched[2]} workers | {trade[1]} |")
+PY
+}
+# The research's own row, from the research's figures a study page sets beside its own.
+research_row() {
+    python3 - "$1" <<'PY'
+import re, sys
+line = re.search(r"^The research \(16 threads, batch 50, NVMe\): .*$", open(sys.argv[1]).read(), re.M)[0]
+full = float(re.search(r"full BAL \d+ KB and (\d+) Mgas/s", line)[1])
+batched, parallel = (float(re.search(d + r" \d+ KB \([0-9.]+\), (\d+) Mgas/s", line)[1]) for d in ("batched I/O", "parallel I/O"))
+print(f"| the research: 16 threads, 2,000 mainnet blocks | its own: page cache emptied before each run, NVMe | {parallel / full:.2f} | {batched / full:.2f} | {parallel / batched:.2f} |")
 PY
 }
 {
@@ -179,19 +204,31 @@ PY
     echo "[Amsterdam dev chain](findings/amsterdam.md), [16 cores](findings/sixteen-cores.md), [the research's regime over 2,000 blocks](findings/research-regime.md)."
     echo "The dated notes under docs/notes/ are the history of how the project got here."
     echo
-    # The decision: five sentences, each quoted from the page that measured it.
+    # The decision: each design's share of full BAL's throughput in each regime measured, one row
+    # each, read from the pages that measured them; then the trade's bytes and the research.
     big_page="$work/big/findings/findings.md"
     echo "## The decision"
     echo
-    echo "- **2 cores, the large state, direct reads** ([below](#the-answer)): $(sentence_of "$big_page" first)"
-    echo "  $(sentence_of "$big_page" trade)"
-    echo "- **16 cores** ([its page](findings/sixteen-cores.md): \`scripts/sixteen-cores.sh\` on a 16-core machine, a 50-block"
-    echo "  chain of the same shape): $(sentence_of "$work/sixteen/findings/findings.md" first)"
+    echo "Each design's throughput as a share of full BAL's at batch 50 (mega-blocks of 50 blocks): execution with"
+    echo "its reads, each design at its best worker count, the median of the paired repeats with its bootstrap 95%"
+    echo "interval in brackets; measurement build. Each row's page gives end-to-end time beside it and how it was"
+    echo "measured."
+    echo
+    echo "| Where | Regime | Parallel I/O keeps | Batched I/O keeps | Parallel over batched |"
+    echo "| --- | --- | --- | --- | --- |"
+    decision_row "$big_page" "2 cores, 200 blocks over a 200 M-entry state ([below](#the-answer), 5 repeats)" \
+        "disk-resident, direct reads, 8 MiB block cache"
+    decision_row "$work/sixteen/findings/findings.md" \
+        "16 cores, 50 blocks over a 100 M-entry state ([its page](findings/sixteen-cores.md), 5 repeats)" \
+        "disk-resident, direct reads, 8 MiB block cache"
     if [ -e "$work/long/findings/findings.md" ]; then
-        echo "- **The research's regime over 2,000 blocks** ([its page](findings/research-regime.md), 2 cores, 3 repeats):"
-        echo "  $(sentence_of "$work/long/findings/findings.md" first)"
+        decision_row "$work/long/findings/findings.md" \
+            "2 cores, 2,000 blocks over a 100 M-entry state ([its page](findings/research-regime.md), 3 repeats)" \
+            "the research's: page cache emptied before each run, 32 MiB block cache"
     fi
-    echo "- **Against the research** (the large state): $(sentence_of "$big_page" research)"
+    research_row "$big_page"
+    echo
+    echo "$(sentence_of "$big_page" trade) $(sentence_of "$big_page" research)"
     echo
     study_page big findings/
     echo "## Execution CPU per gas: the generated chain against mainnet"

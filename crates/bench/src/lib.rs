@@ -653,6 +653,18 @@ pub struct MeanBalSizes {
     pub parallel: f64,
 }
 
+impl MeanBalSizes {
+    /// The mean size of `design`'s BAL (a hybrid carries batched I/O's, a verifying full BAL
+    /// full BAL's).
+    pub fn of(&self, design: IoDesign) -> f64 {
+        match design {
+            IoDesign::Full | IoDesign::FullVerify => self.full,
+            IoDesign::Batched | IoDesign::Hybrid => self.batched,
+            IoDesign::Parallel => self.parallel,
+        }
+    }
+}
+
 /// Which dump a bench ran: its directory and what tells its chain from another's (its block count
 /// and its first and last blocks' hashes), so a page computed again from the bench's runs can
 /// refuse the dump of another chain.

@@ -315,6 +315,7 @@ impl DemoCommand {
             no_fio: false,
             disk: None,
             from_bench: None,
+            beside: None,
             drop_caches: self.drop_caches,
             no_sweep: true,
             title: Some(format!(

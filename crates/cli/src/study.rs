@@ -43,6 +43,9 @@ pub struct StudyCommand {
     /// Compute the page again from an earlier study's bench.json of the same dump and state.
     #[arg(long, value_name = "FILE")]
     pub from_bench: Option<PathBuf>,
+    /// Another machine's bench JSON of a chain of the same shape: its frontier drawn beside.
+    #[arg(long, value_name = "FILE")]
+    pub beside: Option<PathBuf>,
     /// Drop the machine's page cache before each run (root only; slows other processes).
     #[arg(long)]
     pub drop_caches: bool,
@@ -64,6 +67,7 @@ impl StudyCommand {
             out: self.out.clone(),
             title: self.title.clone(),
             from_bench: self.from_bench.clone(),
+            beside: self.beside.clone(),
             drop_caches: self.drop_caches,
             sweep: !self.quick && !self.no_sweep,
             command: std::env::args()

@@ -190,6 +190,20 @@ pub struct Findings {
     pub sweep: Vec<SweepRow>,
     /// Why parallel I/O keeps less here than in the research, where the CPU counters tell.
     pub research_gap: Option<ResearchGap>,
+    /// Another machine's runs of a chain of the same shape, drawn beside this frontier.
+    pub beside: Option<BesideFrontier>,
+}
+
+/// Another machine's runs (`study --beside`), its frontier at its largest batch: each design's
+/// share of full BAL's throughput there, against its own chain's BAL sizes.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct BesideFrontier {
+    /// That machine's logical CPUs.
+    pub cores: usize,
+    /// Blocks of its chain.
+    pub blocks: u64,
+    /// Its points.
+    pub points: Vec<FrontierPoint>,
 }
 
 /// Why parallel I/O keeps less of full BAL's throughput here than in the research, in CPU per
@@ -510,7 +524,7 @@ impl Findings {
                 Vec::new()
             },
             breakdown: time_breakdowns(bench, &designs, headline_batch),
-            frontier: frontier_points(bench, sizes, &designs, &batches),
+            frontier: frontier_points(bench, |d| sizes.of(d).rlp, &designs, &batches),
             parallel_device_reads_per_mgas,
             regime: Regime::of(&residencies),
             projection_check: ProjectionCheck::against_research(&projected, headline_batch),
@@ -519,7 +533,26 @@ impl Findings {
             carry,
             parallel_over_batched,
             sweep: Vec::new(),
+            beside: None,
         }
+    }
+
+    /// The same findings with another machine's frontier at its largest batch, where given.
+    pub fn with_beside(mut self, beside: Option<&BenchResult>) -> Self {
+        self.beside = beside.map(|other| {
+            let batch = measured(other).map(|r| r.batch).max().unwrap_or(1);
+            let designs: Vec<IoDesign> = IoDesign::ALL
+                .into_iter()
+                .filter(|d| measured(other).any(|r| r.design == *d))
+                .collect();
+            let sizes = other.bal_sizes;
+            BesideFrontier {
+                cores: other.cpus,
+                blocks: other.blocks,
+                points: frontier_points(other, |d| sizes.of(d), &designs, &[batch]),
+            }
+        });
+        self
     }
 
     /// The same findings with the rows of the study's regime sweep, where it ran one.
@@ -823,13 +856,14 @@ fn time_breakdowns(bench: &BenchResult, designs: &[IoDesign], batch: usize) -> V
 }
 
 /// BAL size against the share of full BAL's throughput, one point per design and batch size.
+/// `rlp_size` gives each design's BAL size (RLP).
 fn frontier_points(
     bench: &BenchResult,
-    sizes: &DesignSizes,
+    rlp_size: impl Fn(IoDesign) -> f64 + Copy,
     designs: &[IoDesign],
     batches: &[usize],
 ) -> Vec<FrontierPoint> {
-    let full_size = sizes.full.rlp.max(f64::MIN_POSITIVE);
+    let full_size = rlp_size(IoDesign::Full).max(f64::MIN_POSITIVE);
     batches
         .iter()
         .flat_map(|&batch| {
@@ -839,7 +873,7 @@ fn frontier_points(
                 Some(FrontierPoint {
                     design,
                     batch,
-                    size_share: sizes.of(design).rlp / full_size,
+                    size_share: rlp_size(design) / full_size,
                     throughput_share: Interval::ratio(&run, &full),
                 })
             })

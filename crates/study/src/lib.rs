@@ -30,7 +30,7 @@ pub mod sweep;
 
 pub use bal_replay_bench::Interval;
 pub use bal_replay_probe::{Residency, ResidencyBasis};
-pub use findings::{Findings, Regime};
+pub use findings::{BesideFrontier, Findings, FrontierPoint, Regime};
 pub use outputs::{DISK_TABLE, GIVEN_DISK_TABLE, MANIFEST, OutDir, OutputError, StudyManifest};
 pub use page::{frontier_svg, render_page};
 pub use projected::{LeftOut, Projected, ProjectedRow};
@@ -132,6 +132,9 @@ pub struct StudyOptions {
     /// The runs of an earlier study of the same dump and state (its `bench.json`): the page is
     /// computed again from them, and nothing is replayed.
     pub from_bench: Option<PathBuf>,
+    /// Another machine's runs of a chain of the same shape (its bench JSON): its frontier at its
+    /// largest batch is drawn beside this study's, as distinct marks.
+    pub beside: Option<PathBuf>,
     /// Empty the machine's page cache before each run (root only); asked for, never assumed.
     pub drop_caches: bool,
     /// Run every design again at the largest batch in each regime of [`sweep::sweep_regimes`]
@@ -363,6 +366,7 @@ pub fn run_study(
             None => None,
         },
         given_disk: options.disk.as_deref().map(read_given_disk).transpose()?,
+        beside: options.beside.as_deref().map(read_bench).transpose()?,
     };
     let out = OutDir::claim(&options.out)?;
     let studied = study_into(&out, dump_dir, state_dir, options, inputs, on_run);
@@ -380,6 +384,7 @@ struct StudyInputs {
     shape: ChainShape,
     earlier: Option<EarlierRuns>,
     given_disk: Option<StudyDisk>,
+    beside: Option<BenchResult>,
 }
 
 fn study_into(
@@ -458,6 +463,7 @@ fn study_into(
         earlier: inputs.earlier.as_ref(),
         measured_disk: measured_disk.as_ref(),
         given_disk: inputs.given_disk.as_ref(),
+        beside: inputs.beside.as_ref(),
     };
     write_outputs(written, &inputs.sizes, &inputs.shape, context, out)
 }
@@ -558,6 +564,15 @@ fn measure_disk(state_dir: &Path, quick: bool) -> Option<StudyDisk> {
 }
 
 /// `--disk`'s table: the user's, not a measurement.
+/// A bench's JSON, read whole.
+fn read_bench(path: &Path) -> Result<BenchResult, StudyError> {
+    let bytes = std::fs::read(path).map_err(|source| OutputError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(bal_replay_bench::parse_result(path, &bytes)?)
+}
+
 fn read_given_disk(path: &Path) -> Result<StudyDisk, StudyError> {
     let table = std::fs::read_to_string(path).map_err(|source| {
         StudyError::Disk(DiskModelError::Read {
@@ -679,6 +694,7 @@ struct StudyFiles<'a> {
     earlier: Option<&'a EarlierRuns>,
     measured_disk: Option<&'a StudyDisk>,
     given_disk: Option<&'a StudyDisk>,
+    beside: Option<&'a BenchResult>,
 }
 
 /// Computes the findings of the runs and writes the page, its chart, the runs' JSON (never over
@@ -693,7 +709,8 @@ fn write_outputs(
 ) -> Result<StudyOutput, StudyError> {
     let bench = files.bench;
     let findings = Findings::compute(bench, sizes, context.disk.as_ref().map(|d| &d.model))
-        .with_sweep(files.sweep);
+        .with_sweep(files.sweep)
+        .with_beside(files.beside);
     let mut staged = out.stage()?;
     match files.earlier {
         Some(earlier) if out.holds(outputs::BENCH_JSON, &earlier.path) => {
@@ -778,6 +795,7 @@ mod tests {
             command: String::new(),
             title: None,
             from_bench: None,
+            beside: None,
             drop_caches: false,
             sweep: false,
         };

@@ -3,7 +3,7 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, Regime, StudyContext, chart,
-    findings::MIN_P99_SAMPLES,
+    findings::{BesideFrontier, FrontierPoint, MIN_P99_SAMPLES},
     names::{design_colour, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
@@ -465,12 +465,17 @@ fn frontier(w: &mut String, findings: &Findings, context: &StudyContext) {
         "| Design | Batch | Share of full's size | Share of full's throughput |"
     );
     let _ = writeln!(w, "| --- | --- | --- | --- |");
-    for p in &findings.frontier {
+    let beside = findings.beside.iter().flat_map(|b| {
+        b.points
+            .iter()
+            .map(move |p| (p, format!("{} ({} cores)", p.batch, b.cores)))
+    });
+    let here = findings.frontier.iter().map(|p| (p, p.batch.to_string()));
+    for (p, batch) in here.chain(beside) {
         let _ = writeln!(
             w,
-            "| {} | {} | {:.2} | {:.2} ({:.2}-{:.2}) |",
+            "| {} | {batch} | {:.2} | {:.2} ({:.2}-{:.2}) |",
             design_name(p.design),
-            p.batch,
             p.size_share,
             p.throughput_share.median,
             p.throughput_share.low,
@@ -478,6 +483,13 @@ fn frontier(w: &mut String, findings: &Findings, context: &StudyContext) {
         );
     }
     let _ = writeln!(w);
+    if let Some(b) = &findings.beside {
+        let _ = writeln!(
+            w,
+            "The rows at {} cores (triangles on the chart) are another machine's runs of its own {}-block chain of the same shape, each at its best worker count.\n",
+            b.cores, b.blocks
+        );
+    }
 }
 
 fn regime(w: &mut String, findings: &Findings) {
@@ -617,8 +629,10 @@ pub fn frontier_svg(findings: &Findings) -> String {
         })
         .collect();
     let research = research_frontier();
+    let beside: &[FrontierPoint] = findings.beside.as_ref().map_or(&[], |b| &b.points);
     let highest = points
         .iter()
+        .chain(beside)
         .map(|p| p.throughput_share.high)
         .chain(research.iter().map(|r| r.2))
         .chain(projected.iter().map(|p| p.2))
@@ -652,7 +666,8 @@ pub fn frontier_svg(findings: &Findings) -> String {
         &x,
         &y,
     );
-    let mut labels = LabelPlacer::new(legend_box(plot_right, margin, 6));
+    let legend_rows = if beside.is_empty() { 6 } else { 7 };
+    let mut labels = LabelPlacer::new(legend_box(plot_right, margin, legend_rows));
     for p in points {
         let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
         let _ = writeln!(
@@ -666,6 +681,24 @@ pub fn frontier_svg(findings: &Findings) -> String {
             &mut svg,
             (cx, cy),
             &format!("b{}", p.batch),
+            design_colour(p.design),
+        );
+    }
+    let cores = findings.beside.as_ref().map_or(0, |b| b.cores);
+    for p in beside {
+        let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
+        let _ = writeln!(
+            svg,
+            "<line x1=\"{cx:.1}\" y1=\"{:.1}\" x2=\"{cx:.1}\" y2=\"{:.1}\" stroke=\"{c}\" stroke-dasharray=\"3 2\"/>{}",
+            y(p.throughput_share.low),
+            y(p.throughput_share.high),
+            triangle((cx, cy), "none", design_colour(p.design)),
+            c = design_colour(p.design)
+        );
+        labels.place(
+            &mut svg,
+            (cx, cy),
+            &format!("{cores}c b{}", p.batch),
             design_colour(p.design),
         );
     }
@@ -691,7 +724,7 @@ pub fn frontier_svg(findings: &Findings) -> String {
             design_colour(*design)
         );
     }
-    frontier_legend(&mut svg, plot_right, margin);
+    frontier_legend(&mut svg, plot_right, margin, findings.beside.as_ref());
     svg.push_str("</svg>\n");
     svg
 }
@@ -706,8 +739,20 @@ fn legend_box(plot_right: f64, top: f64, rows: usize) -> LabelBox {
     }
 }
 
+/// A hollow (or filled) triangle centred on `(cx, cy)`.
+fn triangle((cx, cy): (f64, f64), fill: &str, stroke: &str) -> String {
+    format!(
+        "<path d=\"M {cx:.1} {:.1} L {:.1} {:.1} L {:.1} {:.1} Z\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"1.5\"/>",
+        cy - 6.0,
+        cx + 6.0,
+        cy + 5.0,
+        cx - 6.0,
+        cy + 5.0
+    )
+}
+
 /// The legend: a colour per design, then what each mark is.
-fn frontier_legend(svg: &mut String, plot_right: f64, top: f64) {
+fn frontier_legend(svg: &mut String, plot_right: f64, top: f64, beside: Option<&BesideFrontier>) {
     let x0 = plot_right + 16.0;
     let mut row = 0.0;
     let mut next = || {
@@ -756,6 +801,16 @@ fn frontier_legend(svg: &mut String, plot_right: f64, top: f64) {
         x0 + 14.0,
         c = x0 + 4.0
     );
+    if let Some(b) = beside {
+        let ly = next();
+        let _ = writeln!(
+            svg,
+            "{}<text x=\"{:.1}\" y=\"{ly:.1}\">{} cores, another machine</text>",
+            triangle((x0 + 4.0, ly - 4.0), "none", "#555"),
+            x0 + 14.0,
+            b.cores
+        );
+    }
 }
 
 /// A label's box on a chart, px: its top-left corner and size.

@@ -41,6 +41,7 @@ fn chain(dir: &Path, seed: u64) -> (PathBuf, PathBuf, StudyOptions) {
         command: "bal-replay study (test)".into(),
         title: None,
         from_bench: None,
+        beside: None,
         drop_caches: false,
         sweep: false,
     };

@@ -71,6 +71,7 @@ fn quick_options(out: PathBuf) -> StudyOptions {
         command: "bal-replay study (test)".into(),
         title: None,
         from_bench: None,
+        beside: None,
         drop_caches: false,
         sweep: false,
     }
@@ -122,6 +123,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
         page
     );
     assert_machine_of_the_runs(&dump, &state, &options, &output.bench_json);
+    assert_beside_drawn(&dump, &state, &options, &output.bench_json);
     assert_research_regime_named(&dump, &state, &options, &output.bench_json, &page);
 
     // With the disk's curve, the same runs projected onto the research's machine.
@@ -193,6 +195,70 @@ fn assert_machine_of_the_runs(
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.contains("- **The machine**: 16 cores"), "{page}");
     assert!(!page.contains("- **16 cores**: not measured"), "{page}");
+}
+
+/// Another machine's runs (`--beside`) are drawn as distinct marks with a legend row, listed
+/// in the frontier's table with their cores, and no point label overlaps another.
+fn assert_beside_drawn(dump: &Path, state: &Path, options: &StudyOptions, bench_json: &Path) {
+    let mut other: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bench_json).unwrap()).unwrap();
+    other["cpus"] = serde_json::json!(16);
+    let other_json = options.out.with_file_name("other-machine-bench.json");
+    std::fs::write(&other_json, serde_json::to_vec(&other).unwrap()).unwrap();
+    let output = run_study(
+        dump,
+        state,
+        &StudyOptions {
+            out: options.out.with_file_name("beside"),
+            from_bench: Some(bench_json.to_path_buf()),
+            beside: Some(other_json),
+            ..options.clone()
+        },
+        |_| panic!("nothing is replayed"),
+    )
+    .unwrap();
+    let page = std::fs::read_to_string(&output.page).unwrap();
+    let batch = options.batches.as_ref().unwrap().iter().max().unwrap();
+    for design in ["full BAL", "batched I/O", "parallel I/O"] {
+        let line = format!("| {design} | {batch} (16 cores) |");
+        assert!(page.contains(&line), "{line} missing:\n{page}");
+    }
+    assert!(
+        page.contains("The rows at 16 cores (triangles on the chart) are another machine's runs")
+    );
+    let svg = std::fs::read_to_string(output.page.with_file_name("frontier.svg")).unwrap();
+    assert!(svg.contains("16 cores, another machine"), "{svg}");
+    assert_eq!(
+        svg.matches("stroke-dasharray").count(),
+        page.matches(" (16 cores) |").count(),
+        "{svg}"
+    );
+    // Point labels (coloured text) as the placer sized them: 6.5 px a character, 12 px high.
+    let labels: Vec<(f64, f64, f64)> = svg
+        .lines()
+        .flat_map(|line| line.split("<text ").skip(1))
+        .filter(|t| t.contains(" fill="))
+        .map(|t| {
+            let attr = |name: &str| -> f64 {
+                let start = t.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                t[start..].split('"').next().unwrap().parse().unwrap()
+            };
+            let text = t.split('>').nth(1).unwrap().split('<').next().unwrap();
+            (
+                attr("x") - 1.0,
+                attr("y") - 10.0,
+                6.5 * text.len() as f64 + 2.0,
+            )
+        })
+        .collect();
+    assert!(labels.len() >= 3, "{svg}");
+    for (i, a) in labels.iter().enumerate() {
+        for b in &labels[i + 1..] {
+            let apart =
+                a.0 + a.2 <= b.0 || b.0 + b.2 <= a.0 || a.1 + 12.0 <= b.1 || b.1 + 12.0 <= a.1;
+            assert!(apart, "labels {a:?} and {b:?} overlap:\n{svg}");
+        }
+    }
 }
 
 /// Runs that read through the page cache, emptied before each (as `bench --drop-caches` without
