@@ -414,32 +414,21 @@ fn run_json_carries_a_profile_per_batch_only_when_asked() {
     assert_eq!(gas, profiled["gas"].as_u64().unwrap());
 }
 
-/// `bench` of the hybrid design in prefetch `order`, with task profiles, into `dir`/`order`.json,
-/// whose race table sums each run's task profiles; returns the JSON's path.
-fn bench_hybrid(dir: &Path, dump: &Path, state: &Path, order: &str) -> PathBuf {
-    let json = dir.join(format!("{order}.json"));
-    let stdout = bench(
-        dump,
-        state,
-        &json,
-        &[
-            "--io",
-            "hybrid",
-            "--prefetch-order",
-            order,
-            "--task-profile",
-        ],
-    );
+/// `bench` of the hybrid design with task profiles into `dir`/hybrid.json, whose race table sums
+/// each run's task profiles; returns the JSON's path.
+fn bench_hybrid(dir: &Path, dump: &Path, state: &Path) -> PathBuf {
+    let json = dir.join("hybrid.json");
+    let stdout = bench(dump, state, &json, &["--io", "hybrid", "--task-profile"]);
     assert!(
         stdout.contains("### Hybrid's prefetch against its tasks"),
         "{stdout}"
     );
     for run in read_json(&json)["runs"].as_array().unwrap() {
-        assert_eq!(run["prefetch_order"], order, "{run}");
+        assert_eq!(run["design"], "hybrid", "{run}");
         // The race table sums the run's task profiles.
         let sum = |column: &str| task_column_sum(run, column);
         let row = format!(
-            "| {order} | {} | {} | {} |",
+            "| {} | {} | {} |",
             sum("reads"),
             sum("raced"),
             sum("prefetch_hits")
@@ -450,18 +439,11 @@ fn bench_hybrid(dir: &Path, dump: &Path, state: &Path, order: &str) -> PathBuf {
     json
 }
 
-/// The projection of both orders' benches (`report`, its tables `stdout`): each order calibrated
-/// on its own one-worker run of one repeat, its two-worker run checked with the on-demand reads
-/// measured and predicted, and projected in the engine's default order only.
-fn assert_each_order_checked_and_the_default_projected(report: &Json, stdout: &str) {
-    assert!(
-        stdout.contains("| hybrid (first-use order) | 10 | 2 |"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("| hybrid (key order) | 10 | 2 |"),
-        "{stdout}"
-    );
+/// The projection of hybrid's bench (`report`, its tables `stdout`): calibrated on its one-worker
+/// run of one repeat, its two-worker run checked with the on-demand reads measured and
+/// predicted, and projected.
+fn assert_hybrid_checked_and_projected(report: &Json, stdout: &str) {
+    assert!(stdout.contains("| hybrid | 10 | 2 |"), "{stdout}");
     // One run of each: no spread to show, and the note says what that leaves unseen.
     assert!(stdout.contains(" | 1 |\n"), "{stdout}");
     assert!(stdout.contains("A calibration of one run"), "{stdout}");
@@ -472,93 +454,49 @@ fn assert_each_order_checked_and_the_default_projected(report: &Json, stdout: &s
             .iter()
             .all(|c| c["runs"] == 1 && c["spread"].is_null())
     );
-    // Each order calibrated on its own one-worker run, and its two-worker run checked, with the
-    // on-demand reads measured and predicted.
-    let orders = |list: &str| -> Vec<String> {
-        let mut v: Vec<String> = report[list]
+    // Calibrated on its one-worker run, and its two-worker run checked, with the on-demand reads
+    // measured and predicted.
+    let designs = |list: &str| -> Vec<String> {
+        report[list]
             .as_array()
             .unwrap()
             .iter()
-            .map(|c| c["prefetch_order"].as_str().unwrap().to_string())
-            .collect();
-        v.sort();
-        v
+            .map(|c| c["design"].as_str().unwrap().to_string())
+            .collect()
     };
-    assert_eq!(orders("calibrations"), ["first-use", "key"]);
-    assert_eq!(orders("checks"), ["first-use", "key"]);
+    assert_eq!(designs("calibrations"), ["hybrid"]);
+    assert_eq!(designs("checks"), ["hybrid"]);
     for check in report["checks"].as_array().unwrap() {
         assert!(check["measured"]["on_demand_reads"].as_f64().unwrap() > 0.0);
         assert!(check["predicted"]["on_demand_reads"].as_f64().unwrap() > 0.0);
     }
-    // Projected in the engine's default order only: once per target worker count.
+    // Projected once per target worker count.
     let projections = report["projections"].as_array().unwrap();
     assert_eq!(projections.len(), 2);
-    assert!(projections.iter().all(|p| p["prefetch_order"] == "key"));
-}
-
-/// The other order alone (`first_use`'s bench) is projected, and named.
-fn assert_the_other_order_alone_is_projected(dir: &Path, first_use: &Path, fio: &Path) {
-    let (stdout, alone) = project_json(
-        project(first_use, fio),
-        &["--research-machine", "--target-workers", "1,16"],
-        &dir.join("first-use-projection.json"),
-        "project",
-    );
-    assert!(
-        stdout.contains("| hybrid (first-use order) | 10 | 16 |"),
-        "{stdout}"
-    );
-    let projections = alone["projections"].as_array().unwrap();
-    assert_eq!(projections.len(), 2);
-    assert!(
-        projections
-            .iter()
-            .all(|p| p["prefetch_order"] == "first-use")
-    );
-}
-
-/// An unknown prefetch order is refused, naming what is expected.
-fn assert_an_unknown_order_is_refused(dump: &Path, state: &Path) {
-    let out = bal_replay()
-        .args(["bench", "--dump"])
-        .arg(dump)
-        .arg("--state")
-        .arg(state)
-        .args(["--io", "hybrid", "--prefetch-order", "random"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("expected key or first-use"), "{stderr}");
+    assert!(projections.iter().all(|p| p["design"] == "hybrid"));
 }
 
 #[test]
-fn hybrid_is_checked_per_prefetch_order_with_its_reads_and_projected_in_the_default_one() {
+fn hybrid_is_checked_with_its_reads_and_projected() {
     let _profiling = profiling();
     let tmp = tempfile::tempdir().unwrap();
     let (dump, state) = chain(tmp.path(), &small_config(20, 5));
-    let key = bench_hybrid(tmp.path(), &dump, &state, "key");
-    let first_use = bench_hybrid(tmp.path(), &dump, &state, "first-use");
+    let hybrid = bench_hybrid(tmp.path(), &dump, &state);
     let fio = fio(tmp.path());
     let projection = tmp.path().join("projection.json");
-    let mut both = project(&key, &fio);
-    both.arg(&first_use);
     let (stdout, report) = project_json(
-        both,
+        project(&hybrid, &fio),
         &["--research-machine", "--target-workers", "1,16"],
         &projection,
         "project",
     );
-    assert_each_order_checked_and_the_default_projected(&report, &stdout);
-    assert_the_other_order_alone_is_projected(tmp.path(), &first_use, &fio);
-    // The reads chart draws each order apart.
+    assert_hybrid_checked_and_projected(&report, &stdout);
+    // The reads chart draws the measured reads beside the predicted.
     let charts = tmp.path().join("charts");
     draw_report(&projection, &charts);
     let reads = std::fs::read_to_string(charts.join("model-reads-batch10.svg")).unwrap();
-    assert!(reads.contains("hybrid, first-use order, predicted (model)"));
-    assert!(reads.contains("hybrid, key order, measured"));
-
-    assert_an_unknown_order_is_refused(&dump, &state);
+    assert!(reads.contains("hybrid, predicted (model)"));
+    assert!(reads.contains("hybrid, measured"));
 }
 
 /// One column of a bench JSON run's task profiles, summed over its batches.

@@ -36,9 +36,8 @@ pub use tables::render_tables;
 use bal_replay_cache::CacheCapacity;
 use bal_replay_dump::{BlockHashEntry, DumpReader};
 use bal_replay_engine::{
-    BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, PrefetchOrder,
-    ReplayOptions, ReplayReport, ScratchState, check_state_identity, replay, replay_independent,
-    warm_up_kzg,
+    BalSizeTotals, BatchProfile, BatchReport, EngineError, ExecMode, IoDesign, ReplayOptions,
+    ReplayReport, ScratchState, check_state_identity, replay, replay_independent, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::{
@@ -146,8 +145,6 @@ pub struct BenchMatrix {
     pub designs: Vec<IoDesign>,
     /// Prefetch readers.
     pub io_threads: NonZeroUsize,
-    /// The order of hybrid's prefetch.
-    pub prefetch_order: PrefetchOrder,
     /// Drop the page cache before each run (root only).
     pub drop_caches: bool,
     /// Open RocksDB with direct reads (bypasses the page cache). RocksDB only.
@@ -191,7 +188,6 @@ impl Default for BenchMatrix {
             batches: vec![n(1), n(10), n(50)],
             designs: IoDesign::ALL.to_vec(),
             io_threads: n(8),
-            prefetch_order: PrefetchOrder::default(),
             drop_caches: false,
             direct_io: false,
             pin_metadata: false,
@@ -398,9 +394,6 @@ pub struct RunResult {
     pub store: StoreKind,
     /// Whether the page cache was dropped before the run.
     pub cold: bool,
-    /// The order of hybrid's prefetch (hybrid runs only).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub prefetch_order: Option<PrefetchOrder>,
     /// `--io-threads` of a parallel run whose design prefetches (batched I/O, hybrid,
     /// full-verify): its prefetch runs twice as many reader threads. Absent for the other designs.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -596,7 +589,6 @@ impl RunResult {
             batch: config.batch.get(),
             store: config.store,
             cold,
-            prefetch_order: None,
             io_threads: None,
             blocks: r.blocks,
             txs: r.txs,
@@ -1003,8 +995,6 @@ impl Bench<'_> {
             }
         };
         let mut result = RunResult::from_report(run, measured.cold, measured.report);
-        result.prefetch_order =
-            (run.design == IoDesign::Hybrid).then_some(self.matrix.prefetch_order);
         result.io_threads = (run.mode == ExecMode::Parallel
             && matches!(
                 run.design,
@@ -1025,7 +1015,6 @@ impl Bench<'_> {
             design: run.design,
             batch: run.batch,
             io_threads: self.matrix.io_threads,
-            prefetch_order: self.matrix.prefetch_order,
             cache: self.matrix.cache,
             profile: self.matrix.profile.recorded(),
             pin_workers: self.matrix.pin_workers.as_deref().map(Into::into),
@@ -1290,22 +1279,53 @@ pub fn run_bench(
     })
 }
 
+/// The reference executor's result format ([`ReferenceThroughput`]): its schema version.
+pub const REFERENCE_SCHEMA_VERSION: u32 = 1;
+
 /// Single-thread throughput of the reference executor over independent blocks (e.g. imported
 /// fixtures), each over a state seeded with its own pre-state, in memory and on RocksDB.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ReferenceThroughput {
+    /// [`REFERENCE_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The Cargo profile of the build that ran it ([`build_profile`]).
+    pub build_profile: String,
     /// Blocks executed.
     pub blocks: u64,
     /// Gas executed.
     pub gas: u64,
-    /// Execution time over the in-memory store, seconds.
+    /// Each block's first execution over the in-memory store, summed, seconds.
     pub memory_s: f64,
     /// Execution time over RocksDB (fresh per block, warm page cache), seconds.
     pub rocksdb_s: f64,
+    /// Executions of each block over the in-memory store after its first, in the same process.
+    pub warm_repeats: usize,
+    /// Each block's times.
+    pub per_block: Vec<ReferenceBlock>,
+}
+
+/// One block's reference executions, seconds.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReferenceBlock {
+    /// Its number.
+    pub number: u64,
+    /// Its gas.
+    pub gas: u64,
+    /// Its first execution over the in-memory store.
+    pub memory_first_s: f64,
+    /// Its executions after that over the same store, in order.
+    pub memory_warm_s: Vec<f64>,
+    /// Its execution over RocksDB.
+    pub rocksdb_s: f64,
+}
+
+impl VersionedResult for ReferenceThroughput {
+    const KIND: &'static str = "reference executor result";
+    const SCHEMA_VERSION: u32 = REFERENCE_SCHEMA_VERSION;
 }
 
 impl ReferenceThroughput {
-    /// Mgas/s in memory.
+    /// Mgas/s in memory, each block's first execution.
     pub fn memory_mgas_s(&self) -> f64 {
         self.gas as f64 / self.memory_s.max(1e-12) / 1e6
     }
@@ -1313,20 +1333,52 @@ impl ReferenceThroughput {
     pub fn rocksdb_mgas_s(&self) -> f64 {
         self.gas as f64 / self.rocksdb_s.max(1e-12) / 1e6
     }
+    /// Mgas/s in memory over warm executions: each block's fastest and median summed, where
+    /// there were any.
+    pub fn warm_mgas_s(&self) -> Option<(f64, f64)> {
+        (self.warm_repeats > 0).then(|| {
+            let (fastest, median) = self.per_block.iter().fold((0.0, 0.0), |(f, m), b| {
+                let mut warm = b.memory_warm_s.clone();
+                let fastest = warm.iter().copied().fold(f64::INFINITY, f64::min);
+                (f + fastest, m + interval::median_of(&mut warm))
+            });
+            let mgas = self.gas as f64 / 1e6;
+            (mgas / fastest.max(1e-12), mgas / median.max(1e-12))
+        })
+    }
+
+    /// Writes the result as JSON to `path` (in place of a file there, never half-written).
+    pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
+        let json = serde_json::to_vec_pretty(self).map_err(|e| BenchError::Io {
+            path: path.into(),
+            source: e.into(),
+        })?;
+        write_result_file(path, &json).map_err(|source| BenchError::Io {
+            path: path.into(),
+            source,
+        })
+    }
 }
 
 /// Times the reference executor (no BAL building, no recording) on every record of `dump`, each block
-/// once over a `MemStore` and once over a fresh RocksDB holding its pre-state (seeding untimed).
-/// `scratch` is a directory for the RocksDB states.
+/// once over a `MemStore`, then `warm_repeats` more times over the same store (as a peer's
+/// in-process benchmark times it), and once over a fresh RocksDB holding its pre-state (seeding
+/// untimed). `scratch` is a directory for the RocksDB states.
 pub fn reference_throughput(
     config: &ChainConfig,
     dump: &DumpReader,
     scratch: &Path,
+    warm_repeats: usize,
 ) -> Result<ReferenceThroughput, BenchError> {
     use bal_replay_executor::{ExecOptions, execute_block};
     use bal_replay_state::StateDatabase;
     warm_up_kzg();
-    let mut out = ReferenceThroughput::default();
+    let mut out = ReferenceThroughput {
+        schema_version: REFERENCE_SCHEMA_VERSION,
+        build_profile: build_profile().into(),
+        warm_repeats,
+        ..ReferenceThroughput::default()
+    };
     for record in dump.records() {
         let record = record?;
         let seed = StateChanges::from_pre_state(&record.pre_state, &record.block_hashes);
@@ -1346,7 +1398,32 @@ pub fn reference_throughput(
             ExecOptions::default(),
         )
         .map_err(exec_err)?;
-        out.memory_s += t.elapsed().as_secs_f64();
+        let memory_first_s = t.elapsed().as_secs_f64();
+        out.memory_s += memory_first_s;
+        let mut memory_warm_s = Vec::with_capacity(warm_repeats);
+        for _ in 0..warm_repeats {
+            let t = std::time::Instant::now();
+            let again = execute_block(
+                config,
+                StateDatabase::new(&mem),
+                &record.block,
+                &record.senders,
+                ExecOptions::default(),
+            )
+            .map_err(exec_err)?;
+            memory_warm_s.push(t.elapsed().as_secs_f64());
+            if again.gas_used != a.gas_used {
+                return Err(BenchError::Run {
+                    run: format!("block {}", record.number()),
+                    source: EngineError::HeaderMismatch(bal_replay_executor::HeaderMismatch {
+                        block: record.number(),
+                        field: "gasUsed",
+                        expected: a.gas_used.to_string(),
+                        got: format!("{} (repeated in memory)", again.gas_used),
+                    }),
+                });
+            }
+        }
 
         let dir = scratch.join(format!("ref-{}", record.number()));
         let rocks = RocksStore::create(&dir, Default::default(), &RocksOptions::default())?;
@@ -1361,7 +1438,8 @@ pub fn reference_throughput(
             ExecOptions::default(),
         )
         .map_err(exec_err)?;
-        out.rocksdb_s += t.elapsed().as_secs_f64();
+        let rocksdb_s = t.elapsed().as_secs_f64();
+        out.rocksdb_s += rocksdb_s;
         drop(rocks);
         std::fs::remove_dir_all(&dir).map_err(|source| BenchError::Io {
             path: dir.clone(),
@@ -1380,6 +1458,13 @@ pub fn reference_throughput(
             });
         }
         out.blocks += 1;
+        out.per_block.push(ReferenceBlock {
+            number: record.number(),
+            gas: record.gas_used(),
+            memory_first_s,
+            memory_warm_s,
+            rocksdb_s,
+        });
         // Each block's header gas equals its executed gas (checked above), so no real dump gets
         // near u64::MAX; a sum past it is an error all the same, never a panic.
         out.gas = out
@@ -1524,7 +1609,6 @@ mod tests {
             batch: 50,
             store: StoreKind::Rocksdb,
             cold: true,
-            prefetch_order: Some(PrefetchOrder::default()),
             io_threads: Some(2),
             blocks: 200,
             txs: 31_000,

@@ -32,7 +32,7 @@ pub fn render_tables(result: &BenchResult) -> String {
     tables.designs_compared(&mut out);
     tables.ratios(&mut out);
     tables.end_to_end(&mut out);
-    tables.prefetch_race(&mut out);
+    tables.hybrid_race(&mut out);
     tables.disk_evidence(&mut out);
     bal_sizes(result, &mut out);
     out
@@ -343,7 +343,7 @@ impl Tables<'_> {
     /// Per hybrid run with task profiles: the race between its prefetch and its tasks, from the
     /// profiles' counts (the tasks' on-demand reads, those the prefetch lost, the lookups it
     /// served).
-    fn prefetch_race(&self, out: &mut String) {
+    fn hybrid_race(&self, out: &mut String) {
         let runs: Vec<_> = self
             .disk_runs()
             .into_iter()
@@ -359,7 +359,7 @@ impl Tables<'_> {
         );
         let _ = writeln!(
             out,
-            "| Run | Prefetch order | On-demand reads | Lost to the prefetch | Served by it | Lost / (lost + served) |\n| --- | --- | --- | --- | --- | --- |"
+            "| Run | On-demand reads | Lost to the prefetch | Served by it | Lost / (lost + served) |\n| --- | --- | --- | --- | --- |"
         );
         for r in runs {
             let tasks = r.batch_profiles.iter().flat_map(|b| &b.tasks);
@@ -376,9 +376,8 @@ impl Tables<'_> {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {reads} | {lost} | {served} | {share} |",
+                "| {} | {reads} | {lost} | {served} | {share} |",
                 r.label(),
-                r.prefetch_order.map_or("key", |o| o.name()),
             );
         }
     }

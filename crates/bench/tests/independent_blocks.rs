@@ -127,3 +127,65 @@ fn fixture_blocks_bench_each_over_its_own_state_with_a_profile_per_block() {
     );
     assert!(err.to_string().contains("--no-baselines"), "{err}");
 }
+
+#[test]
+fn the_reference_executor_times_each_block_first_and_warm_and_writes_a_versioned_result() {
+    let root = default_mainnet_dir().expect("../shared/fixtures/mainnet next to the workspace");
+    let config = ChainConfig::mainnet();
+    let dirs: Vec<_> = BLOCKS.iter().map(|b| root.join(b.to_string())).collect();
+    let records = import_fixtures(&config, &read_fixtures(&dirs).unwrap(), |_, _| {}).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, states) = (tmp.path().join("dump"), tmp.path().join("states"));
+    write_fixture_dump(&config, &records, &dump, &states, || {}).unwrap();
+    let reader = bal_replay_dump::DumpReader::open(&dump).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let r = bal_replay_bench::reference_throughput(&config, &reader, scratch.path(), 2).unwrap();
+    assert_eq!((r.blocks, r.gas, r.warm_repeats), (3, 11_837_107, 2));
+    assert_eq!(
+        r.per_block.iter().map(|b| b.number).collect::<Vec<_>>(),
+        BLOCKS
+    );
+    for (block, record) in r.per_block.iter().zip(&records) {
+        assert_eq!(block.gas, record.gas_used());
+        assert_eq!(block.memory_warm_s.len(), 2, "{block:?}");
+        assert!(
+            block.memory_first_s > 0.0 && block.rocksdb_s > 0.0,
+            "{block:?}"
+        );
+        assert!(block.memory_warm_s.iter().all(|&s| s > 0.0), "{block:?}");
+    }
+    let first: f64 = r.per_block.iter().map(|b| b.memory_first_s).sum();
+    assert!((first - r.memory_s).abs() < 1e-9);
+    let (fastest, median) = r.warm_mgas_s().unwrap();
+    assert!(fastest >= median && median > 0.0, "{fastest} {median}");
+
+    let json = tmp.path().join("reference.json");
+    r.write_json(&json).unwrap();
+    let read: bal_replay_bench::ReferenceThroughput = bal_replay_bench::read_result(&json).unwrap();
+    // JSON keeps each f64 to its last bit or one unit off (serde_json's fast float parsing).
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * a.abs().max(b.abs());
+    assert_eq!(
+        (
+            read.blocks,
+            read.gas,
+            read.warm_repeats,
+            &read.build_profile
+        ),
+        (r.blocks, r.gas, r.warm_repeats, &r.build_profile)
+    );
+    assert!(close(read.memory_s, r.memory_s) && close(read.rocksdb_s, r.rocksdb_s));
+    for (a, b) in read.per_block.iter().zip(&r.per_block) {
+        assert_eq!((a.number, a.gas), (b.number, b.gas));
+        assert!(close(a.memory_first_s, b.memory_first_s) && close(a.rocksdb_s, b.rocksdb_s));
+        assert!(
+            a.memory_warm_s
+                .iter()
+                .zip(&b.memory_warm_s)
+                .all(|(x, y)| close(*x, *y))
+        );
+    }
+    assert_eq!(
+        read.schema_version,
+        bal_replay_bench::REFERENCE_SCHEMA_VERSION
+    );
+}

@@ -20,7 +20,6 @@ pub mod run;
 pub mod study;
 
 use bal_replay_cache::CacheCapacity;
-use bal_replay_engine::PrefetchOrder;
 use bal_replay_mdbx_state::StateSpec;
 use clap::{Args, Parser, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -223,9 +222,6 @@ pub struct ReplayArgs {
     /// Prefetch readers.
     #[arg(long, value_name = "N", value_parser = count, default_value = "8")]
     pub io_threads: NonZeroUsize,
-    /// Hybrid's prefetch order: key or first-use (the tasks' first changes).
-    #[arg(long, value_name = "ORDER", default_value = "key")]
-    pub prefetch_order: PrefetchOrder,
     #[command(flatten)]
     pub cache: CacheArgs,
     /// Record parallel batches' task profiles in the JSON (for `bal-replay project`).

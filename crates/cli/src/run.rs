@@ -86,7 +86,6 @@ impl RunCommand {
             design: shape.io,
             batch: shape.batch,
             io_threads: replay.io_threads,
-            prefetch_order: replay.prefetch_order,
             cache: replay.cache.into(),
             profile: replay.task_profile,
             pin_workers: replay.pin_workers.as_deref().map(Into::into),

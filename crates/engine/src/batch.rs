@@ -24,15 +24,6 @@ pub enum TaskKind {
     PostBlock,
 }
 
-/// A key of the flat state that a prefetch reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StateKey {
-    /// An account.
-    Account(Address),
-    /// A storage slot.
-    Slot(Address, U256),
-}
-
 /// One unit of parallel work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Task {
@@ -44,52 +35,6 @@ pub struct Task {
     pub local_index: u64,
     /// BAL index in the batch's merged index space.
     pub global_index: u64,
-}
-
-/// The order in which a prefetch beside execution (hybrid's) reads its keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PrefetchOrder {
-    /// Key order, split evenly among the readers, each reading its share with one multi-get: a
-    /// value reaches the cache only once its reader's whole share is read, so for most of the
-    /// prefetch the tasks that start first find none of their keys. Sorted multi-gets this
-    /// large read the data blocks that keys share once: on the 250 M-entry state, one worker
-    /// made 0.87 (batch 10) and 0.67 (batch 50) of first-use order's device reads
-    /// (docs/notes/2026-11-24-hybrid-prefetch-race.md).
-    #[default]
-    Key,
-    /// The order in which the tasks first need the accounts, each with its slots
-    /// ([`BatchPlan::keys_by_first_use`]), in multi-gets of [`PrefetchOrder::FIRST_USE_CHUNK`]
-    /// keys that the readers take in turn: the first tasks' keys arrive first, so fewer of
-    /// their reads race the prefetch.
-    FirstUse,
-}
-
-impl PrefetchOrder {
-    /// Keys per multi-get in first-use order: small enough that values arrive while the first
-    /// tasks run, large enough that a multi-get's fixed cost is spread.
-    pub const FIRST_USE_CHUNK: usize = 64;
-
-    /// The name used on the command line and in JSON.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Key => "key",
-            Self::FirstUse => "first-use",
-        }
-    }
-}
-
-impl std::str::FromStr for PrefetchOrder {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "key" => Ok(Self::Key),
-            "first-use" => Ok(Self::FirstUse),
-            _ => Err(format!(
-                "unknown prefetch order {s:?} (expected key or first-use)"
-            )),
-        }
-    }
 }
 
 /// A batch of consecutive blocks prepared for execution.
@@ -192,57 +137,6 @@ impl BatchPlan {
             expected_writes,
             gas_used,
         })
-    }
-
-    /// The keys the merged BAL names (every account, every changed or read slot), account by
-    /// account in the order the tasks, taken in block order, first need them: an account's first
-    /// use is the earliest task that changes it or one of its slots (that task reads the
-    /// pre-batch value; a later writer reads the BAL's). Each account comes with all of its
-    /// slots, in key order: a contract's slots lie side by side in the state, so read together
-    /// they share data blocks, which one key at a time in first-use order would each read
-    /// apart. Accounts nothing changes (in BALs that list reads) come last, in key order.
-    pub fn keys_by_first_use(&self) -> Vec<StateKey> {
-        // Workers take tasks in block order, and a task's global index is its place in that
-        // order; an index no task has sorts last.
-        let tasks = self.tasks.len() as u64;
-        let rank_of = |index: BlockAccessIndex| if index.0 < tasks { index.0 } else { u64::MAX };
-        let mut accounts: Vec<(u64, &AccountChanges)> = self
-            .merged
-            .iter()
-            .map(|account| {
-                let first = account
-                    .storage_changes
-                    .iter()
-                    .flat_map(|s| s.changes.iter().map(|c| c.block_access_index))
-                    .chain(account.balance_changes.iter().map(|c| c.block_access_index))
-                    .chain(account.nonce_changes.iter().map(|c| c.block_access_index))
-                    .chain(account.code_changes.iter().map(|c| c.block_access_index))
-                    .map(rank_of)
-                    .min()
-                    .unwrap_or(u64::MAX);
-                (first, account)
-            })
-            .collect();
-        // Stable: accounts first used by the same task stay in key order.
-        accounts.sort_by_key(|(first, _)| *first);
-        accounts
-            .into_iter()
-            .flat_map(|(_, account)| {
-                let address = account.address;
-                let mut slots: Vec<U256> = account
-                    .storage_changes
-                    .iter()
-                    .map(|s| s.slot)
-                    .chain(account.storage_reads.iter().copied())
-                    .collect();
-                slots.sort_unstable();
-                std::iter::once(StateKey::Account(address)).chain(
-                    slots
-                        .into_iter()
-                        .map(move |slot| StateKey::Slot(address, slot)),
-                )
-            })
-            .collect()
     }
 
     /// Total gas used by the batch per the headers (checked not to overflow by [`Self::new`]).

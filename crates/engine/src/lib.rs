@@ -35,7 +35,7 @@ mod rewind;
 mod sequential;
 mod verify;
 
-pub use batch::{BatchPlan, IndexOverflow, PrefetchOrder, StateKey, Task, TaskKind, merge_bals};
+pub use batch::{BatchPlan, IndexOverflow, Task, TaskKind, merge_bals};
 pub use design::{BalSizeTotals, BalSizes, IoDesign, diffs_only_bal};
 pub use error::{EngineError, PreValueMissing};
 pub use overlay::{BatchOverlay, OverlayDb};

@@ -1,8 +1,8 @@
 //! The replay driver: a dump, batch by batch, over a state store.
 
 use crate::{
-    BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, PrefetchOrder, StateKey,
-    execute_parallel_with, execute_sequential,
+    BatchPlan, EngineError, IoDesign, ParallelOptions, PreValueDb, execute_parallel_with,
+    execute_sequential,
     pool::{EnginePools, ThreadGroup},
     profile::{BatchProfile, PrefetchProfile, nanos},
 };
@@ -55,9 +55,6 @@ pub struct ReplayOptions {
     pub batch: NonZeroUsize,
     /// Prefetch readers (batched and hybrid designs).
     pub io_threads: NonZeroUsize,
-    /// The order of hybrid's prefetch, which races execution (batched I/O's prefetch ends
-    /// before execution starts, so its order does not matter: it reads in key order).
-    pub prefetch_order: PrefetchOrder,
     /// Shared cache size.
     pub cache: CacheCapacity,
     /// Record every parallel batch's profile ([`BatchReport::profile`]): each task's CPU time,
@@ -86,7 +83,6 @@ impl Default for ReplayOptions {
             design: IoDesign::Parallel,
             batch: NonZeroUsize::new(50).expect("50 is not 0"),
             io_threads: NonZeroUsize::new(8).expect("8 is not 0"),
-            prefetch_order: PrefetchOrder::default(),
             cache: CacheCapacity::default(),
             profile: false,
             pin_workers: None,
@@ -731,14 +727,7 @@ fn execute_hybrid<S: StateReader>(
         cache.track_prefetch(&accounts, &slots);
     }
     let (prefetched, out) = std::thread::scope(|scope| {
-        // Ordering the keys is the prefetcher's work, beside execution too.
-        let prefetcher = scope.spawn(|| match options.prefetch_order {
-            PrefetchOrder::FirstUse => {
-                let keys = plan.keys_by_first_use();
-                prefetch_in_order(cache, &keys, &pools.readers)
-            }
-            PrefetchOrder::Key => prefetch(cache, plan, &pools.readers, design),
-        });
+        let prefetcher = scope.spawn(|| prefetch(cache, plan, &pools.readers, design));
         let out = execute_parallel_with(config, plan, cache, parallel_options(options));
         let prefetched = prefetcher
             .join()
@@ -1021,43 +1010,6 @@ fn prefetch_keys(plan: &BatchPlan) -> (Vec<Address>, Vec<(Address, U256)>) {
         })
         .collect();
     (accounts, slots)
-}
-
-/// Loads `keys` into the cache in their order ([`PrefetchOrder::FirstUse`]): multi-gets of
-/// [`PrefetchOrder::FIRST_USE_CHUNK`] keys, which every reader of `readers` takes in turn, each value
-/// in the cache as soon as its multi-get returns. A failed multi-get stops the readers. Returns
-/// the number of keys read from the store (those already cached when their chunk's turn came
-/// are not read).
-fn prefetch_in_order<S: StateReader>(
-    cache: &SharedCache<S>,
-    keys: &[StateKey],
-    readers: &ThreadGroup,
-) -> Result<PrefetchProfile, EngineError> {
-    let started = Instant::now();
-    let chunks: Vec<&[StateKey]> = keys.chunks(PrefetchOrder::FIRST_USE_CHUNK).collect();
-    let (read, cpu) = read_in_turn(
-        readers,
-        &chunks,
-        |chunk| {
-            let (mut accounts, mut slots) = (Vec::new(), Vec::new());
-            for key in *chunk {
-                match *key {
-                    StateKey::Account(address) => accounts.push(address),
-                    StateKey::Slot(address, slot) => slots.push((address, slot)),
-                }
-            }
-            let accounts = cache.prefetch_accounts(&accounts)?;
-            Ok::<_, StateError>((accounts + cache.prefetch_storage(&slots)?) as u64)
-        },
-        "prefetch reader",
-    )?;
-    Ok(PrefetchProfile {
-        keys: read,
-        readers: readers.threads() as u32,
-        wall_ns: nanos(started.elapsed()),
-        cpu_ns: nanos(cpu),
-        concurrent: false,
-    })
 }
 
 /// Loads the keys the plan's merged BAL names into the cache, on every reader of `readers` in turn

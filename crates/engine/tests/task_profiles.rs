@@ -4,8 +4,7 @@
 use bal_replay_cache::ReadKind;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchPlan, BatchProfile, ExecMode, IoDesign, PrefetchOrder, ReplayOptions, ReplayReport,
-    ScratchState, StateKey, replay,
+    BatchProfile, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState, replay,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_state::{RocksOptions, RocksStore};
@@ -175,153 +174,45 @@ fn profiles_are_recorded_only_when_asked_and_change_no_result() {
     }
 }
 
-/// The first position, in the plan's task order, of a task that changes `key` in the plan's BAL.
-fn first_change(plan: &BatchPlan, key: StateKey) -> Option<usize> {
-    let position = |index: u64| plan.tasks.iter().position(|t| t.global_index == index);
-    let (address, slot) = match key {
-        StateKey::Account(address) => (address, None),
-        StateKey::Slot(address, slot) => (address, Some(slot)),
-    };
-    let account = plan.merged.iter().find(|a| a.address == address)?;
-    let indices: Vec<u64> = match slot {
-        Some(slot) => account
-            .storage_changes
-            .iter()
-            .filter(|s| s.slot == slot)
-            .flat_map(|s| s.changes.iter().map(|c| c.block_access_index.0))
-            .collect(),
-        None => account
-            .storage_changes
-            .iter()
-            .flat_map(|s| s.changes.iter().map(|c| c.block_access_index.0))
-            .chain(
-                account
-                    .balance_changes
-                    .iter()
-                    .map(|c| c.block_access_index.0),
-            )
-            .chain(account.nonce_changes.iter().map(|c| c.block_access_index.0))
-            .chain(account.code_changes.iter().map(|c| c.block_access_index.0))
-            .collect(),
-    };
-    indices.into_iter().filter_map(position).min()
-}
-
-#[test]
-fn keys_by_first_use_are_every_key_once_account_by_account_in_the_order_tasks_change_them() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dump_dir, _) = chain(tmp.path());
-    let records: Vec<_> = DumpReader::open(&dump_dir)
-        .unwrap()
-        .records()
-        .take(3)
-        .collect::<Result<_, _>>()
-        .unwrap();
-    for design in [IoDesign::Hybrid, IoDesign::Batched] {
-        let plan = BatchPlan::new(records.clone(), design).unwrap();
-        let every: BTreeSet<String> = plan
-            .merged
-            .iter()
-            .flat_map(|a| {
-                std::iter::once(format!("{}", a.address)).chain(
-                    a.storage_changes
-                        .iter()
-                        .map(|s| s.slot)
-                        .chain(a.storage_reads.iter().copied())
-                        .map(move |s| format!("{}/{s}", a.address)),
-                )
-            })
-            .collect();
-        let keys = plan.keys_by_first_use();
-        let named: BTreeSet<String> = keys
-            .iter()
-            .map(|k| match k {
-                StateKey::Account(a) => format!("{a}"),
-                StateKey::Slot(a, s) => format!("{a}/{s}"),
-            })
-            .collect();
-        assert_eq!(named.len(), keys.len(), "{design}: a key twice");
-        assert_eq!(named, every, "{design}");
-        // Account by account, each with its slots: an address never comes back once left.
-        let addresses: Vec<_> = keys
-            .iter()
-            .map(|k| match k {
-                StateKey::Account(a) | StateKey::Slot(a, _) => *a,
-            })
-            .collect();
-        let mut runs = addresses.clone();
-        runs.dedup();
-        let distinct: BTreeSet<_> = runs.iter().collect();
-        assert_eq!(distinct.len(), runs.len(), "{design}: an account split");
-        assert!(matches!(keys[0], StateKey::Account(_)));
-        // Accounts in the order a task first changes them (or one of their slots); those no
-        // task changes (accounts batched I/O's BAL only reads) come last.
-        let ranks: Vec<usize> = runs
-            .iter()
-            .map(|a| first_change(&plan, StateKey::Account(*a)).unwrap_or(usize::MAX))
-            .collect();
-        assert!(ranks.windows(2).all(|w| w[0] <= w[1]), "{design}");
-        assert!(ranks[0] < usize::MAX);
-        let unchanged = ranks.iter().filter(|&&r| r == usize::MAX).count();
-        match design {
-            IoDesign::Hybrid => assert_eq!(unchanged, 0, "diffs only"),
-            _ => assert!(
-                unchanged > 0,
-                "batched I/O's BAL lists accounts it only reads"
-            ),
-        }
-    }
-}
-
 #[test]
 fn hybrids_prefetch_serves_or_loses_exactly_the_reads_parallel_io_makes() {
     let tmp = tempfile::tempdir().unwrap();
     let (dump_dir, pristine) = chain(tmp.path());
     let dump = DumpReader::open(&dump_dir).unwrap();
     // One worker in block order: the same lookups, in the same order, in both designs.
-    let options = |design, prefetch_order| ReplayOptions {
+    let options = |design| ReplayOptions {
         threads: NonZeroUsize::MIN,
         batch: NonZeroUsize::new(3).unwrap(),
         design,
-        prefetch_order,
         io_threads: NonZeroUsize::new(2).unwrap(),
         profile: true,
         ..ReplayOptions::default()
     };
-    let parallel = run(
-        &dump,
-        &pristine,
-        &options(IoDesign::Parallel, PrefetchOrder::Key),
-    );
+    let parallel = run(&dump, &pristine, &options(IoDesign::Parallel));
     let on_demand: Vec<Vec<u64>> = profiles(&parallel)
         .iter()
         .map(|b| b.tasks.iter().map(|t| t.reads).collect())
         .collect();
     assert!(on_demand.iter().flatten().sum::<u64>() > 100);
-    for order in [PrefetchOrder::Key, PrefetchOrder::FirstUse] {
-        let hybrid = run(&dump, &pristine, &options(IoDesign::Hybrid, order));
-        assert_eq!(hybrid.gas, parallel.gas);
-        let mut served = 0;
-        for (batch, reads) in profiles(&hybrid).iter().zip(&on_demand) {
-            // Each task's first lookups of a key were either read on demand or the first use of
-            // a prefetched value: together, the reads parallel I/O made for it.
-            let mine: Vec<u64> = batch
-                .tasks
-                .iter()
-                .map(|t| t.reads + t.prefetch_hits)
-                .collect();
-            assert_eq!(&mine, reads, "{order:?}");
-            // A lookup is served only by a value the prefetch itself put in the cache.
-            let hits: u64 = batch.tasks.iter().map(|t| t.prefetch_hits).sum();
-            let loaded = batch.prefetch.expect("hybrid prefetches").keys;
-            assert!(
-                hits <= loaded,
-                "{order:?}: {hits} hits of {loaded} keys loaded"
-            );
-            served += hits;
-        }
-        assert!(served > 0, "{order:?}: the prefetch served no lookup");
+    let hybrid = run(&dump, &pristine, &options(IoDesign::Hybrid));
+    assert_eq!(hybrid.gas, parallel.gas);
+    let mut served = 0;
+    for (batch, reads) in profiles(&hybrid).iter().zip(&on_demand) {
+        // Each task's first lookups of a key were either read on demand or the first use of
+        // a prefetched value: together, the reads parallel I/O made for it.
+        let mine: Vec<u64> = batch
+            .tasks
+            .iter()
+            .map(|t| t.reads + t.prefetch_hits)
+            .collect();
+        assert_eq!(&mine, reads);
+        // A lookup is served only by a value the prefetch itself put in the cache.
+        let hits: u64 = batch.tasks.iter().map(|t| t.prefetch_hits).sum();
+        let loaded = batch.prefetch.expect("hybrid prefetches").keys;
+        assert!(hits <= loaded, "{hits} hits of {loaded} keys loaded");
+        served += hits;
     }
+    assert!(served > 0, "the prefetch served no lookup");
     // Parallel I/O has no prefetch to race.
     assert!(
         profiles(&parallel)

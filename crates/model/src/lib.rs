@@ -17,7 +17,7 @@ pub mod simulate;
 
 pub use disk::{DiskModel, DiskModelError, DiskPoint, RESEARCH_ROCKSDB_READS};
 
-use bal_replay_engine::{BatchProfile, IoDesign, PrefetchOrder, TaskProfile, WorkerStartCost};
+use bal_replay_engine::{BatchProfile, IoDesign, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
 
 /// A measured run with its profile: what the model is calibrated on.
@@ -38,11 +38,11 @@ pub struct ProfiledRun {
     /// What a key read cost the CPU in this profile, ns (on-demand reads are inside their tasks'
     /// CPU time, prefetched keys inside the readers'), if known: see [`read_cpu_ns`].
     pub read_cpu_ns: Option<f64>,
-    /// The order of a prefetch that ran beside execution (hybrid's), where the model is to
-    /// simulate its race with the tasks ([`simulate::Race`]): only a profile that counted the
-    /// race (its tasks' `raced` and `prefetch_hits`) can. `None`: each task reads what it read
-    /// in the profile, at any worker count.
-    pub prefetch_race: Option<PrefetchOrder>,
+    /// Whether the model is to simulate the race of a prefetch that ran beside execution
+    /// (hybrid's, in key order) with the tasks ([`simulate::Race`]): only a profile that counted
+    /// the race (its tasks' `raced` and `prefetch_hits`) can. `false`: each task reads what it
+    /// read in the profile, at any worker count.
+    pub simulate_race: bool,
     /// What was measured.
     pub measured: Measured,
 }
@@ -208,8 +208,7 @@ pub fn predict(run: &ProfiledRun, workers: usize, machine: &Machine, k: f64) -> 
         _ => 0.0,
     };
     let mut out = Measured::default();
-    let race = run.prefetch_race.map(|order| Race {
-        order,
+    let race = run.simulate_race.then(|| Race {
         read_cpu_ns: machine.read_cpu_ns.or(run.read_cpu_ns).unwrap_or(0.0),
     });
     for b in &run.batches {
@@ -381,9 +380,6 @@ pub fn calibrate(run: &ProfiledRun, machine: &Machine) -> Calibration {
 pub struct Check {
     /// The design.
     pub design: IoDesign,
-    /// Hybrid's prefetch order, for a hybrid run that recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers of the predicted run.
@@ -571,7 +567,6 @@ pub fn check(calibration: &ProfiledRun, held_out: &ProfiledRun, machine: &Machin
     let k = calibrate(calibration, machine).k;
     Check {
         design: held_out.design,
-        prefetch_order: None,
         batch: held_out.batch,
         workers: held_out.workers,
         calibrated_on_workers: calibration.workers,
@@ -623,9 +618,6 @@ impl From<&Machine> for MachineDescription {
 pub struct CalibrationRow {
     /// The design.
     pub design: IoDesign,
-    /// Hybrid's prefetch order, for a hybrid run that recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers of the calibration run (1).
@@ -655,9 +647,6 @@ pub struct CalibrationRow {
 pub struct Projection {
     /// The design.
     pub design: IoDesign,
-    /// Hybrid's prefetch order, for a projection of hybrid runs that recorded it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub prefetch_order: Option<PrefetchOrder>,
     /// Blocks per batch.
     pub batch: usize,
     /// Workers.
@@ -762,7 +751,7 @@ mod tests {
             device_reads_per_key: 1.5,
             batches,
             read_cpu_ns: None,
-            prefetch_race: None,
+            simulate_race: false,
             measured: Measured::default(),
         }
     }
@@ -953,7 +942,7 @@ mod tests {
         }
         // With it, the 2 reads that are not the prefetch's stay (160 in all); of the 3 lookups
         // it was there to serve, more come before it at 8 workers than at 1.
-        r.prefetch_race = Some(PrefetchOrder::FirstUse);
+        r.simulate_race = true;
         let one = predict(&r, 1, &m, 1.0).on_demand_reads;
         let eight = predict(&r, 8, &m, 1.0).on_demand_reads;
         assert!((160.0..400.0).contains(&one), "{one}");
@@ -989,7 +978,6 @@ mod tests {
         };
         Check {
             design: IoDesign::Parallel,
-            prefetch_order: None,
             batch: 10,
             workers: 4,
             calibrated_on_workers: 1,

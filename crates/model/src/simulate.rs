@@ -11,7 +11,7 @@
 //! measured runs can find off.
 
 use crate::DiskModel;
-use bal_replay_engine::{PrefetchOrder, TaskProfile, WorkerStartCost};
+use bal_replay_engine::{TaskProfile, WorkerStartCost};
 
 /// What the disk costs a key read: `k * device_reads_per_key * latency(depth)`.
 #[derive(Debug, Clone, Copy)]
@@ -79,24 +79,19 @@ pub struct Readers {
 /// on-demand reads it lost, plus `prefetch_hits`, the lookups it served) and which it was not
 /// (`reads - raced`: read-only keys and code, read on demand whatever the prefetch does). All are
 /// spread evenly over the task's CPU. A lookup the prefetch serves is an on-demand read unless the
-/// prefetch has loaded its key when the lookup comes:
-/// - [`PrefetchOrder::FirstUse`]: keys arrive in task order, so the lookup's key is at the
-///   share of the batch's served lookups that come before it, and it is loaded once the readers
-///   have read that share of their keys;
-/// - [`PrefetchOrder::Key`]: the key is in one reader's share (by a hash of the task and the
-///   lookup), which reaches the cache only when that reader has read all of it.
+/// prefetch has loaded its key when the lookup comes. The prefetch reads in key order: the key is
+/// in one reader's share (by a hash of the task and the lookup), which reaches the cache only
+/// when that reader has read all of it.
 ///
 /// A lookup the prefetch lost is the task's read, and the prefetch then finds that key cached and
 /// skips it, as the engine's readers skip what is cached when its turn comes: one read and one
-/// key's CPU fewer for the reader whose key it was (key order), or for the reader with most left
-/// (first-use order, one queue). So the more workers win, the sooner the prefetch ends.
+/// key's CPU fewer for the reader whose key it was. So the more workers win, the sooner the
+/// prefetch ends.
 ///
 /// The profile's CPU includes `read_cpu_ns` per read it made; a read the simulation adds or
 /// drops adds or drops that much.
 #[derive(Debug, Clone, Copy)]
 pub struct Race {
-    /// The prefetch's order.
-    pub order: PrefetchOrder,
     /// CPU of one on-demand read, ns (0 where unknown).
     pub read_cpu_ns: f64,
 }
@@ -153,13 +148,11 @@ struct RacedTask {
     /// Lookups done so far, of all and of the served ones.
     done: u64,
     served_done: u64,
-    /// Served lookups of the tasks before this one.
-    served_before: u64,
     /// CPU added after a read, ns.
     read_cpu: f64,
 }
 
-/// Whether lookup `m` of `task` falls in reader `r` of `n` (Key order): a fixed hash.
+/// Which of `n` readers holds lookup `m` of `task`: a fixed hash.
 fn reader_of(task: usize, m: u64, n: usize) -> usize {
     let mut x = (task as u64) << 32 ^ m ^ 0x9e37_79b9_7f4a_7c15;
     x ^= x >> 33;
@@ -220,16 +213,10 @@ fn served_lookups(t: &TaskProfile) -> u64 {
 struct Phase<'a> {
     tasks: &'a [TaskProfile],
     workers: usize,
-    /// Keys the prefetch reads, in all.
-    prefetch_keys: u64,
     read: ReadCost<'a>,
     speed: f64,
     cores: f64,
     race: Option<Race>,
-    /// Under a race: served lookups before each task, in task order, and of the whole batch
-    /// (at least 1).
-    served_before: Vec<u64>,
-    served_total: u64,
     /// Workers 1.. wait for the starting thread where starting them costs.
     start: Option<WorkerStartCost>,
     /// The workers, then the readers, then the starting thread.
@@ -241,22 +228,18 @@ struct Phase<'a> {
     /// ending, or the starter) was done.
     started: usize,
     threads_end: f64,
-    /// Under a race: keys the readers have read, and which readers have read all of theirs
-    /// (actors after the workers, in order).
-    keys_read: u64,
+    /// Under a race: which readers have read all of their keys (actors after the workers, in
+    /// order).
     reader_done: Vec<bool>,
-    /// Keys the readers will not read: tasks read them first.
-    skipped: u64,
     in_flight: usize,
     /// When the disk has served every device read issued so far ([`ReadCost::done_at`]).
     disk_free: f64,
     now: f64,
     out: PhaseTimes,
     /// Within one settling pass: workers the starting thread has just started, and keys tasks
-    /// have just read before the prefetch did (the reader whose key it was, in key order; any,
-    /// in first-use order: one queue).
+    /// have just read before the prefetch did (the reader whose key it was).
     to_start: usize,
-    skips: Vec<Option<usize>>,
+    skips: Vec<usize>,
 }
 
 impl<'a> Phase<'a> {
@@ -272,38 +255,20 @@ impl<'a> Phase<'a> {
         let race = readers
             .race
             .filter(|_| readers.readers > 0 && readers.keys > 0);
-        let mut served_total = 0u64;
-        let served_before: Vec<u64> = if race.is_some() {
-            tasks
-                .iter()
-                .map(|t| {
-                    let before = served_total;
-                    served_total = served_total.saturating_add(served_lookups(t));
-                    before
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         let mut phase = Self {
             tasks,
             workers,
-            prefetch_keys: readers.keys,
             read,
             speed: machine.cpu_speed.max(1e-9),
             cores: machine.cores.max(0.05),
             race,
-            served_before,
-            served_total: served_total.max(1),
             start: machine.worker_start.filter(|_| workers > 1),
             actors: Vec::with_capacity(workers.saturating_add(readers.readers).min(1 << 16)),
             reader_count: 0,
             next_task: 0,
             started: 1,
             threads_end: 0.0,
-            keys_read: 0,
             reader_done: Vec::new(),
-            skipped: 0,
             in_flight: 0,
             disk_free: 0.0,
             now: 0.0,
@@ -398,7 +363,6 @@ impl<'a> Phase<'a> {
                         served,
                         done: 0,
                         served_done: 0,
-                        served_before: self.served_before[i],
                         read_cpu,
                     }),
                     exit: false,
@@ -523,9 +487,6 @@ impl<'a> Phase<'a> {
     /// prefetch then finds it cached and skips it (the engine's readers read only keys not yet
     /// cached).
     fn lookup_was_prefetched(&mut self, index: usize) -> bool {
-        let key_order = self
-            .race
-            .is_some_and(|race| race.order == PrefetchOrder::Key);
         let Some(r) = self.actors[index].job.race.as_mut() else {
             return false;
         };
@@ -538,18 +499,11 @@ impl<'a> Phase<'a> {
             r.served_done += 1;
             r.served_done - 1
         });
-        let (task, served_before) = (r.task, r.served_before);
-        let loaded = served_m.is_some_and(|m| {
-            if key_order {
-                self.reader_done[reader_of(task, m, self.reader_count)]
-            } else {
-                let share = (served_before as f64 + m as f64 + 1.0) / self.served_total as f64;
-                self.keys_read as f64 + self.skipped as f64 >= share * self.prefetch_keys as f64
-            }
-        });
+        let task = r.task;
+        let loaded =
+            served_m.is_some_and(|m| self.reader_done[reader_of(task, m, self.reader_count)]);
         if let Some(m) = served_m.filter(|_| !loaded) {
-            self.skips
-                .push(key_order.then(|| reader_of(task, m, self.reader_count)));
+            self.skips.push(reader_of(task, m, self.reader_count));
         }
         loaded
     }
@@ -559,9 +513,6 @@ impl<'a> Phase<'a> {
     fn read_done(&mut self, index: usize) {
         self.in_flight -= 1;
         let a = &mut self.actors[index];
-        if a.kind == Kind::Reader {
-            self.keys_read += 1;
-        }
         let read_cpu = a.job.race.map_or(0.0, |r| r.read_cpu);
         a.state = State::Cpu {
             remaining: a.job.chunk + read_cpu,
@@ -569,19 +520,13 @@ impl<'a> Phase<'a> {
     }
 
     /// Each key a task read before the prefetch did: one read fewer for the reader whose key it
-    /// was, or (first-use order) for the reader with most left.
+    /// was.
     fn skip_keys_tasks_read(&mut self) {
-        let readers = self.workers..self.workers + self.reader_count;
-        for skip in std::mem::take(&mut self.skips) {
-            let reader = match skip {
-                Some(r) => Some(self.workers + r),
-                None => readers.clone().max_by_key(|&i| self.actors[i].job.ios_left),
-            };
-            if let Some(a) = reader.and_then(|i| self.actors.get_mut(i))
+        for r in std::mem::take(&mut self.skips) {
+            if let Some(a) = self.actors.get_mut(self.workers + r)
                 && a.job.ios_left > 0
             {
                 a.job.ios_left -= 1;
-                self.skipped += 1;
             }
         }
     }
@@ -818,42 +763,27 @@ mod tests {
         };
         let tasks = [raced(220), raced(20)];
         // One reader, two keys, no CPU: its keys arrive at 100 and 200 µs.
-        let readers = |order, read_cpu_ns| Readers {
+        let readers = |read_cpu_ns| Readers {
             readers: 1,
             keys: 2,
             cpu_per_key_ns: 0.0,
-            race: Some(Race { order, read_cpu_ns }),
+            race: Some(Race { read_cpu_ns }),
         };
         let end = |workers, readers| simulate_phase(&tasks, workers, readers, machine, read);
-        // First use, one worker: task 0 looks up at 110 µs, after the first key (its own)
-        // arrived; task 1 at 230 µs, after the second. No read: 220 + 20 µs.
-        let first_use = end(1, readers(PrefetchOrder::FirstUse, 0.0));
-        assert!(
-            (first_use.tasks_end_ns - 240e3).abs() < 1.0,
-            "{first_use:?}"
-        );
-        assert!((first_use.readers_end_ns - 200e3).abs() < 1.0);
-        // Two workers: task 1 looks up at 10 µs, before its key arrives, and reads it: 120 µs;
-        // task 0 as before: 220 µs.
-        let two = end(2, readers(PrefetchOrder::FirstUse, 0.0));
-        assert!((two.tasks_end_ns - 220e3).abs() < 1.0, "{two:?}");
-        // The reader then finds task 1's key cached and skips it, as the engine's readers do:
-        // done after its first key, at 100 µs.
-        assert!((two.readers_end_ns - 100e3).abs() < 1.0, "{two:?}");
         // Key order: nothing is in the cache before the reader has read both keys (200 µs).
         // Task 0 reads at 110 (until 210) and ends at 320; task 1's lookup at 330 is served.
-        let key = end(1, readers(PrefetchOrder::Key, 0.0));
+        let key = end(1, readers(0.0));
         assert!((key.tasks_end_ns - 340e3).abs() < 1.0, "{key:?}");
         // A read costs 10 µs of CPU after it: task 0 runs 210 µs around its read and 10 after
         // it (320 µs); task 1 drops its read's 10 µs: 10 µs, served at 325.
-        let key = end(1, readers(PrefetchOrder::Key, 10e3));
+        let key = end(1, readers(10e3));
         assert!((key.tasks_end_ns - 330e3).abs() < 1.0, "{key:?}");
         // Without the race, each task reads what the profile says: 320 + 120 µs.
         let profiled = end(
             1,
             Readers {
                 race: None,
-                ..readers(PrefetchOrder::FirstUse, 0.0)
+                ..readers(0.0)
             },
         );
         assert!((profiled.tasks_end_ns - 440e3).abs() < 1.0, "{profiled:?}");

@@ -2,7 +2,7 @@
 //! [`BenchRun::of`], and nowhere else: a change to the bench's result touches this file alone.
 
 use bal_replay_bench::{BenchResult, RunResult, StoreKind};
-use bal_replay_engine::{BatchProfile, ExecMode, IoDesign, PrefetchOrder, WorkerStartCost};
+use bal_replay_engine::{BatchProfile, ExecMode, IoDesign, WorkerStartCost};
 use bal_replay_model::{Measured, ProfiledRun, Repeats, task_totals};
 
 /// A configuration group: runs that differ only in their worker count.
@@ -12,8 +12,6 @@ pub(crate) struct Group {
     pub(crate) batch: usize,
     pub(crate) store: StoreKind,
     pub(crate) cold: bool,
-    /// Hybrid's prefetch order: a different schedule of its reads.
-    pub(crate) prefetch_order: Option<PrefetchOrder>,
 }
 
 /// A bench run as the projection sees it, with the bench and the input it came from.
@@ -58,7 +56,6 @@ impl BenchRun {
                 batch: run.batch,
                 store: run.store,
                 cold: run.cold,
-                prefetch_order: run.prefetch_order,
             },
             parallel: run.mode == ExecMode::Parallel,
             workers: run.threads,
@@ -98,13 +95,14 @@ impl BenchRun {
             device_reads_per_key: self.device_reads_per_key.unwrap_or(0.0),
             batches: self.batch_profiles.clone(),
             read_cpu_ns: None,
-            // Only a profile that counted the race can simulate it.
-            prefetch_race: self.config.prefetch_order.filter(|_| {
-                self.batch_profiles
+            // Hybrid's prefetch races its tasks; only a profile that counted the race can
+            // simulate it.
+            simulate_race: self.config.design == IoDesign::Hybrid
+                && self
+                    .batch_profiles
                     .iter()
                     .flat_map(|b| &b.tasks)
-                    .any(|t| t.raced + t.prefetch_hits > 0)
-            }),
+                    .any(|t| t.raced + t.prefetch_hits > 0),
             measured: self.measured(),
         }
     }

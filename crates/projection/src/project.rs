@@ -7,7 +7,7 @@ use crate::{
     target::TargetOptions,
 };
 use bal_replay_bench::BenchResult;
-use bal_replay_engine::{IoDesign, PrefetchOrder};
+use bal_replay_engine::IoDesign;
 use bal_replay_host::{
     WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost, measure_worker_start,
 };
@@ -173,7 +173,7 @@ pub fn project_benches(
     };
     for f in &fitted {
         report.checks.extend(check_group(&runs, measured_on, f));
-        if let Some(target) = target.filter(|_| f.is_projected_among(&fitted)) {
+        if let Some(target) = target {
             report.projections.extend(project_group(f, target, workers));
         }
     }
@@ -185,26 +185,6 @@ struct Fitted {
     group: Group,
     base: ProfiledRun,
     row: CalibrationRow,
-}
-
-impl Fitted {
-    /// Whether its group is projected: one projection per design and batch size, so where
-    /// hybrid was profiled in more than one prefetch order, the engine's default one (the
-    /// others are checked, not projected).
-    fn is_projected_among(&self, fitted: &[Fitted]) -> bool {
-        let default_profiled = fitted.iter().any(|o| {
-            o.group
-                == Group {
-                    prefetch_order: Some(PrefetchOrder::default()),
-                    ..self.group
-                }
-        });
-        let is_default = self
-            .group
-            .prefetch_order
-            .is_none_or(|o| o == PrefetchOrder::default());
-        is_default || !default_profiled
-    }
 }
 
 /// The configuration groups of `runs`, in the order they first appear.
@@ -240,7 +220,6 @@ fn calibrate_groups(
         let calibration = calibrate(&base, &machine);
         let row = CalibrationRow {
             design: group.design,
-            prefetch_order: group.prefetch_order,
             batch: group.batch,
             workers: base.workers,
             device_reads_per_key: base.device_reads_per_key,
@@ -261,13 +240,7 @@ fn calibrate_groups(
 fn read_cpu_ns(runs: &[BenchRun], group: Group) -> Option<f64> {
     let one = |design| {
         runs.iter()
-            .find(|r| {
-                r.is_one_worker_profile_of(Group {
-                    design,
-                    prefetch_order: None,
-                    ..group
-                })
-            })
+            .find(|r| r.is_one_worker_profile_of(Group { design, ..group }))
             .map(BenchRun::profiled)
     };
     bal_replay_model::read_cpu_ns(&one(IoDesign::Parallel)?, &one(IoDesign::Full)?)
@@ -294,7 +267,6 @@ fn check_group(runs: &[BenchRun], measured_on: &MeasuredMachine, f: &Fitted) -> 
                 });
             Check {
                 design: f.group.design,
-                prefetch_order: f.group.prefetch_order,
                 batch: f.group.batch,
                 workers: r.workers,
                 calibrated_on_workers: f.base.workers,
@@ -318,7 +290,6 @@ fn project_group(f: &Fitted, target: &Machine, workers: &[NonZeroUsize]) -> Vec<
         .iter()
         .map(|w| Projection {
             design: f.group.design,
-            prefetch_order: f.group.prefetch_order,
             batch: f.group.batch,
             workers: w.get(),
             k: f.row.calibration.k,

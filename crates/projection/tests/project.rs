@@ -6,7 +6,7 @@ use bal_replay_bench::{
     StoreKind, Throughput,
 };
 use bal_replay_engine::{
-    BatchProfile, ExecMode, IoDesign, PrefetchOrder, PrefetchProfile, TaskProfile, WorkerStartCost,
+    BatchProfile, ExecMode, IoDesign, PrefetchProfile, TaskProfile, WorkerStartCost,
 };
 use bal_replay_model::{DiskModel, Repeats};
 use bal_replay_probe::{DiskEvidence, device};
@@ -64,11 +64,10 @@ fn profiles(cpu_ns: u64, reads: u64, prefetch_hits: u64) -> Vec<BatchProfile> {
         .collect()
 }
 
-/// A BAL-parallel run of `design` (in `order`, for hybrid) at `threads` workers, of the profile
-/// `batch_profiles` (none: not profiled), taking `exec_with_io_s`.
+/// A BAL-parallel run of `design` at `threads` workers, of the profile `batch_profiles` (none:
+/// not profiled), taking `exec_with_io_s`.
 fn run(
     design: IoDesign,
-    order: Option<PrefetchOrder>,
     threads: usize,
     batch_profiles: Vec<BatchProfile>,
     exec_with_io_s: f64,
@@ -82,7 +81,6 @@ fn run(
         batch: BATCH,
         store: StoreKind::Rocksdb,
         cold: false,
-        prefetch_order: order,
         io_threads: None,
         blocks: BATCHES,
         txs: TASKS * BATCHES,
@@ -141,38 +139,28 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
 }
 
 /// Full BAL (50 µs per task) and parallel I/O (80 µs and 3 reads per task: 10 µs of CPU per
-/// read) at 1 and 2 workers, full BAL's one-worker run repeated three times; hybrid in key and
-/// first-use order at 1 and 2 workers; batched I/O at 2 workers only; a sequential run.
+/// read) at 1 and 2 workers, full BAL's one-worker run repeated three times; hybrid at 1 and 2
+/// workers; batched I/O at 2 workers only; a sequential run.
 fn matrix() -> BenchResult {
-    let mut full_one = run(IoDesign::Full, None, 1, profiles(50_000, 0, 0), 0.0065);
+    let mut full_one = run(IoDesign::Full, 1, profiles(50_000, 0, 0), 0.0065);
     (
         full_one.throughput.repeats,
         full_one.throughput.mgas_per_s_min,
         full_one.throughput.mgas_per_s_max,
     ) = (3, 1500.0, 2000.0);
     full_one.throughput.mgas_per_s = 1800.0;
-    let mut sequential = run(IoDesign::Full, None, 1, profiles(50_000, 0, 0), 0.007);
+    let mut sequential = run(IoDesign::Full, 1, profiles(50_000, 0, 0), 0.007);
     sequential.mode = ExecMode::Sequential;
-    let hybrid = |order, threads, exec| {
-        run(
-            IoDesign::Hybrid,
-            Some(order),
-            threads,
-            profiles(60_000, 1, 2),
-            exec,
-        )
-    };
+    let hybrid = |threads, exec| run(IoDesign::Hybrid, threads, profiles(60_000, 1, 2), exec);
     bench(vec![
         sequential,
         full_one,
-        run(IoDesign::Full, None, 2, profiles(52_000, 0, 0), 0.0036),
-        run(IoDesign::Parallel, None, 1, profiles(80_000, 3, 0), 0.012),
-        run(IoDesign::Parallel, None, 2, profiles(85_000, 3, 0), 0.007),
-        run(IoDesign::Batched, None, 2, profiles(60_000, 0, 0), 0.006),
-        hybrid(PrefetchOrder::Key, 1, 0.009),
-        hybrid(PrefetchOrder::Key, 2, 0.005),
-        hybrid(PrefetchOrder::FirstUse, 1, 0.0095),
-        hybrid(PrefetchOrder::FirstUse, 2, 0.0052),
+        run(IoDesign::Full, 2, profiles(52_000, 0, 0), 0.0036),
+        run(IoDesign::Parallel, 1, profiles(80_000, 3, 0), 0.012),
+        run(IoDesign::Parallel, 2, profiles(85_000, 3, 0), 0.007),
+        run(IoDesign::Batched, 2, profiles(60_000, 0, 0), 0.006),
+        hybrid(1, 0.009),
+        hybrid(2, 0.005),
     ])
 }
 
@@ -214,22 +202,15 @@ fn project_onto_research(
     (report, notes)
 }
 
-type Config = (IoDesign, Option<PrefetchOrder>);
-
-const FULL: Config = (IoDesign::Full, None);
-const PARALLEL: Config = (IoDesign::Parallel, None);
-const HYBRID_KEY: Config = (IoDesign::Hybrid, Some(PrefetchOrder::Key));
-const HYBRID_FIRST_USE: Config = (IoDesign::Hybrid, Some(PrefetchOrder::FirstUse));
+const FULL: IoDesign = IoDesign::Full;
+const PARALLEL: IoDesign = IoDesign::Parallel;
+const HYBRID: IoDesign = IoDesign::Hybrid;
 
 /// Each group calibrated on its one-worker run: full BAL's the median of three runs, with their
 /// spread.
 fn assert_calibrations(report: &ProjectionReport) {
-    let calibrated: Vec<Config> = report
-        .calibrations
-        .iter()
-        .map(|c| (c.design, c.prefetch_order))
-        .collect();
-    assert_eq!(calibrated, [FULL, PARALLEL, HYBRID_KEY, HYBRID_FIRST_USE]);
+    let calibrated: Vec<IoDesign> = report.calibrations.iter().map(|c| c.design).collect();
+    assert_eq!(calibrated, [FULL, PARALLEL, HYBRID]);
     for c in &report.calibrations {
         assert_eq!((c.batch, c.workers), (BATCH, 1), "{c:?}");
         assert_eq!(c.device_reads_per_key, 1.5);
@@ -252,12 +233,8 @@ fn assert_calibrations(report: &ProjectionReport) {
 
 /// Each group's two-worker run checked against its calibration, on the bench's 2 CPUs.
 fn assert_checks(report: &ProjectionReport) {
-    let checked: Vec<Config> = report
-        .checks
-        .iter()
-        .map(|c| (c.design, c.prefetch_order))
-        .collect();
-    assert_eq!(checked, [FULL, PARALLEL, HYBRID_KEY, HYBRID_FIRST_USE]);
+    let checked: Vec<IoDesign> = report.checks.iter().map(|c| c.design).collect();
+    assert_eq!(checked, [FULL, PARALLEL, HYBRID]);
     for (check, calibration) in report.checks.iter().zip(&report.calibrations) {
         assert_eq!(
             (check.workers, check.calibrated_on_workers, check.input),
@@ -282,15 +259,15 @@ fn assert_checks(report: &ProjectionReport) {
     );
 }
 
-/// Projected onto the research's machine, hybrid in the engine's default order only.
+/// Every calibrated group projected onto the research's machine.
 fn assert_projections(report: &ProjectionReport) {
     let target = report.target.as_ref().unwrap();
     assert_eq!((target.cores, target.cpu_speed), (16.0, 1.0));
     assert_eq!(target.worker_start, Some(WORKER_START));
-    let projected: Vec<(Config, usize)> = report
+    let projected: Vec<(IoDesign, usize)> = report
         .projections
         .iter()
-        .map(|p| ((p.design, p.prefetch_order), p.workers))
+        .map(|p| (p.design, p.workers))
         .collect();
     assert_eq!(
         projected,
@@ -299,8 +276,8 @@ fn assert_projections(report: &ProjectionReport) {
             (FULL, 16),
             (PARALLEL, 1),
             (PARALLEL, 16),
-            (HYBRID_KEY, 1),
-            (HYBRID_KEY, 16)
+            (HYBRID, 1),
+            (HYBRID, 16)
         ]
     );
     let full_at = |workers| {
@@ -343,11 +320,9 @@ fn each_group_is_calibrated_on_its_one_worker_run_and_checked_on_the_others() {
 }
 
 #[test]
-fn a_hybrid_order_alone_is_projected_and_runs_keep_the_cores_they_had() {
+fn hybrid_alone_is_projected_and_runs_keep_the_cores_they_had() {
     let mut bench = matrix();
-    bench
-        .runs
-        .retain(|r| r.prefetch_order == Some(PrefetchOrder::FirstUse));
+    bench.runs.retain(|r| r.design == IoDesign::Hybrid);
     // The two-worker run shared the machine: half a CPU went to others meanwhile.
     bench.runs[1].cpu = Some(device::CpuUse {
         wall_s: 2.0,
@@ -357,12 +332,7 @@ fn a_hybrid_order_alone_is_projected_and_runs_keep_the_cores_they_had() {
     });
     let (report, notes) = project_onto_research(std::slice::from_ref(&bench), None);
     assert!(notes.is_empty(), "{notes:?}");
-    assert!(
-        report
-            .projections
-            .iter()
-            .all(|p| p.prefetch_order == Some(PrefetchOrder::FirstUse))
-    );
+    assert!(report.projections.iter().all(|p| p.design == HYBRID));
     assert_eq!(report.projections.len(), 2);
     assert_eq!(report.checks[0].cores, 1.5);
     // Cores given for the machine are every run's.
@@ -379,15 +349,15 @@ fn a_second_bench_is_checked_against_the_first_benchs_calibration() {
         r.timing.exec_with_io_s *= 1.1;
     }
     let (report, _) = project_onto_research(&[first, second], None);
-    assert_eq!(report.calibrations.len(), 4);
-    assert_eq!(report.checks.len(), 8);
+    assert_eq!(report.calibrations.len(), 3);
+    assert_eq!(report.checks.len(), 6);
     for input in [0, 1] {
         let of_input: Vec<_> = report
             .checks
             .iter()
             .filter(|c| c.input == Some(input))
             .collect();
-        assert_eq!(of_input.len(), 4);
+        assert_eq!(of_input.len(), 3);
         // The calibration is the first bench's whatever the input.
         assert_eq!(of_input[0].k, report.calibrations[0].calibration.k);
     }

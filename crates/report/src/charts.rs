@@ -840,18 +840,6 @@ fn draw_bal_sizes<DB: DrawingBackend>(
     Ok(())
 }
 
-/// A calibrated configuration's name in legends: the design, with hybrid's prefetch order.
-fn checked_name(c: &bal_replay_model::CalibrationRow) -> String {
-    match c.prefetch_order {
-        Some(order) => format!(
-            "{}, {} order",
-            crate::projection::design_name(c.design),
-            order.name()
-        ),
-        None => crate::projection::design_name(c.design).to_string(),
-    }
-}
-
 /// A design's colour, as in the bench charts.
 fn design_color(design: IoDesign) -> RGBColor {
     match design {
@@ -904,16 +892,13 @@ fn calibrations_at(
         .enumerate()
 }
 
-/// The checks of the configuration `c` was calibrated on (its design, batch size and prefetch
-/// order). Where the report has several inputs, those of the first that has any: a chart draws
+/// The checks of the configuration `c` was calibrated on (its design and batch size). Where the report has several inputs, those of the first that has any: a chart draws
 /// one bench's runs, and the Markdown report sets the inputs side by side.
 fn checks_of<'a>(
     report: &'a ProjectionReport,
     c: &'a bal_replay_model::CalibrationRow,
 ) -> impl Iterator<Item = &'a bal_replay_model::Check> {
-    let of_c = move |k: &&bal_replay_model::Check| {
-        k.batch == c.batch && k.design == c.design && k.prefetch_order == c.prefetch_order
-    };
+    let of_c = move |k: &&bal_replay_model::Check| k.batch == c.batch && k.design == c.design;
     let first_input = report
         .checks
         .iter()
@@ -946,7 +931,7 @@ fn push_measured_and_predicted(
         ("predicted (model)", true, predicted),
     ] {
         series.push(Series {
-            label: format!("{}, {kind}", checked_name(c)),
+            label: format!("{}, {kind}", crate::projection::design_name(c.design)),
             color,
             marker: Marker::nth(n),
             dashed,

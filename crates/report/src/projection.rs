@@ -2,7 +2,7 @@
 //! charts of measured, predicted and projected throughput, each line marked as what it is.
 
 use crate::research;
-use bal_replay_engine::{IoDesign, PrefetchOrder};
+use bal_replay_engine::IoDesign;
 use bal_replay_model::{ProjectionReport, TARGET_ERROR, Verdict};
 use std::fmt::Write;
 
@@ -47,14 +47,6 @@ pub(crate) fn design_name(design: IoDesign) -> &'static str {
         IoDesign::Batched => "batched I/O",
         IoDesign::Parallel => "parallel I/O",
         IoDesign::Hybrid => "hybrid",
-    }
-}
-
-/// The design's name in tables, with hybrid's prefetch order where a run recorded it.
-pub(crate) fn design_label(design: IoDesign, order: Option<PrefetchOrder>) -> String {
-    match order {
-        Some(order) => format!("{design} ({} order)", order.name()),
-        None => design.to_string(),
     }
 }
 
@@ -123,7 +115,7 @@ fn calibrations_table(md: &mut String, report: &ProjectionReport) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {:.2} | {:.3} | {} | {} | {:.1} | {} |",
-            design_label(c.design, c.prefetch_order),
+            c.design,
             c.batch,
             c.workers,
             c.device_reads_per_key,
@@ -178,7 +170,7 @@ fn checks_table(md: &mut String, report: &ProjectionReport, inputs: bool) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {:.2} | {:.1} | {:.1} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} | {} | {} |",
-            design_label(c.design, c.prefetch_order),
+            c.design,
             c.batch,
             c.workers,
             c.cores,
@@ -273,7 +265,7 @@ fn checks_of_verdict(report: &ProjectionReport, verdict: Verdict, inputs: bool) 
         .map(|c| {
             format!(
                 "{} at batch {}, {} workers{} ({})",
-                design_label(c.design, c.prefetch_order),
+                c.design,
                 c.batch,
                 c.workers,
                 if inputs {
@@ -341,7 +333,7 @@ fn projections_table(md: &mut String, report: &ProjectionReport) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {:.1} | {:.3} | {published} |",
-            design_label(p.design, p.prefetch_order),
+            p.design,
             p.batch,
             p.workers,
             p.predicted.mgas_per_s(p.gas),
@@ -388,8 +380,7 @@ fn across_inputs(md: &mut String, report: &ProjectionReport) {
     let mut rows: Vec<(&bal_replay_model::Check, Vec<Option<f64>>)> = Vec::new();
     for c in &report.checks {
         let same = |r: &&bal_replay_model::Check| {
-            (r.design, r.prefetch_order, r.batch, r.workers)
-                == (c.design, c.prefetch_order, c.batch, c.workers)
+            (r.design, r.batch, r.workers) == (c.design, c.batch, c.workers)
         };
         let i = match rows.iter().position(|(r, _)| same(r)) {
             Some(i) => i,
@@ -428,7 +419,7 @@ fn across_inputs(md: &mut String, report: &ProjectionReport) {
         let _ = writeln!(
             md,
             "| {} | {} | {} | {} | {:.1} points |",
-            design_label(c.design, c.prefetch_order),
+            c.design,
             c.batch,
             c.workers,
             cells.join(" | "),

@@ -30,7 +30,6 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
         batch,
         store: StoreKind::Rocksdb,
         cold: true,
-        prefetch_order: None,
         io_threads: None,
         blocks: 4 * batch as u64,
         txs: 1000,

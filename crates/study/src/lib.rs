@@ -42,7 +42,7 @@ use bal_replay_bench::{
     BenchError, BenchMatrix, BenchResult, DumpIdentity, RunResult, TaskProfiles, run_bench,
 };
 use bal_replay_dump::{DumpError, DumpReader};
-use bal_replay_engine::{IoDesign, PrefetchOrder};
+use bal_replay_engine::IoDesign;
 use bal_replay_executor::ChainConfig;
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_model::{DiskModel, DiskModelError};
@@ -282,7 +282,6 @@ pub fn study_matrix(options: &StudyOptions, cores: usize, blocks: u64) -> BenchM
         batches,
         designs: IoDesign::ALL.to_vec(),
         io_threads: n(8),
-        prefetch_order: PrefetchOrder::default(),
         // Only where asked: emptying it slows every other process on the machine, and the state's
         // reads are direct (they bypass the page cache) anyway.
         drop_caches: options.drop_caches,
