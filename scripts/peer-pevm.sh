@@ -1,34 +1,39 @@
 #!/usr/bin/env bash
 # Our engine beside a peer, pevm (risechain/pevm, Block-STM), on the same real mainnet blocks, in
 # one run: per block, pevm's sequential and parallel execution (its own `mainnet` criterion bench,
-# state in memory), our reference executor's sequential execution in memory, our engine's parallel
-# execution from the full BAL's pre-values (in memory), and our engine over the block's RocksDB
-# state kept on the disk. Block by block, alternating which side goes first, so a noisy minute on a
-# shared machine falls on both. docs/peer-pevm.md has the procedure and a table it printed.
+# state in memory, warm: many iterations in one process), our reference executor's sequential
+# execution in memory (each process's first execution of the block, then WARM more in the same
+# process), our engine's parallel execution from the full BAL's pre-values (in memory) at 1 and
+# WORKERS workers, and our engine over the block's RocksDB state kept on the disk. Block by block,
+# alternating which side goes first (ABBA), so a noisy minute on a shared machine falls on both.
+# It writes docs/peer-pevm.md: the procedure and the tables.
 #
 #   scripts/peer-pevm.sh <pevm checkout> [WORK_DIR]    (new or empty; default: a fresh directory under /var/tmp)
 #
 # Builds nothing and changes nothing in the pevm checkout. Build pevm's bench there first (its own
 # target dir; on a shared machine at low priority):
 #   cd <pevm checkout> && nice -n 19 cargo bench --no-run -p pevm --bench mainnet
-# and ours here: cargo build -p bal-replay -p bal-dump
+# and ours here, in the measurement build (fat LTO, one codegen unit, as pevm's):
+#   cargo build --profile measure -p bal-replay -p bal-dump
 #
 # Environment:
 #   PEVM_TARGET   pevm's target dir (default <pevm checkout>/target)
-#   BIN           our binaries (default ${CARGO_TARGET_DIR:-target}/debug)
+#   BIN           our binaries (default ${CARGO_TARGET_DIR:-target}/measure)
 #   BLOCKS        the block numbers to run (default: every block in both pevm's data/ethereum/blocks
 #                 and ../shared/fixtures/mainnet)
 #   WORKERS       worker threads, both sides (default 2); the runs are pinned to CPUs 0..WORKERS-1,
 #                 which is also what sets pevm's concurrency (min(available_parallelism, 8))
-#   REPEAT        our runs per configuration (default 5)
+#   REPEAT        our runs per configuration, and reference-executor processes per block (default 5)
+#   WARM          the reference executor's executions of a block after its first, per process (default 20)
+#   DISK          1 (default) to run our engine over the block's state on the disk too, 0 to leave it out
+#   BUILD         what the two builds were, for the record (e.g. "target-cpu=native on both")
+#   PEVM_COMMIT   pevm's commit, where the checkout is not a git one (an extracted snapshot)
 #   PEVM_WARMUP, PEVM_MEASURE   criterion's warm-up and measurement seconds per bench (default 1, 3)
 #
-# Prints a Markdown table, one row per block, of each side's fastest time: pevm's fastest criterion
-# sample (its time per iteration; criterion runs the block many times in one process), ours the
-# fastest of REPEAT runs (the reference executor once per process; the engine REPEAT times in one
-# process). Others' work on a shared machine only adds time, so the fastest is the nearest to each
-# engine's own cost; sums at the end give both the fastest and the median. "load" is the 1-minute
-# load average as the block started. Raw outputs stay in WORK_DIR (criterion's samples included).
+# Prints the race (each engine's Mgas/s over the blocks every column has, each the sum of the blocks'
+# medians with a bootstrap 95% interval over their repeats, and ours over pevm's), then a table, one
+# row per block, of each configuration's median time. "load" is the 1-minute load average as the
+# block started. Raw outputs stay in WORK_DIR (criterion's samples included).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 usage="usage: $0 <pevm checkout> [work dir]"
@@ -43,10 +48,12 @@ fi
 mkdir -p "$work"
 work="$(cd "$work" && pwd)"
 fixtures="$(pwd)/../shared/fixtures/mainnet"
-bin="$(cd "${BIN:-${CARGO_TARGET_DIR:-target}/debug}" && pwd)"
+bin="$(cd "${BIN:-${CARGO_TARGET_DIR:-target}/measure}" && pwd)"
 pevm_target="${PEVM_TARGET:-$pevm/target}"
 workers="${WORKERS:-2}"
 repeat="${REPEAT:-5}"
+warm="${WARM:-20}"
+disk="${DISK:-1}"
 warmup="${PEVM_WARMUP:-1}"
 measure="${PEVM_MEASURE:-3}"
 
@@ -63,7 +70,7 @@ pevm_bench="$(find "$pevm_target/release/deps" -maxdepth 1 -type f -executable -
     exit 1
 }
 for b in bal-replay bal-dump; do
-    [ -x "$bin/$b" ] || { echo "no $bin/$b: cargo build -p bal-replay -p bal-dump" >&2; exit 1; }
+    [ -x "$bin/$b" ] || { echo "no $bin/$b: cargo build --profile measure -p bal-replay -p bal-dump" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] && drop=(--drop-caches) || drop=()
 pin=()
@@ -77,9 +84,10 @@ fi
 results="$work/results.tsv"
 : > "$results"
 {
-    echo "pevm: $(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not a git checkout)") $pevm_bench"
-    echo "ours: checkout at $(git rev-parse HEAD); binaries $bin/bal-replay built $(date -u -r "$bin/bal-replay" +%FT%TZ)"
-    echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
+    echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)"
+    echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), $(basename "$bin") build of $(date -u -r "$bin/bal-replay" +%FT%TZ)"
+    echo "builds: ${BUILD:-(not said)}"
+    echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, warm $warm, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
 } > "$work/versions.txt"
 cat "$work/versions.txt" >&2
 
@@ -93,12 +101,14 @@ run_pevm() {
 run_ours() {
     local n="$1" dir="$work/blocks/$n"
     for r in $(seq "$repeat"); do
-        "${pin[@]}" "$bin/bal-replay" bench-reference --dump "$dir/dump" >> "$dir/reference.txt"
+        "${pin[@]}" "$bin/bal-replay" bench-reference --dump "$dir/dump" --repeat "$warm" \
+            --json "$dir/reference-$r.json" >> "$dir/reference.txt"
     done
     # A block that wipes a contract's storage cannot be replayed from a BAL: sequential only.
     grep -q "cannot express" "$dir/import.err" && return
     "${pin[@]}" "$bin/bal-replay" bench --dump "$dir/dump" --state "$dir/state" --threads "1,$workers" --batch 1 \
         --io full --no-baselines --repeat "$repeat" --json "$dir/memory.json" > /dev/null
+    [ "$disk" = 1 ] || return 0
     "${pin[@]}" "$bin/bal-replay" bench --dump "$dir/dump" --state "$dir/state" --threads "$workers" --batch 1 \
         --io parallel,batched --no-baselines --disk-resident "${drop[@]}" --repeat "$repeat" \
         --json "$dir/disk.json" > /dev/null
@@ -118,4 +128,8 @@ for n in $BLOCKS; do
 done
 
 python3 scripts/peer_pevm_table.py "$work" "$workers"
+# The page, written whole: this script is its only writer.
+python3 scripts/peer_pevm_table.py --page "$work" "$workers" > docs/peer-pevm.md.partial
+mv docs/peer-pevm.md.partial docs/peer-pevm.md
+echo "wrote docs/peer-pevm.md" >&2
 echo "inputs and raw outputs in $work" >&2

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
-"""The table scripts/peer-pevm.sh prints from its work dir, and the one step of it that reads our
+"""The tables scripts/peer-pevm.sh prints from its work dir, and the one step of it that reads our
 bench results, on its own.
 
-    scripts/peer_pevm_table.py <work dir> <workers>        the Markdown table (peer-pevm.sh's last step)
+    scripts/peer_pevm_table.py <work dir> <workers>        the race and the per-block table
+    scripts/peer_pevm_table.py --page <work dir> <workers> docs/peer-pevm.md: the page around them
+                                                         (peer-pevm.sh's last step)
     scripts/peer_pevm_table.py --bench <bench.json> <threads|design>
                                                          each run of one `bal-replay bench --json`
                                                          file as that table reads it: its key, then
                                                          its fastest and median execution, ms
 """
-import glob, json, os, re, statistics, sys
+import glob, json, os, random, re, statistics, sys
 
-# Each figure is a pair, (fastest, median): on a shared machine others' work only adds time, so the
-# fastest run is the nearest to an engine's own cost; the median says how much the machine moved.
+# Bootstrap resamples for each interval, and the seed that makes a table the same on every print.
+RESAMPLES = 2000
+SEED = 7928
+
+
 def pair(times):
+    """(fastest, median) of a block's samples: on a shared machine others' work only adds time, so
+    the fastest is the nearest to an engine's own cost; the median says how much the machine moved."""
     return (min(times), statistics.median(times)) if times else None
+
 
 def criterion(work, n, kind):
     """pevm: the time per iteration of each of criterion's samples, ms."""
@@ -21,50 +29,117 @@ def criterion(work, n, kind):
     if not found:
         return None
     s = json.load(open(found[0]))
-    return pair([t / i / 1e6 for t, i in zip(s["times"], s["iters"])])
+    return [t / i / 1e6 for t, i in zip(s["times"], s["iters"])]
 
-# The bench result schema this reads (`schema_version`, crates/bench): its runs' execution time
-# is under `timing`, their throughput under `throughput`.
+
+# The result schemas this reads (`schema_version`, crates/bench): a bench run's execution time is
+# under `timing`, its repeats' throughputs in `repeat_mgas_per_s`; the reference executor's result
+# holds each block's first and warm executions.
 BENCH_SCHEMA_VERSION = 3
+REFERENCE_SCHEMA_VERSION = 1
+
+
+def load(path, expected, kind):
+    with open(path) as f:
+        result = json.load(f)
+    version = result.get("schema_version", 1)
+    if version != expected:
+        sys.exit(f"{path}: {kind} schema version {version}, this script reads version {expected}")
+    return result
 
 
 def engine(path, key):
-    """Ours: bench's median run, and its fastest from the highest throughput, ms."""
+    """Ours: each run's repeats as execution times, ms, by `key`."""
     out = {}
     if os.path.exists(path):
-        with open(path) as f:
-            bench = json.load(f)
-        version = bench.get("schema_version", 1)
-        if version != BENCH_SCHEMA_VERSION:
-            sys.exit(f"{path}: bench result schema version {version}, this script reads "
-                     f"version {BENCH_SCHEMA_VERSION}")
-        for run in bench["runs"]:
-            median = run["timing"]["exec_with_io_s"] * 1e3
-            best = run["throughput"]["mgas_per_s_max"]
-            fastest = run["gas"] / best / 1e3 if best > 0 else median
-            out[key(run)] = (fastest, median)
+        for run in load(path, BENCH_SCHEMA_VERSION, "bench result")["runs"]:
+            gas = run["gas"]
+            times = [gas / m / 1e3 for m in run.get("repeat_mgas_per_s") or [] if m > 0]
+            if not times:
+                times = [run["timing"]["exec_with_io_s"] * 1e3]
+            out[key(run)] = times
     return out
 
 
-def table(work, workers):
-    """The Markdown table of the blocks peer-pevm.sh ran in `work`, with `workers` workers."""
-    rows = []
+def reference(d):
+    """Ours, sequential: each process's first execution of the block, and every warm one, ms."""
+    first, warm, profile = [], [], None
+    for path in sorted(glob.glob(os.path.join(d, "reference-*.json"))):
+        result = load(path, REFERENCE_SCHEMA_VERSION, "reference executor result")
+        profile = result["build_profile"]
+        for block in result["per_block"]:
+            first.append(block["memory_first_s"] * 1e3)
+            warm.extend(s * 1e3 for s in block["memory_warm_s"])
+    return first, warm, profile
+
+
+def interval(rows, key, other=None):
+    """The sum over `rows` of each block's median of `key` (over `other`'s, a ratio, where given),
+    with a bootstrap 95% interval: each block's samples resampled on their own."""
+    rng = random.Random(SEED)
+
+    def total(k, resample):
+        pick = (lambda xs: [rng.choice(xs) for _ in xs]) if resample else (lambda xs: xs)
+        return sum(statistics.median(pick(r[k])) for r in rows)
+
+    def value(resample):
+        t = total(key, resample)
+        return t if other is None else total(other, resample) / t
+
+    estimate = value(False)
+    draws = sorted(value(True) for _ in range(RESAMPLES))
+    return estimate, draws[int(0.025 * RESAMPLES)], draws[int(0.975 * RESAMPLES) - 1]
+
+
+def table(work, workers, out=print):
+    """The race and the per-block table of the blocks peer-pevm.sh ran in `work`."""
+    print = out
+    rows, profiles = [], set()
     for n in open(os.path.join(work, "results.tsv")).read().split():
         d = os.path.join(work, "blocks", n)
         head = re.search(r"Block (\d+)\((\d+) txs, (\d+) gas\)", open(os.path.join(d, "pevm.txt")).read())
         txs, gas = int(head.group(2)), int(head.group(3))
-        # The reference executor's in-memory rate, printed as Mgas/s: more digits than its seconds,
-        # which only an empty block needs.
-        ref = [gas / float(m) / 1e3 if float(m) > 0 else float(sec) * 1e3 for m, sec in
-               re.findall(r"in memory ([\d.]+) Mgas/s \(([\d.]+)s\)", open(os.path.join(d, "reference.txt")).read())
-               if float(m) > 0 or float(sec) > 0]
+        first, warm, profile = reference(d)
+        profiles.add(profile)
         memory = engine(os.path.join(d, "memory.json"), lambda r: r["threads"])
         disk = engine(os.path.join(d, "disk.json"), lambda r: r["design"])
         rows.append(dict(
             n=int(n), txs=txs, gas=gas, load=open(os.path.join(d, "load.txt")).read().strip(),
             pevm_seq=criterion(work, n, "Sequential"), pevm_par=criterion(work, n, "Parallel"),
-            seq=pair(ref), one=memory.get(1), par=memory.get(workers),
+            first=first or None, warm=warm or None, one=memory.get(1), par=memory.get(workers),
             disk_p=disk.get("parallel"), disk_b=disk.get("batched")))
+
+    # The race: over the blocks every column has and a BAL replays (an empty block adds no gas).
+    raced = [r for r in rows if r["gas"] > 0 and all(r[k] for k in
+             ("pevm_seq", "pevm_par", "first", "warm", "one", "par"))]
+    gas = sum(r["gas"] for r in raced)
+    print(f"Our build: {', '.join(sorted(p or '?' for p in profiles))} profile. "
+          f"{len(raced)} blocks, {gas / 1e6:.1f} Mgas; each figure the sum of the blocks' medians as "
+          f"Mgas/s, a bootstrap 95% interval ({RESAMPLES} resamples of each block's repeats) in brackets.")
+    print()
+    print("| engine | sequential, first execution | sequential, warm | 1 worker | "
+          f"{workers} workers |")
+    print("| --- | --- | --- | --- | --- |")
+
+    def rate(key):
+        if not key:
+            return "-"
+        t, low, high = interval(raced, key)
+        return f"{gas / t / 1e3:.0f} ({gas / high / 1e3:.0f}-{gas / low / 1e3:.0f})"
+
+    print(f"| pevm (Block-STM) | - | {rate('pevm_seq')} | - | {rate('pevm_par')} |")
+    print(f"| ours (reference executor; engine from the full BAL) | {rate('first')} | {rate('warm')} "
+          f"| {rate('one')} | {rate('par')} |")
+    print()
+    print("Ours over pevm's (time over time: above 1, ours is faster):")
+    print()
+    for label, mine, theirs in (("sequential, warm", "warm", "pevm_seq"),
+                                (f"parallel at {workers} workers", "par", "pevm_par"),
+                                ("ours at 1 worker over pevm's sequential", "one", "pevm_seq")):
+        estimate, low, high = interval(raced, mine, theirs)
+        inside = ", within the repeats' noise" if low <= 1 <= high else ""
+        print(f"- {label}: {estimate:.2f} ({low:.2f}-{high:.2f}{inside})")
+    print()
 
     def ms(v):
         return "-" if v is None else f"{v:.3f}" if v < 1 else f"{v:.2f}"
@@ -72,49 +147,95 @@ def table(work, workers):
     def ratio(a, b):
         return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
-    def mgas(gas, t):
-        return "-" if t is None or gas == 0 else f"{gas / t / 1e3:.0f}"
-
-    def line(label, gas, txs, r, load, e):
-        g = lambda k: None if r[k] is None else r[k][e]
-        return (f"| {label} | {gas / 1e6:.1f} | {txs} | {ms(g('pevm_seq'))} | {ms(g('pevm_par'))} "
-                f"| {ratio(g('pevm_seq'), g('pevm_par'))} | {mgas(gas, g('pevm_par'))} | {ms(g('seq'))} "
-                f"| {ms(g('one'))} | {ms(g('par'))} | {ratio(g('seq'), g('par'))} | {ratio(g('one'), g('par'))} "
-                f"| {mgas(gas, g('par'))} | {ms(g('disk_p'))} | {ms(g('disk_b'))} | {ratio(g('disk_p'), g('par'))} "
-                f"| {load} |")
-
-    keys = ["pevm_seq", "pevm_par", "seq", "one", "par", "disk_p", "disk_b"]
-    def summed(rs):
-        return {k: None if any(r[k] is None for r in rs) else tuple(sum(r[k][e] for r in rs) for e in (0, 1))
-                for k in keys}
-
-    print(f"| block | gas (M) | txs | pevm seq (ms) | pevm par (ms) | pevm speedup | pevm par (Mgas/s) "
-          f"| ours seq (ms) | ours 1 worker (ms) | ours {workers} workers (ms) | ours speedup over seq "
-          f"| over 1 worker | ours par (Mgas/s) | ours disk, parallel I/O (ms) | ours disk, batched I/O (ms) "
-          f"| disk / memory | load |")
-    print("|" + " --- |" * 17)
+    print(f"| block | gas (M) | txs | pevm seq (ms) | pevm par (ms) | ours seq first (ms) | ours seq warm (ms) "
+          f"| ours 1 worker (ms) | ours {workers} workers (ms) | ours / pevm, par | ours disk, parallel I/O (ms) "
+          f"| ours disk, batched I/O (ms) | disk / memory | load |")
+    print("|" + " --- |" * 14)
     for r in rows:
-        print(line(r["n"], r["gas"], r["txs"], r, r["load"], 0))
-    # Sums over the blocks every column has, so each ratio and rate is over the same gas (an empty
-    # block adds none, and our sequential time of one is below the millisecond it is printed to).
-    full = [r for r in rows if r["par"] is not None and r["pevm_par"] is not None and r["gas"] > 0]
-    # pevm runs a block sequentially below 4 Mgas or with fewer transactions than workers.
-    big = [r for r in full if r["gas"] >= 4_000_000 and r["txs"] >= workers]
-    for e, estimate in ((0, "fastest"), (1, "median")):
-        for label, rs in ((f"{len(full)} blocks with gas a BAL replays", full), (f"{len(big)} of them >= 4 Mgas", big)):
-            if rs:
-                print(line(f"sum, {label}, {estimate}", sum(r["gas"] for r in rs), sum(r["txs"] for r in rs),
-                           summed(rs), "", e))
+        m = {k: (pair(r[k])[1] if r[k] else None) for k in
+             ("pevm_seq", "pevm_par", "first", "warm", "one", "par", "disk_p", "disk_b")}
+        print(f"| {r['n']} | {r['gas'] / 1e6:.1f} | {r['txs']} | {ms(m['pevm_seq'])} | {ms(m['pevm_par'])} "
+              f"| {ms(m['first'])} | {ms(m['warm'])} | {ms(m['one'])} | {ms(m['par'])} "
+              f"| {ratio(m['pevm_par'], m['par'])} | {ms(m['disk_p'])} | {ms(m['disk_b'])} "
+              f"| {ratio(m['disk_p'], m['par'])} | {r['load']} |")
 
 
 def bench_only(path, key_name):
     """One bench file's runs as the table reads them: key, fastest ms, median ms, a line each."""
-    for key, (fastest, median) in engine(path, lambda r: r[key_name]).items():
+    for key, times in engine(path, lambda r: r[key_name]).items():
+        fastest, median = pair(times)
         print(f"{key}\t{fastest:.6f}\t{median:.6f}")
 
 
+PAGE_HEAD = """# A peer on the same blocks: pevm beside our engine
+
+Generated by `scripts/peer-pevm.sh`; never edit it by hand. pevm
+([risechain/pevm](https://github.com/risechain/pevm)) executes a block in parallel by Block-STM: it
+runs transactions optimistically, detects conflicts as they happen and re-executes, with no access
+list. Its `mainnet` criterion benchmark runs real mainnet blocks with their state in memory; every
+block of `../shared/fixtures/mainnet` is among its `data/ethereum/blocks` (our fixtures were
+normalised from pevm's snapshots). Both engines run on revm. This page runs them on the same blocks,
+in one run, block by block, the side that goes first alternating (ABBA), both pinned to the same
+cores.
+"""
+
+PAGE_METHOD = """## How each figure is timed
+
+- **pevm**: its own criterion bench (`Pevm::execute` of the block, sequential and parallel, state in
+  memory), each sample the mean of many iterations in one warm process; a block's figure is the
+  median of its samples. `Pevm::execute` runs a block sequentially, even when asked for parallel,
+  below 4 Mgas or with fewer transactions than the concurrency.
+- **Ours, sequential**: the reference executor (revm through alloy-evm's block executor, no BAL built)
+  over an in-memory store of the block's pre-state (`bal-replay bench-reference --repeat`): in each of
+  REPEAT processes the block's first execution (cold: the process has not run it yet), then WARM more
+  in the same process, warm as pevm's criterion runs it.
+- **Ours, parallel**: the engine executing from the full BAL's pre-values (`bal-replay bench --io full
+  --batch 1`), which reads no state, at 1 and WORKERS workers, REPEAT repeats in one process; the time
+  is execution (the workers' run), not planning, the header check or merging the changes.
+- **Intervals**: a sum of per-block medians with a bootstrap 95% interval (each block's samples
+  resampled on their own); a ratio whose interval holds 1 is within the repeats' noise.
+- 11 mainnet fixture blocks wipe a contract's storage by SELFDESTRUCT, which a BAL cannot express:
+  they run sequentially only and are left out of the race, as is the empty block 19910734.
+"""
+
+
+def page(work, workers):
+    """docs/peer-pevm.md: what ran, how, the race and the per-block table, and how to run it again."""
+    lines = []
+    out = lambda *a: lines.append(" ".join(str(x) for x in a))
+    versions = open(os.path.join(work, "versions.txt")).read().strip().splitlines()
+    print(PAGE_HEAD)
+    print("## What ran\n")
+    for v in versions:
+        print(f"- {v}")
+    print()
+    print(PAGE_METHOD)
+    table(work, workers, out)
+    race_end = next(i for i, l in enumerate(lines) if l.startswith("| block |"))
+    print("## The race\n")
+    print("\n".join(lines[:race_end]).rstrip() + "\n")
+    print("## Block by block (medians, ms)\n")
+    print("\n".join(lines[race_end:]) + "\n")
+    print("""## Run it again
+
+```sh
+# pevm: its bench, in its own profile (release: fat LTO, one codegen unit, panic = "abort"; its
+# .cargo/config.toml adds -C target-cpu=native, which CARGO_ENCODED_RUSTFLAGS= takes away)
+cd <pevm checkout> && CARGO_TARGET_DIR=<pevm target> cargo bench --no-run -p pevm --bench mainnet
+# its bytecodes where the checkout lacks data/ethereum/bytecodes.bincode.gz (rebuilt from our fixtures):
+cp scripts/peer-pevm/bytecodes_from_fixtures.rs <pevm checkout>/crates/pevm/examples/
+(cd <pevm checkout>/crates/pevm && cargo run --release --example bytecodes_from_fixtures -- <fixtures>/mainnet)
+# ours, the measurement build (fat LTO, one codegen unit)
+cargo build --profile measure -p bal-replay -p bal-dump
+PEVM_TARGET=<pevm target> BUILD="..." scripts/peer-pevm.sh <pevm checkout> <new work dir>
+```
+""")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 4 and sys.argv[1] == "--bench":
+    if len(sys.argv) == 4 and sys.argv[1] == "--page":
+        page(sys.argv[2], int(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--bench":
         bench_only(sys.argv[2], sys.argv[3])
     elif len(sys.argv) == 3:
         table(sys.argv[1], int(sys.argv[2]))
