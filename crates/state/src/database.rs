@@ -58,10 +58,9 @@ impl<S: StateReader> DatabaseRef for StateDatabase<S> {
         if code_hash == KECCAK_EMPTY {
             return Ok(Bytecode::default());
         }
-        match self.inner.code(code_hash)? {
-            Some(bytes) => decode_code(code_hash, bytes),
-            None => Err(StateError::MissingCode { hash: code_hash }),
-        }
+        self.inner
+            .bytecode(code_hash)?
+            .ok_or(StateError::MissingCode { hash: code_hash })
     }
 
     fn storage_ref(&self, address: Address, index: StorageKey) -> Result<StorageValue, StateError> {
@@ -132,5 +131,34 @@ mod tests {
                 .original_bytes(),
             good
         );
+    }
+
+    /// The in-memory store analyses each code once: every later load, through a reference as
+    /// the executor holds it, gets the same jump table, not a new analysis.
+    #[test]
+    fn the_in_memory_store_analyses_each_code_once() {
+        let code = Bytes::from_static(&[0x60, 0x04, 0x56, 0x00, 0x5b, 0x00]);
+        let changes = StateChanges {
+            codes: vec![(keccak256(&code), code.clone())],
+            ..Default::default()
+        };
+        let store = MemStore::from_changes(&changes, 0);
+        let first = StateDatabase::new(&store)
+            .code_by_hash_ref(keccak256(&code))
+            .unwrap();
+        let again = StateDatabase::new(&store)
+            .code_by_hash_ref(keccak256(&code))
+            .unwrap();
+        assert_eq!(first.original_bytes(), code);
+        let (a, b) = (
+            first.legacy_jump_table().unwrap(),
+            again.legacy_jump_table().unwrap(),
+        );
+        assert!(a.is_valid(4) && !a.is_valid(1));
+        assert!(std::ptr::eq(a.as_slice().as_ptr(), b.as_slice().as_ptr()));
+        assert!(matches!(
+            StateDatabase::new(&store).code_by_hash_ref(B256::repeat_byte(1)),
+            Err(StateError::MissingCode { .. })
+        ));
     }
 }

@@ -82,6 +82,13 @@ pub trait StateReader: Send + Sync {
     fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError>;
     /// The code whose keccak256 is `hash`, or `None` if unknown.
     fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError>;
+    /// The same code analysed for revm ([`decode_code`]); a store that keeps analysed code (the
+    /// in-memory one) overrides it, so revm's jump-table analysis runs once per code, not per block.
+    fn bytecode(&self, hash: B256) -> Result<Option<revm::bytecode::Bytecode>, StateError> {
+        self.code(hash)?
+            .map(|bytes| decode_code(hash, bytes))
+            .transpose()
+    }
     /// The hash of block `number`, or `None` if unknown.
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError>;
     /// The number of the last block whose changes this state holds, if any.
@@ -143,6 +150,12 @@ macro_rules! forward_state_reader {
             }
             fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
                 (**self).code(hash)
+            }
+            fn bytecode(
+                &self,
+                hash: B256,
+            ) -> Result<Option<revm::bytecode::Bytecode>, StateError> {
+                (**self).bytecode(hash)
             }
             fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
                 (**self).block_hash(number)

@@ -3,6 +3,7 @@
 use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use alloy_primitives::{Address, B256, Bytes, U256, map::HashMap};
+use revm::bytecode::Bytecode;
 
 use crate::{
     AppliedBlock, FlatAccount, FlatContents, KeyScheme, StateChanges, StateError, StateReader,
@@ -76,6 +77,9 @@ impl Tables {
 pub struct MemStore {
     tables: RwLock<Tables>,
     key_scheme: KeyScheme,
+    /// Codes analysed for revm, each once: a code's hash names its bytes for good, so an entry
+    /// never goes stale, and a state executed again (a benchmark's warm repeats) analyses none.
+    analysed: RwLock<HashMap<B256, Bytecode>>,
 }
 
 impl MemStore {
@@ -89,6 +93,7 @@ impl MemStore {
         Self {
             tables: RwLock::default(),
             key_scheme,
+            analysed: RwLock::default(),
         }
     }
 
@@ -97,6 +102,7 @@ impl MemStore {
         let mut tables = Tables::default();
         tables.apply(changes, AppliedBlock::number(applied_block));
         Self {
+            analysed: RwLock::default(),
             tables: RwLock::new(tables),
             key_scheme: KeyScheme::Plain,
         }
@@ -155,6 +161,7 @@ impl MemStore {
             tables.applied_block = None;
         }
         Ok(Self {
+            analysed: RwLock::default(),
             tables: RwLock::new(tables),
             key_scheme: KeyScheme::Plain,
         })
@@ -243,6 +250,26 @@ impl StateReader for MemStore {
 
     fn code(&self, hash: B256) -> Result<Option<Bytes>, StateError> {
         Ok(self.read()?.codes.get(&hash).cloned())
+    }
+
+    fn bytecode(&self, hash: B256) -> Result<Option<Bytecode>, StateError> {
+        if let Some(code) = self
+            .analysed
+            .read()
+            .map_err(|_| StateError::Poisoned)?
+            .get(&hash)
+        {
+            return Ok(Some(code.clone()));
+        }
+        let Some(bytes) = self.code(hash)? else {
+            return Ok(None);
+        };
+        let code = crate::decode_code(hash, bytes)?;
+        self.analysed
+            .write()
+            .map_err(|_| StateError::Poisoned)?
+            .insert(hash, code.clone());
+        Ok(Some(code))
     }
 
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {

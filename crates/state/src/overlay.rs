@@ -97,6 +97,13 @@ impl<S: StateReader> StateReader for MemOverlay<S> {
         self.base.code(hash)
     }
 
+    fn bytecode(&self, hash: B256) -> Result<Option<revm::bytecode::Bytecode>, StateError> {
+        if let Some(code) = self.read()?.map.code(hash) {
+            return crate::decode_code(hash, code.clone()).map(Some);
+        }
+        self.base.bytecode(hash)
+    }
+
     fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
         if let Some(hash) = self.read()?.map.block_hash(number) {
             return Ok(Some(hash));
