@@ -106,7 +106,7 @@ study "$work/amsterdam/findings" "${amsterdam[@]}"
 dump_step "$work/sixteen/dump" 50 "$bin/bal-dump" generate --out "$work/sixteen/dump" --state "$work/sixteen/state" \
     --blocks 50 --state-entries 100000000 --holders-per-token 20000 --accounts 200000
 "$bin/bal-replay" study --dump "$work/sixteen/dump" --state "$work/sixteen/state" --out "$work/sixteen/findings" \
-    --from-bench "$runs/bench.json" --disk "$sixteen/disk.txt" \
+    --from-bench "$runs/bench.json" --disk-table "$sixteen/disk.txt" \
     --title "a generated mainnet-like chain of 50 blocks over a 100 M-entry state, on a 16-core machine"
 
 # 6. The research's own regime over a chain as long as the research's (2,000 blocks): buffered reads
@@ -128,7 +128,7 @@ if [ "$(id -u)" = 0 ]; then
         mv "$work/long/disk.txt.partial" "$work/long/disk.txt"
     fi
     long_disk=()
-    [ -e "$work/long/disk.txt" ] && long_disk=(--disk "$work/long/disk.txt")
+    [ -e "$work/long/disk.txt" ] && long_disk=(--disk-table "$work/long/disk.txt")
     "$bin/bal-replay" study --dump "$work/long/dump" --state "$work/long/state" --out "$work/long/findings" \
         --from-bench "$work/long/bench.json" --no-fio "${long_disk[@]}" \
         --title "a generated mainnet-like chain of 2,000 blocks over a 100 M-entry state, in the research's regime"

@@ -29,5 +29,5 @@ drop=()
 [ "$(id -u)" = 0 ] && drop=(--drop-caches)
 cores=$(nproc)
 "$bin/bal-replay" study --dump "$work/dump" --state "$work/state" --out "$work/study" --threads "1,$cores" \
-    --batch 50 --repeat 5 --disk "$work/disk.txt" "${drop[@]}" \
+    --batch 50 --repeat 5 --disk-table "$work/disk.txt" "${drop[@]}" \
     --title "a generated mainnet-like chain of 50 blocks over a 100 M-entry state, on a $cores-core machine"

@@ -315,7 +315,10 @@ fn outputs_that_cannot_be_written_are_refused_before_any_work() {
         ([&["run"][..], &replay].concat(), &missing),
         ([&["run"][..], &replay].concat(), &directory),
         (vec!["bench-db", "--db", state_arg, "--reads", "10"], &link),
-        (vec!["project", "in.json", "--disk", "fio.txt"], &missing),
+        (
+            vec!["project", "in.json", "--disk-table", "fio.txt"],
+            &missing,
+        ),
         (vec!["report", "in.json", "--out"], &target),
     ];
     for (args, output) in cases {

@@ -64,13 +64,13 @@ fn draw_report(projection: &Path, charts: &Path) {
     assert_ok(&out, "report");
 }
 
-/// `bal-replay project <bench_json> --disk <fio>`.
+/// `bal-replay project <bench_json> --disk-table <fio>`.
 fn project(bench_json: &Path, fio: &Path) -> std::process::Command {
     let mut command = bal_replay();
     command
         .arg("project")
         .arg(bench_json)
-        .arg("--disk")
+        .arg("--disk-table")
         .arg(fio);
     command
 }

@@ -1,7 +1,8 @@
 //! `bal-replay bench`, `demo`, `bench-db` and `bench-reference`: the research's measurements.
 
 use crate::{
-    ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, at_least_one, count, progress_bar,
+    ChainArgs, DiskArgs, DiskMode, DiskTableArgs, DumpArgs, OutputArgs, ReplayArgs, at_least_one,
+    count, progress_bar,
 };
 use bal_replay_bench::{
     BenchMatrix, BenchResult, TaskProfiles,
@@ -57,9 +58,9 @@ pub struct BenchCommand {
     pub disk: DiskArgs,
     #[command(flatten)]
     pub output: OutputArgs,
-    /// The disk's fio table (scripts/fio-random-reads.sh): each run against its bound.
-    #[arg(long, value_name = "FILE", help_heading = "Output")]
-    pub fio: Option<PathBuf>,
+    /// The disk's curve: each run against its bound.
+    #[command(flatten)]
+    pub disk_table: DiskTableArgs,
 }
 
 impl BenchCommand {
@@ -124,11 +125,7 @@ impl BenchCommand {
             );
         }
         // Read before the runs: a bad table fails now, not after an hour of them.
-        let fio = self
-            .fio
-            .as_deref()
-            .map(bal_replay_model::DiskModel::from_fio_file)
-            .transpose()?;
+        let fio = self.disk_table.read()?;
         bench(
             &self.chain.dump,
             &self.chain.state,
@@ -139,8 +136,8 @@ impl BenchCommand {
     }
 }
 
-/// Each run that read the state against the disk's bound ([`disk_bound_mgas_per_s`]): the
-/// issue's "best design at least 0.8 of the disk bound". Runs with fewer than 1,000 key reads
+/// Each run that read the state against the disk's bound ([`disk_bound_mgas_per_s`]): how near
+/// the best design comes to what the disk allows. Runs with fewer than 1,000 key reads
 /// (full BAL reads only the system contracts' keys) have no bound worth the name.
 fn render_disk_bound(result: &BenchResult, disk: &bal_replay_model::DiskModel) -> String {
     use std::fmt::Write;
@@ -304,7 +301,7 @@ impl DemoCommand {
             chain.genesis_accounts,
         );
         let study = crate::study::StudyCommand {
-            dump,
+            dump: DumpArgs { dump },
             state,
             out: page_dir.path().to_path_buf(),
             quick: true,
@@ -312,7 +309,7 @@ impl DemoCommand {
             batch: Some(self.batch.clone()),
             repeat: None,
             no_fio: false,
-            disk: None,
+            disk_table: DiskTableArgs::default(),
             from_bench: None,
             beside: None,
             drop_caches: self.drop_caches,
@@ -372,9 +369,9 @@ pub struct BenchDbCommand {
     // RocksDB's `MultiGet` with sorted input; MDBX reads the keys one by one in key order.
     #[arg(long, value_name = "N", value_parser = at_least_one::<usize>)]
     pub multiget: Option<usize>,
-    /// Write the results as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    /// Where the results go.
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// `--drop-caches` closes the store, drops the page cache and reopens it before each run;
     /// `--disk-resident` (or `--direct-io`, `--block-cache`) makes each reader's read reach the
     /// disk, a pread pool whose queue depth is the thread count (compare `scripts/fio-random-reads.sh`).
@@ -388,9 +385,7 @@ impl BenchDbCommand {
     pub fn run(&self) -> eyre::Result<()> {
         let any_mdbx = self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)));
         let disk = self.disk.resolve(&self.db)?;
-        if let Some(path) = &self.json {
-            bal_replay_bench::check_output_file(path)?;
-        }
+        self.output.check()?;
         let _memory_limit = disk.enter_memory_limit()?;
         let rocksdb = disk.rocksdb_reads();
         let options = BenchDbOptions {
@@ -419,7 +414,7 @@ impl BenchDbCommand {
             reports.push(bench_db(spec, &options, &drop_caches)?);
         }
         println!("{}", render_bench_db(&reports));
-        if let Some(path) = &self.json {
+        if let Some(path) = &self.output.json {
             bal_replay_bench::point_reads::write_json(&reports, path)
                 .wrap_err_with(|| format!("writing {}", path.display()))?;
             println!("wrote {}", path.display());
@@ -432,9 +427,8 @@ impl BenchDbCommand {
 /// mainnet fixtures): in memory and over RocksDB.
 #[derive(Debug, Clone, Args)]
 pub struct BenchReferenceCommand {
-    /// Dump directory.
-    #[arg(long)]
-    pub dump: PathBuf,
+    #[command(flatten)]
+    pub dump: DumpArgs,
     /// Executions of each block in memory after its first, timed in the same process (warm).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub repeat: usize,

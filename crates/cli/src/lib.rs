@@ -91,10 +91,9 @@ pub struct ReportCommand {
     /// `bal-replay bench-db --json` (the read engines' queue-depth sweep).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The disk's random-read curve (`scripts/fio-random-reads.sh`'s table), drawn under the
-    /// `bench-db` sweeps at the same queue depths.
-    #[arg(long)]
-    pub fio: Option<PathBuf>,
+    /// The disk's curve, drawn under the `bench-db` sweeps at the same queue depths.
+    #[command(flatten)]
+    pub disk_table: DiskTableArgs,
     /// Output directory (created if missing).
     #[arg(long)]
     pub out: PathBuf,
@@ -112,11 +111,7 @@ impl ReportCommand {
             font: self.font.clone(),
             ..bal_replay_report::ReportOptions::new(self.out.clone())
         };
-        let fio = self
-            .fio
-            .as_deref()
-            .map(bal_replay_model::DiskModel::from_fio_file)
-            .transpose()?;
+        let fio = self.disk_table.read()?;
         // `project --json` output is drawn on its own charts, `bench-db --json` sweeps together
         // on theirs; the rest are bench results.
         let mut benches = Vec::new();
@@ -141,7 +136,7 @@ impl ReportCommand {
                 &options,
             )?);
         } else if fio.is_some() {
-            eprintln!("note: --fio is drawn under bench-db sweeps only; no input is one");
+            eprintln!("note: --disk-table is drawn under bench-db sweeps only; no input is one");
         }
         if !benches.is_empty() {
             let inputs = bal_replay_report::load_inputs(&benches)?;
@@ -201,12 +196,32 @@ pub struct TrustArgs {
     pub trust_state: bool,
 }
 
+/// The dump a command reads (`run`, `bench`, `bench-reference`, `study`).
+#[derive(Debug, Clone, Args)]
+pub struct DumpArgs {
+    /// Dump directory: a chain, or imported independent blocks (not `run`, not `study`).
+    #[arg(long, value_name = "DIR")]
+    pub dump: PathBuf,
+}
+
+impl std::ops::Deref for DumpArgs {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.dump
+    }
+}
+
+impl AsRef<std::path::Path> for DumpArgs {
+    fn as_ref(&self) -> &std::path::Path {
+        &self.dump
+    }
+}
+
 /// The dump a replay (`run`, `bench`) reads and the state it starts from.
 #[derive(Debug, Clone, Args)]
 pub struct ChainArgs {
-    /// Dump directory: a chain, or (bench only) imported independent blocks.
-    #[arg(long, value_name = "DIR")]
-    pub dump: PathBuf,
+    #[command(flatten)]
+    pub dump: DumpArgs,
     /// The state before the dump: <dir> or rocksdb:<dir>, or mdbx:<dir> (reth's).
     #[arg(long)]
     pub state: StateSpec,
@@ -234,7 +249,28 @@ pub struct ReplayArgs {
     pub trust: TrustArgs,
 }
 
-/// Where a replay's (`run`, `bench`) results go beside what it prints.
+/// The disk's random-read curve: reads per second by queue depth, the table
+/// `scripts/fio-random-reads.sh` writes (`bench`, `report`, `study` and `project` read it).
+#[derive(Debug, Clone, Default, Args)]
+pub struct DiskTableArgs {
+    /// The disk's random-read table (scripts/fio-random-reads.sh), measured on the state's filesystem.
+    #[arg(id = "disk_table", long = "disk-table", value_name = "FILE")]
+    pub path: Option<PathBuf>,
+}
+
+impl DiskTableArgs {
+    /// The table read and parsed, where one was given.
+    pub fn read(&self) -> eyre::Result<Option<bal_replay_model::DiskModel>> {
+        Ok(self
+            .path
+            .as_deref()
+            .map(bal_replay_model::DiskModel::from_fio_file)
+            .transpose()?)
+    }
+}
+
+/// Where a command's JSON result goes beside what it prints (`run`, `bench`, `bench-db`,
+/// `bench-reference`, `project`).
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Output")]
 pub struct OutputArgs {

@@ -2,7 +2,7 @@
 //! against the runs the profiles did not come from, and projected onto another machine (the
 //! work is `bal_replay_projection`'s; this is its command line).
 
-use crate::count;
+use crate::{DiskTableArgs, OutputArgs, count};
 use bal_replay_projection::{ProjectOptions, TargetDisk, TargetOptions};
 use clap::Args;
 use eyre::WrapErr;
@@ -15,9 +15,9 @@ pub struct ProjectCommand {
     /// `bench --json --task-profile` results (one-worker runs calibrate, the others are checked).
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
-    /// The inputs' disk: `scripts/fio-random-reads.sh`'s table, on the state's filesystem.
-    #[arg(long)]
-    pub disk: PathBuf,
+    /// The inputs' disk (required).
+    #[command(flatten)]
+    pub disk_table: DiskTableArgs,
     /// The inputs' cores [default: each run's, less what other processes took during it].
     #[arg(long, value_parser = count)]
     pub cores: Option<NonZeroUsize>,
@@ -48,22 +48,27 @@ pub struct ProjectCommand {
     /// Worker counts to project.
     #[arg(long, value_delimiter = ',', value_parser = count, default_value = "1,2,4,8,16,32")]
     pub target_workers: Vec<NonZeroUsize>,
-    /// Write the checks and projections as JSON (what `report` draws).
-    #[arg(long)]
-    pub json: Option<PathBuf>,
+    /// Where the checks and projections go as JSON (what `report` draws).
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 impl ProjectCommand {
     /// What it asks of the projection.
-    fn options(&self) -> ProjectOptions {
+    fn options(&self) -> eyre::Result<ProjectOptions> {
+        let disk = self.disk_table.path.clone().ok_or_else(|| {
+            eyre::eyre!(
+                "project needs the inputs' disk: --disk-table FILE (scripts/fio-random-reads.sh's table, measured on the state's filesystem)"
+            )
+        })?;
         let target_disk = match (&self.target_disk, self.target_iops, self.target_latency_us) {
             (Some(path), _, _) => Some(TargetDisk::Fio(path.clone())),
             (None, Some(iops), Some(latency_us)) => Some(TargetDisk::Spec { iops, latency_us }),
             _ => None,
         };
-        ProjectOptions {
+        Ok(ProjectOptions {
             inputs: self.inputs.clone(),
-            disk: self.disk.clone(),
+            disk,
             cores: self.cores,
             target: TargetOptions {
                 research_machine: self.research_machine,
@@ -74,18 +79,17 @@ impl ProjectCommand {
                 io_threads: self.target_io_threads,
             },
             target_workers: self.target_workers.clone(),
-        }
+        })
     }
 
     /// Calibrates, checks, projects, prints the tables and writes the JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
-        if let Some(json) = &self.json {
-            bal_replay_bench::check_output_file(json)?;
-        }
-        let report =
-            bal_replay_projection::project(&self.options(), &mut |note| eprintln!("note: {note}"))?;
+        self.output.check()?;
+        let report = bal_replay_projection::project(&self.options()?, &mut |note| {
+            eprintln!("note: {note}")
+        })?;
         print!("{}", bal_replay_report::render_projection_markdown(&report));
-        if let Some(json) = &self.json {
+        if let Some(json) = &self.output.json {
             bal_replay_bench::write_result_file(json, &serde_json::to_vec_pretty(&report)?)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
             println!("wrote {}", json.display());

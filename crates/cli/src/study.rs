@@ -1,6 +1,6 @@
 //! `bal-replay study`: the research's question answered for one chain, as a findings page.
 
-use crate::{count, progress_bar};
+use crate::{DiskTableArgs, DumpArgs, count, progress_bar};
 use bal_replay_study::{StudyOptions, run_study, study_matrix, study_run_count};
 use clap::Args;
 use std::{num::NonZeroUsize, path::PathBuf};
@@ -10,9 +10,8 @@ use std::{num::NonZeroUsize, path::PathBuf};
 /// with the model's projection onto the research's machine.
 #[derive(Debug, Clone, Args)]
 pub struct StudyCommand {
-    /// The dump.
-    #[arg(long, value_name = "DIR")]
-    pub dump: PathBuf,
+    #[command(flatten)]
+    pub dump: DumpArgs,
     /// The RocksDB state before the dump's first block (never written).
     #[arg(long, value_name = "DIR")]
     pub state: PathBuf,
@@ -31,12 +30,12 @@ pub struct StudyCommand {
     /// Runs of each configuration, interleaved (default 3; 2 with --quick).
     #[arg(long, value_name = "N", value_parser = count)]
     pub repeat: Option<NonZeroUsize>,
-    /// Do not measure the disk with fio (without --disk: no disk bound, no projection).
+    /// Do not measure the disk with fio (without --disk-table: no disk bound, no projection).
     #[arg(long)]
     pub no_fio: bool,
-    /// The disk's fio table (scripts/fio-random-reads.sh), in place of measuring it.
-    #[arg(long, value_name = "FILE")]
-    pub disk: Option<PathBuf>,
+    /// The disk's curve, in place of measuring it with fio.
+    #[command(flatten)]
+    pub disk_table: DiskTableArgs,
     /// What the page calls the chain (default: the dump's directory).
     #[arg(long)]
     pub title: Option<String>,
@@ -63,7 +62,7 @@ impl StudyCommand {
             batches: self.batch.clone(),
             repeat: self.repeat,
             fio: !self.no_fio,
-            disk: self.disk.clone(),
+            disk: self.disk_table.path.clone(),
             out: self.out.clone(),
             title: self.title.clone(),
             from_bench: self.from_bench.clone(),

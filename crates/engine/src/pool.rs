@@ -1,8 +1,8 @@
 //! Threads kept for a whole replay: the readers that prefetch (or verify) a batch's keys. Also
 //! the builder of a batch's workers' threads, which are not kept ([`EnginePools`] says why).
 //!
-//! Why not threads per batch: starting and joining a thread costs tens of microseconds on this
-//! VM. A prefetch started 16-24 reader threads per batch, which at batch 1 made batched I/O's
+//! Why not threads per batch: starting and joining a thread costs tens of microseconds on a
+//! virtual machine. A prefetch started 16-24 reader threads per batch, which at batch 1 made batched I/O's
 //! prefetch of the real mainnet fixture blocks take 0.077 s of wall time for 0.064 s of readers'
 //! CPU on 2 cores (with 2 readers: 0.047 s). The readers start once; a batch hands each one job
 //! and waits for all of them.

@@ -65,7 +65,7 @@ pub fn render_read_engines_markdown(reports: &[BenchDbReport], fio: Option<&Disk
                 disk.best_iops()
             );
         }
-        None => out.push_str("- no fio curve given (`report --fio <table>`)\n"),
+        None => out.push_str("- no fio curve given (`report --disk-table <table>`)\n"),
     }
     out.push_str(
         "\n| Engine | Reader threads | Keys/s | Device reads/s | Device reads per key | CPU µs per key | fio IOPS at that depth | Device reads / fio | Keys / fio |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",

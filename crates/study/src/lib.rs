@@ -67,7 +67,7 @@ pub enum StudyError {
     /// The chain's rules could not be had from the dump.
     #[error("the dump's chain: {0}")]
     Chain(String),
-    /// The disk's fio table (`--disk`) could not be read.
+    /// The disk's fio table (`--disk-table`) could not be read.
     #[error(transparent)]
     Disk(#[from] DiskModelError),
     /// An earlier study's runs could not be read (or were written with another schema version).
@@ -156,7 +156,7 @@ pub struct StudyContext {
     pub state_bytes: u64,
     /// Logical CPUs the runs could use.
     pub cores: usize,
-    /// The disk's curve the page judged the runs against, where fio measured it or `--disk`
+    /// The disk's curve the page judged the runs against, where fio measured it or `--disk-table`
     /// gave it.
     pub disk: Option<StudyDisk>,
     /// The frontier chart's file, relative to the page.
@@ -193,7 +193,7 @@ pub enum DiskOrigin {
     Measured,
     /// fio measured it when the runs of `--from-bench` ran; kept beside them.
     MeasuredWithTheRuns(PathBuf),
-    /// The user gave it (`--disk`): not measured.
+    /// The user gave it (`--disk-table`): not measured.
     Given(PathBuf),
 }
 
@@ -208,7 +208,7 @@ impl StudyDisk {
                 format!("measured by fio when the runs ran, {}", path.display())
             }
             DiskOrigin::Given(path) => format!(
-                "given by the user with --disk ({}, kept as {GIVEN_DISK_TABLE}), not measured",
+                "given by the user with --disk-table ({}, kept as {GIVEN_DISK_TABLE}), not measured",
                 path.display()
             ),
         }
@@ -562,7 +562,7 @@ fn measure_disk(state_dir: &Path, quick: bool) -> Option<StudyDisk> {
     }
 }
 
-/// `--disk`'s table: the user's, not a measurement.
+/// `--disk-table`'s table: the user's, not a measurement.
 /// A bench's JSON, read whole.
 fn read_bench(path: &Path) -> Result<BenchResult, StudyError> {
     let bytes = std::fs::read(path).map_err(|source| OutputError::Io {

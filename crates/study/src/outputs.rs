@@ -19,7 +19,7 @@ pub const MANIFEST: &str = "study.json";
 pub const BENCH_JSON: &str = "bench.json";
 /// The disk's fio table measured when the runs ran (fio): it goes with the runs.
 pub const DISK_TABLE: &str = "disk.txt";
-/// A disk table the user gave (`--disk`): not measured here, kept apart from a measured one.
+/// A disk table the user gave (`--disk-table`): not measured here, kept apart from a measured one.
 pub const GIVEN_DISK_TABLE: &str = "disk-given.txt";
 /// The findings page.
 pub const PAGE: &str = "findings.md";
@@ -137,7 +137,7 @@ pub struct StudyManifest {
     pub written_by: String,
     /// Every file the study left, with its hash.
     pub files: Vec<OutputFile>,
-    /// Where the disk table the page used came from when the user gave it (`--disk`): it is
+    /// Where the disk table the page used came from when the user gave it (`--disk-table`): it is
     /// [`GIVEN_DISK_TABLE`], not a measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub disk_given_from: Option<String>,

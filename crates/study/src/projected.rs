@@ -36,7 +36,7 @@ pub struct ProjectedRow {
 /// Why the projection is not on the page.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum LeftOut {
-    /// Neither fio nor `--disk` gave the input disk's curve, on which the model calibrates.
+    /// Neither fio nor `--disk-table` gave the input disk's curve, on which the model calibrates.
     NoDiskCurve,
     /// No design has a one-worker run with a task profile at the batch projected.
     NoProfile {
@@ -52,7 +52,7 @@ impl std::fmt::Display for LeftOut {
         match self {
             Self::NoDiskCurve => write!(
                 f,
-                "no disk curve (fio did not measure the state's disk and no --disk table was \
+                "no disk curve (fio did not measure the state's disk and no --disk-table table was \
                  given; the model calibrates on it)"
             ),
             Self::NoProfile { batch } => write!(

@@ -154,14 +154,17 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
     );
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.starts_with("# Findings: again"), "{page}");
-    assert!(page.contains("given by the user with --disk"), "{page}");
+    assert!(
+        page.contains("given by the user with --disk-table"),
+        "{page}"
+    );
     let manifest = StudyManifest::read(&out).unwrap().unwrap();
     assert_eq!(
         manifest.disk_given_from,
         Some(what_if.display().to_string())
     );
 
-    // Without --disk: the measured table, kept with the runs, and the given one gone.
+    // Without --disk-table: the measured table, kept with the runs, and the given one gone.
     let output = run_study(&dump, &state, &again, |_| panic!("replayed")).unwrap();
     assert_eq!(bench_id(&first.bench_json), runs_before);
     let page = std::fs::read_to_string(&output.page).unwrap();

@@ -285,8 +285,8 @@ fn assert_research_regime_named(
     assert!(output.answer.contains(named), "{}", output.answer);
 }
 
-/// A table the user gave (`--disk`) is kept as given, apart from a measured one, and the page
-/// says so; a page computed again from those runs without `--disk` does not take it for the
+/// A table the user gave (`--disk-table`) is kept as given, apart from a measured one, and the page
+/// says so; a page computed again from those runs without `--disk-table` does not take it for the
 /// disk the runs ran on.
 fn assert_given_disk_kept_apart(
     dump: &Path,
@@ -308,7 +308,7 @@ fn assert_given_disk_kept_apart(
     let page = std::fs::read_to_string(bench_json.with_file_name("findings.md")).unwrap();
     assert!(
         page.contains(&format!(
-            "given by the user with --disk ({}, kept as disk-given.txt), not measured",
+            "given by the user with --disk-table ({}, kept as disk-given.txt), not measured",
             table.display()
         )),
         "{page}"
@@ -393,7 +393,7 @@ fn assert_left_out(page: &str, bench: &BenchResult) {
     }
 }
 
-/// A `--disk` table that is not fio's is refused, naming its file and line, before anything is
+/// A `--disk-table` table that is not fio's is refused, naming its file and line, before anything is
 /// written.
 fn assert_bad_disk_refused(dump: &Path, state: &Path, options: &StudyOptions, bench_json: &Path) {
     let table = options.out.with_file_name("not-fio.txt");
