@@ -28,6 +28,8 @@
 #   DISK          1 (default) to run our engine over the block's state on the disk too, 0 to leave it out
 #   BUILD         what the two builds were, for the record (e.g. "target-cpu=native on both")
 #   PEVM_COMMIT   pevm's commit, where the checkout is not a git one (an extracted snapshot)
+#   PEVM_NATIVE_TARGET   a second pevm target dir, its bench built with -C target-cpu=native (pevm's
+#                 own config), run on each block beside the first: what that flag is worth to pevm
 #   PEVM_WARMUP, PEVM_MEASURE   criterion's warm-up and measurement seconds per bench (default 1, 3)
 #
 # Prints the race (each engine's Mgas/s over the blocks every column has, each the sum of the blocks'
@@ -57,9 +59,18 @@ disk="${DISK:-1}"
 warmup="${PEVM_WARMUP:-1}"
 measure="${PEVM_MEASURE:-3}"
 
-# The newest mainnet bench binary cargo left (criterion's harness: a filter and its options).
-pevm_bench="$(find "$pevm_target/release/deps" -maxdepth 1 -type f -executable -name 'mainnet-*' \
-    -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -n 1 | cut -d' ' -f2-)"
+# The newest mainnet bench binary cargo left in a target dir (criterion's harness: a filter and its
+# options).
+newest_bench() {
+    find "$1/release/deps" -maxdepth 1 -type f -executable -name 'mainnet-*' \
+        -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -n 1 | cut -d' ' -f2-
+}
+pevm_bench="$(newest_bench "$pevm_target")"
+native_bench=""
+if [ -n "${PEVM_NATIVE_TARGET:-}" ]; then
+    native_bench="$(newest_bench "$PEVM_NATIVE_TARGET")"
+    [ -n "$native_bench" ] || { echo "no pevm mainnet bench under $PEVM_NATIVE_TARGET/release/deps" >&2; exit 1; }
+fi
 [ -n "$pevm_bench" ] || {
     echo "no pevm mainnet bench under $pevm_target/release/deps; build it with:" >&2
     echo "  cd $pevm && CARGO_TARGET_DIR=$pevm_target nice -n 19 cargo bench --no-run -p pevm --bench mainnet" >&2
@@ -84,7 +95,7 @@ fi
 results="$work/results.tsv"
 : > "$results"
 {
-    echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)"
+    echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)${native_bench:+; with target-cpu=native: $(basename "$native_bench")}"
     echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), $(basename "$bin") build of $(date -u -r "$bin/bal-replay" +%FT%TZ)"
     echo "builds: ${BUILD:-(not said)}"
     echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, warm $warm, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
@@ -94,6 +105,10 @@ cat "$work/versions.txt" >&2
 run_pevm() {
     local n="$1"
     # pevm's bench finds its data at ../../data/ethereum.
+    if [ -n "$native_bench" ]; then
+        (cd "$pevm/crates/pevm" && CRITERION_HOME="$work/criterion-native" "${pin[@]}" "$native_bench" --bench --noplot \
+            --warm-up-time "$warmup" --measurement-time "$measure" "^Block $n\(") > "$work/blocks/$n/pevm-native.txt"
+    fi
     (cd "$pevm/crates/pevm" && CRITERION_HOME="$work/criterion" "${pin[@]}" "$pevm_bench" --bench --noplot \
         --warm-up-time "$warmup" --measurement-time "$measure" "^Block $n\(") > "$work/blocks/$n/pevm.txt"
 }

@@ -23,9 +23,9 @@ def pair(times):
     return (min(times), statistics.median(times)) if times else None
 
 
-def criterion(work, n, kind):
+def criterion(work, n, kind, home="criterion"):
     """pevm: the time per iteration of each of criterion's samples, ms."""
-    found = glob.glob(os.path.join(work, "criterion", f"Block {n}(*", kind, "new", "sample.json"))
+    found = glob.glob(os.path.join(work, home, f"Block {n}(*", kind, "new", "sample.json"))
     if not found:
         return None
     s = json.load(open(found[0]))
@@ -106,6 +106,8 @@ def table(work, workers, out=print):
         rows.append(dict(
             n=int(n), txs=txs, gas=gas, load=open(os.path.join(d, "load.txt")).read().strip(),
             pevm_seq=criterion(work, n, "Sequential"), pevm_par=criterion(work, n, "Parallel"),
+            native_seq=criterion(work, n, "Sequential", "criterion-native"),
+            native_par=criterion(work, n, "Parallel", "criterion-native"),
             first=first or None, warm=warm or None, one=memory.get(1), par=memory.get(workers),
             disk_p=disk.get("parallel"), disk_b=disk.get("batched")))
 
@@ -127,15 +129,23 @@ def table(work, workers, out=print):
         t, low, high = interval(raced, key)
         return f"{gas / t / 1e3:.0f} ({gas / high / 1e3:.0f}-{gas / low / 1e3:.0f})"
 
+    native = all(r["native_seq"] and r["native_par"] for r in raced)
     print(f"| pevm (Block-STM) | - | {rate('pevm_seq')} | - | {rate('pevm_par')} |")
+    if native:
+        print(f"| pevm, -C target-cpu=native | - | {rate('native_seq')} | - | {rate('native_par')} |")
     print(f"| ours (reference executor; engine from the full BAL) | {rate('first')} | {rate('warm')} "
           f"| {rate('one')} | {rate('par')} |")
     print()
-    print("Ours over pevm's (time over time: above 1, ours is faster):")
+    print("Ours against pevm, each a time over a time: pevm's over ours (above 1, ours is faster):")
     print()
-    for label, mine, theirs in (("sequential, warm", "warm", "pevm_seq"),
-                                (f"parallel at {workers} workers", "par", "pevm_par"),
-                                ("ours at 1 worker over pevm's sequential", "one", "pevm_seq")):
+    ratios = [("sequential, warm", "warm", "pevm_seq"),
+              (f"parallel at {workers} workers (ours from the full BAL, pevm's Block-STM)", "par", "pevm_par"),
+              ("ours at 1 worker against pevm's sequential", "one", "pevm_seq")]
+    if native:
+        ratios += [("pevm with target-cpu=native against pevm without it, sequential (above 1: native is faster)",
+                    "native_seq", "pevm_seq"),
+                   (f"the same at {workers} workers", "native_par", "pevm_par")]
+    for label, mine, theirs in ratios:
         estimate, low, high = interval(raced, mine, theirs)
         inside = ", within the repeats' noise" if low <= 1 <= high else ""
         print(f"- {label}: {estimate:.2f} ({low:.2f}-{high:.2f}{inside})")
@@ -148,7 +158,7 @@ def table(work, workers, out=print):
         return "-" if a is None or b is None or b == 0 else f"{a / b:.2f}"
 
     print(f"| block | gas (M) | txs | pevm seq (ms) | pevm par (ms) | ours seq first (ms) | ours seq warm (ms) "
-          f"| ours 1 worker (ms) | ours {workers} workers (ms) | ours / pevm, par | ours disk, parallel I/O (ms) "
+          f"| ours 1 worker (ms) | ours {workers} workers (ms) | pevm par / ours par (time) | ours disk, parallel I/O (ms) "
           f"| ours disk, batched I/O (ms) | disk / memory | load |")
     print("|" + " --- |" * 14)
     for r in rows:
@@ -219,15 +229,19 @@ def page(work, workers):
     print("""## Run it again
 
 ```sh
-# pevm: its bench, in its own profile (release: fat LTO, one codegen unit, panic = "abort"; its
-# .cargo/config.toml adds -C target-cpu=native, which CARGO_ENCODED_RUSTFLAGS= takes away)
-cd <pevm checkout> && CARGO_TARGET_DIR=<pevm target> cargo bench --no-run -p pevm --bench mainnet
+# pevm: its bench, in its own profile (release: fat LTO, one codegen unit; its panic = "abort" does
+# not reach a bench target, which cargo builds unwinding, as ours), once without the
+# -C target-cpu=native its .cargo/config.toml adds (CARGO_ENCODED_RUSTFLAGS= takes it away), once with
+cd <pevm checkout>
+CARGO_TARGET_DIR=<plain target> CARGO_ENCODED_RUSTFLAGS= cargo bench --no-run -p pevm --bench mainnet
+CARGO_TARGET_DIR=<native target> cargo bench --no-run -p pevm --bench mainnet
 # its bytecodes where the checkout lacks data/ethereum/bytecodes.bincode.gz (rebuilt from our fixtures):
 cp scripts/peer-pevm/bytecodes_from_fixtures.rs <pevm checkout>/crates/pevm/examples/
 (cd <pevm checkout>/crates/pevm && cargo run --release --example bytecodes_from_fixtures -- <fixtures>/mainnet)
 # ours, the measurement build (fat LTO, one codegen unit)
 cargo build --profile measure -p bal-replay -p bal-dump
-PEVM_TARGET=<pevm target> BUILD="..." scripts/peer-pevm.sh <pevm checkout> <new work dir>
+PEVM_TARGET=<plain target> PEVM_NATIVE_TARGET=<native target> BUILD="..." \\
+    scripts/peer-pevm.sh <pevm checkout> <new work dir>
 ```
 """)
 
