@@ -52,8 +52,8 @@ impl std::fmt::Display for LeftOut {
         match self {
             Self::NoDiskCurve => write!(
                 f,
-                "no disk curve (fio did not measure the state's disk and no --disk-table table was \
-                 given; the model calibrates on it)"
+                "no disk curve (fio did not measure the state's disk and --disk-table gave no \
+                 table; the model calibrates on it)"
             ),
             Self::NoProfile { batch } => write!(
                 f,
