@@ -3,6 +3,7 @@
 //! The layouts are listed in the crate docs (column-family table) and in [`crate::cf`].
 
 use alloy_primitives::{Address, B256, U256, hex, keccak256};
+use revm::bytecode::Bytecode;
 
 use crate::{FlatAccount, KeyScheme, StateError};
 
@@ -199,6 +200,14 @@ pub(crate) fn decode_u64(table: &'static str, key: &[u8], bytes: &[u8]) -> Resul
                 bytes.len()
             ),
         })
+}
+
+/// The code a state holds under `hash`, decoded for revm. Code revm cannot load (EIP-7702's marker
+/// without a whole designation; `Bytecode::new_raw` would panic) is a corrupt state, named by hash.
+pub fn decode_code(hash: B256, bytes: alloy_primitives::Bytes) -> Result<Bytecode, StateError> {
+    bal_replay_dump::check_code(&bytes)
+        .map_err(|defect| StateError::MalformedCode { hash, defect })?;
+    Ok(Bytecode::new_raw(bytes))
 }
 
 #[cfg(test)]

@@ -10,14 +10,6 @@ use revm::{
 
 use crate::{StateError, StateReader};
 
-/// The code a state holds under `hash`, decoded for revm. Code revm cannot load (EIP-7702's marker
-/// without a whole designation; `Bytecode::new_raw` would panic) is a corrupt state, named by hash.
-pub fn decode_code(hash: B256, bytes: alloy_primitives::Bytes) -> Result<Bytecode, StateError> {
-    bal_replay_dump::check_code(&bytes)
-        .map_err(|defect| StateError::MalformedCode { hash, defect })?;
-    Ok(Bytecode::new_raw(bytes))
-}
-
 /// Presents a flat state to revm. Reads go straight to the store; caching is left to revm's
 /// `State` / `CacheDB` on top, which know what a block has already touched.
 #[derive(Debug, Clone, Default)]

@@ -62,9 +62,11 @@ mod rocks;
 mod types;
 
 pub use change_map::ChangeMap;
-pub use codec::{ACCOUNT_VALUE_LEN, StateKey, StorageValueBytes, encode_storage_value};
+pub use codec::{
+    ACCOUNT_VALUE_LEN, StateKey, StorageValueBytes, decode_code, encode_storage_value,
+};
 pub use contents::FlatContents;
-pub use database::{StateDatabase, decode_code};
+pub use database::StateDatabase;
 pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use error::StateError;
 pub use mem::MemStore;
