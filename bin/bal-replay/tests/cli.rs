@@ -6,7 +6,8 @@
 
 use std::process::Command;
 
-use bal_replay_state::{RocksOptions, RocksStore, cf};
+use bal_replay_rocks::{RocksOptions, RocksStore};
+use bal_replay_state::cf;
 use common::{assert_ok, chain, copy_state, digest, small_config};
 
 mod common;

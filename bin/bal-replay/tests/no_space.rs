@@ -10,7 +10,7 @@
 
 mod common;
 
-use bal_replay_state::{RocksOptions, RocksStore};
+use bal_replay_rocks::{RocksOptions, RocksStore};
 use bal_replay_test_utils::tmpfs::mount_tmpfs_or_skip;
 use common::{assert_ok, boundary_digests, chain, digest, run_command, small_config};
 use std::path::Path;

@@ -8,7 +8,8 @@ use std::{path::Path, process::Command};
 
 /// `peer_pevm_table.py --bench <json> threads`: each run's workers, fastest and median ms.
 fn table_step(json: &Path) -> Vec<(u64, f64, f64)> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/peer_pevm_table.py");
+    let script = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/peer_pevm_table.py");
     let out = Command::new("python3")
         .arg(script)
         .arg("--bench")
@@ -90,7 +91,8 @@ fn the_table_step_refuses_a_bench_json_of_another_version_naming_it() {
         r#"{"runs": [{"threads": 1, "gas": 1000, "exec_with_io_s": 0.5, "mgas_per_s_max": 1.0}]}"#,
     )
     .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/peer_pevm_table.py");
+    let script = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/peer_pevm_table.py");
     let out = Command::new("python3")
         .arg(script)
         .arg("--bench")

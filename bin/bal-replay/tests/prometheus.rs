@@ -100,7 +100,7 @@ fn prometheus_scrapes_the_run_totals() {
             .is_some_and(|b| b > 1e6)
     );
 
-    let dashboard = bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
-        .join("../../docker/grafana/dashboards/replay.json");
+    let dashboard = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .join("docker/grafana/dashboards/replay.json");
     assert!(prometheus.check_dashboard(&dashboard, live_at) >= 20);
 }

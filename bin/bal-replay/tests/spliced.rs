@@ -5,7 +5,8 @@
 mod common;
 
 use bal_replay_dump::{DumpReader, DumpWriter, WriterOptions};
-use bal_replay_state::{RocksStore, StateReader};
+use bal_replay_rocks::RocksStore;
+use bal_replay_state::StateReader;
 use common::{bal_replay, chain, copy_state, small_config};
 
 #[test]

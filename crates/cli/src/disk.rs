@@ -7,7 +7,7 @@
 
 use bal_replay_mdbx_state::StateSpec;
 use bal_replay_probe::memory_limit::MemoryLimit;
-use bal_replay_state::RocksOptions;
+use bal_replay_rocks::RocksOptions;
 use clap::Args;
 use eyre::WrapErr;
 

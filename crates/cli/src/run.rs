@@ -5,8 +5,7 @@ use bal_replay_bench::{CacheCounts, RunTiming, VersionedResult};
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, ScratchState,
-    replay, warm_up_kzg,
+    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, replay, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::drop_page_cache;
@@ -15,10 +14,12 @@ use bal_replay_probe::{
     CpuUse, DiskEvidence,
     device::{IoSample, RunProbe},
 };
-use bal_replay_state::{
-    RocksReadCounters, RocksStore, StateReader, StateWriter,
+use bal_replay_rocks::ScratchState;
+use bal_replay_rocks::{
+    RocksReadCounters, RocksStore,
     io_uring::{ReadPath, read_path},
 };
+use bal_replay_state::{StateReader, StateWriter};
 use clap::Args;
 use eyre::WrapErr;
 use indicatif::ProgressBar;

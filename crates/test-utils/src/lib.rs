@@ -19,6 +19,17 @@ pub fn package_dir(built_in: &str) -> PathBuf {
     std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| PathBuf::from(built_in), PathBuf::from)
 }
 
+/// The workspace's root: the closest ancestor of [`package_dir`]`(built_in)` holding `Cargo.lock`
+/// (else that directory itself), so a test finds the repository's scripts and docs wherever its
+/// crate sits in the tree.
+pub fn workspace_root(built_in: &str) -> PathBuf {
+    let package = package_dir(built_in);
+    package
+        .ancestors()
+        .find(|dir| dir.join("Cargo.lock").is_file())
+        .map_or(package.clone(), PathBuf::from)
+}
+
 /// Property tests' configuration: `PROPTEST_CASES` if set, else `default` cases
 /// (`ProptestConfig::with_cases` would ignore the variable, so a long run could not raise it; see
 /// fuzz/README.md). No failure files: a failing case is printed, and CI's tree stays clean.

@@ -45,8 +45,7 @@ struct Package {
 }
 
 fn root() -> PathBuf {
-    bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
+    bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"))
         .canonicalize()
         .expect("the workspace root")
 }

@@ -11,7 +11,7 @@ use std::{
 };
 
 fn script() -> std::path::PathBuf {
-    bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("../../.ci/prune-target")
+    bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR")).join(".ci/prune-target")
 }
 
 fn prune(target: &Path) -> Output {

@@ -6,7 +6,8 @@
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{ExecMode, IoDesign, ReplayOptions, replay};
 use bal_replay_executor::ChainConfig;
-use bal_replay_state::{RocksOptions, RocksStore, StateReader};
+use bal_replay_rocks::{RocksOptions, RocksStore};
+use bal_replay_state::StateReader;
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::{
     num::NonZeroUsize,
