@@ -217,6 +217,26 @@ impl AsRef<std::path::Path> for DumpArgs {
     }
 }
 
+/// The worker counts a command compares (`bench`, `study`, `demo`); `run` takes one (`--threads N`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct ThreadsArgs {
+    /// Worker counts [default: 1 and the cores; study adds 4x and 16x the cores].
+    #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
+    pub threads: Option<Vec<NonZeroUsize>>,
+}
+
+impl ThreadsArgs {
+    /// The counts given, else 1 and the machine's cores (one count where they are the same).
+    pub fn or_one_and_cores(&self) -> Vec<NonZeroUsize> {
+        self.threads.clone().unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+            let mut counts = vec![NonZeroUsize::MIN, cores];
+            counts.dedup();
+            counts
+        })
+    }
+}
+
 /// The dump a replay (`run`, `bench`) reads and the state it starts from.
 #[derive(Debug, Clone, Args)]
 pub struct ChainArgs {
@@ -452,7 +472,7 @@ mod tests {
                         StateSpec::RocksDb("/c".into())
                     ]
                 );
-                assert_eq!(c.threads, vec![1, 2]);
+                assert_eq!(c.threads, vec![n(1), n(2)]);
             }
             _ => panic!("parsed another command"),
         }

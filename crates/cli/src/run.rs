@@ -1,29 +1,19 @@
 //! `bal-replay run`: one replay of a dump over a state, with progress, metrics and a summary.
 
 use crate::{ChainArgs, DiskArgs, DiskMode, OutputArgs, ReplayArgs, count, progress_bar, record};
-use bal_replay_bench::{CacheCounts, RunTiming, VersionedResult};
+use bal_replay_bench::{BenchError, MeasuredReplay, ReplaySource, RunSummary, measured_replay};
 use bal_replay_cache::CacheStats;
 use bal_replay_dump::DumpReader;
 use bal_replay_engine::{
-    BatchProfile, BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, replay, warm_up_kzg,
+    BatchReport, ExecMode, IoDesign, ReplayOptions, ReplayReport, warm_up_kzg,
 };
 use bal_replay_executor::ChainConfig;
-use bal_replay_host::drop_page_cache;
-use bal_replay_mdbx_state::{StateSpec, with_mdbx_overlay};
-use bal_replay_probe::{
-    CpuUse, DiskEvidence,
-    device::{IoSample, RunProbe},
-};
-use bal_replay_rocks::ScratchState;
-use bal_replay_rocks::{
-    RocksReadCounters, RocksStore,
-    io_uring::{ReadPath, read_path},
-};
-use bal_replay_state::{StateReader, StateWriter};
+use bal_replay_mdbx_state::StateSpec;
+use bal_replay_probe::{DiskEvidence, device::IoSample};
 use clap::Args;
 use eyre::WrapErr;
 use indicatif::ProgressBar;
-use std::{net::SocketAddr, num::NonZeroUsize, path::Path};
+use std::{net::SocketAddr, num::NonZeroUsize};
 
 /// What `run` replays with where `bench` takes lists: one mode, worker count, batch size and design.
 #[derive(Debug, Clone, Args)]
@@ -109,10 +99,28 @@ impl RunCommand {
         let dump = DumpReader::open(&self.chain.dump)?.expect_records()?;
         let config = ChainConfig::for_dump(&dump)?;
         let memory_limit = disk.enter_memory_limit()?;
-        let run = match &self.chain.state {
-            StateSpec::RocksDb(state) => self.over_rocksdb(&dump, &config, state, &disk)?,
-            StateSpec::Mdbx(dir) => self.over_mdbx(&dump, &config, dir, &disk)?,
+        let rocks = disk.rocksdb_reads().rocks_options();
+        let first_block_hashes;
+        let source = match &self.chain.state {
+            // With --rewind the replay writes to a scratch copy beside the state, which is never
+            // written; without, the state moves on and a stopped run resumes.
+            StateSpec::RocksDb(path) => ReplaySource::Rocks {
+                path,
+                options: &rocks,
+                scratch: self.rewind.then_some("rewind"),
+            },
+            // reth's MDBX is read in place and never written (`--rewind` is implied).
+            StateSpec::Mdbx(dir) => {
+                first_block_hashes = dump.first_block_hashes()?;
+                ReplaySource::Mdbx {
+                    dir,
+                    first_block_hashes: &first_block_hashes,
+                }
+            }
         };
+        let run = self
+            .replay(&dump, &config, source, &disk)
+            .wrap_err_with(|| format!("replaying over {}", self.chain.state))?;
         drop(memory_limit);
         record::record_disk_evidence(&run.disk);
         print_summary(&dump, &run.report);
@@ -134,130 +142,50 @@ impl RunCommand {
         Ok(())
     }
 
-    fn over_rocksdb(
+    /// The measured replay of `dump` over `source` ([`measured_replay`], as every bench run),
+    /// with the progress bar and metrics per batch.
+    fn replay(
         &self,
         dump: &DumpReader,
         config: &ChainConfig,
-        state: &Path,
+        source: ReplaySource<'_>,
         disk: &DiskMode,
-    ) -> eyre::Result<RunOutput> {
-        // With --rewind the replay writes to a checkpoint in a fresh directory of its own beside
-        // the state (removed when `scratch` drops, after the store); the state is never written.
-        let scratch = if self.rewind {
-            Some(
-                ScratchState::checkpoint_of(state, "rewind")
-                    .wrap_err_with(|| format!("making a scratch copy of {}", state.display()))?,
-            )
-        } else {
-            None
-        };
-        let path = scratch.as_ref().map_or(state, |s| s.path());
-        if disk.drop_caches {
-            drop_page_cache()?;
-        }
-        let options = disk.rocksdb_reads().rocks_options();
-        let store = RocksStore::open(path, &options)
-            .wrap_err_with(|| format!("opening state {}", path.display()))?;
-        let output = self
-            .replay(
-                dump,
-                config,
-                &store,
-                StateOnDisk {
-                    path,
-                    direct_io: options.direct_io,
-                    block_hashes_from_dump: false,
-                },
-                || store.approximate_size_bytes().ok(),
-                || store.read_counters(),
-            )
-            .map(|mut output| {
-                output.disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
-                output
-            });
-        drop(store);
-        drop(scratch);
-        output
-    }
-
-    /// reth's MDBX read in place, never written: each batch's commit stays in memory, so every run
-    /// starts from the database's state (`--rewind` is implied).
-    fn over_mdbx(
-        &self,
-        dump: &DumpReader,
-        config: &ChainConfig,
-        dir: &Path,
-        disk: &DiskMode,
-    ) -> eyre::Result<RunOutput> {
-        if disk.drop_caches {
-            drop_page_cache()?;
-        }
-        let hashes = dump.first_block_hashes()?;
-        with_mdbx_overlay(dir, hashes.iter().map(|h| (h.number, h.hash)), |store| {
-            let state = StateOnDisk {
-                path: dir,
-                direct_io: false,
-                // The overlay's block hashes are the dump's: the dump is not checked against them.
-                block_hashes_from_dump: true,
-            };
-            self.replay(dump, config, store, state, || None, || None)
-        })
-        .wrap_err_with(|| format!("reading {}", self.chain.state))?
-    }
-
-    /// Replays `dump` over `store` (read from `state`) with the progress bar, recording metrics
-    /// per batch, and gathers the run's disk evidence.
-    fn replay<S: StateReader + StateWriter>(
-        &self,
-        dump: &DumpReader,
-        config: &ChainConfig,
-        store: &S,
-        StateOnDisk {
-            path,
-            direct_io,
-            block_hashes_from_dump,
-        }: StateOnDisk<'_>,
-        state_size: impl Fn() -> Option<u64>,
-        rocks_counters: impl Fn() -> Option<RocksReadCounters>,
-    ) -> eyre::Result<RunOutput> {
+    ) -> eyre::Result<MeasuredReplay> {
         warm_up_kzg();
-        let options = ReplayOptions {
-            block_hashes_from_dump,
-            ..self.replay_options()
-        };
+        let options = self.replay_options();
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
-        let probe = RunProbe::start(path, rocks_counters(), direct_io);
-        let mut io_seen = probe.io;
-        let result = replay(config, dump, store, &options, |b| {
-            let io = IoSample::take(path);
-            record::record_io(&io.since(&io_seen));
-            io_seen = io;
-            record::record_batch(b);
-            record::record_cache(&cache_seen, &b.cache);
-            cache_seen = b.cache.clone();
-            if let Some(size) = state_size() {
-                record::record_state_size(size);
-            }
-            progress.batch_done(b);
-        });
+        let state = match source {
+            ReplaySource::Rocks { path, .. } => path,
+            ReplaySource::Mdbx { dir, .. } => dir,
+        };
+        // The device's counters from here: a scratch copy sits beside the state, on its device.
+        let mut io_seen = IoSample::take(state);
+        let result = measured_replay(
+            config,
+            dump,
+            source,
+            &options,
+            disk.drop_caches,
+            &mut |seen| {
+                let io = IoSample::take(seen.state);
+                record::record_io(&io.since(&io_seen));
+                io_seen = io;
+                record::record_batch(seen.batch);
+                record::record_cache(&cache_seen, &seen.batch.cache);
+                cache_seen = seen.batch.cache.clone();
+                if let Some(size) = seen.state_bytes {
+                    record::record_state_size(size);
+                }
+                progress.batch_done(seen.batch);
+            },
+        );
         progress.bar.finish_and_clear();
-        let mut report = result.map_err(|e| {
-            record::record_replay_error(&e);
+        result.map_err(|e| {
+            if let BenchError::Engine(engine) = &e {
+                record::record_replay_error(engine);
+            }
             eyre::Report::from(e)
-        })?;
-        let (disk, cpu) = probe.finish(report.cache_key_reads(), rocks_counters());
-        // Moved out, not copied: the report's summary and metrics do not use them.
-        let batch_profiles = report
-            .batches
-            .iter_mut()
-            .filter_map(|b| b.profile.take())
-            .collect();
-        Ok(RunOutput {
-            report,
-            disk,
-            cpu,
-            batch_profiles,
         })
     }
 }
@@ -295,99 +223,6 @@ impl ReplayProgress {
             b.first_block,
             b.last_block
         ));
-    }
-}
-
-/// What a replay measured: its report, where its reads were served from, the CPU it had.
-#[derive(Debug)]
-struct RunOutput {
-    report: ReplayReport,
-    disk: DiskEvidence,
-    cpu: Option<CpuUse>,
-    /// Each parallel batch's profile (`--task-profile`).
-    batch_profiles: Vec<BatchProfile>,
-}
-
-/// The schema version of [`RunSummary`] this build writes and reads. Files written before
-/// results carried one (every figure at the top level) are version 1.
-pub const SCHEMA_VERSION: u32 = 2;
-
-/// Where a replay's state is read from: the path whose block device its evidence counts, and
-/// whether its reads bypass the page cache (which decides how residency is judged).
-#[derive(Debug, Clone, Copy)]
-struct StateOnDisk<'a> {
-    path: &'a Path,
-    direct_io: bool,
-    /// Its block-hash table holds the dump's own hashes ([`ReplayOptions::block_hashes_from_dump`]).
-    block_hashes_from_dump: bool,
-}
-
-/// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
-/// its reads were served from and the CPU it had, grouped as a bench's runs are
-/// ([`bal_replay_bench::RunResult`]).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RunSummary {
-    /// [`SCHEMA_VERSION`] when written by this build.
-    pub schema_version: u32,
-    /// Blocks replayed.
-    pub blocks: u64,
-    /// Blocks at the start of the dump the state already held (a resumed run).
-    pub skipped: u64,
-    /// The state's block that the dump's first block was not checked against, where it could
-    /// not be (`--trust-state` over a state that records no hash of its block: reth's MDBX);
-    /// absent where it was checked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub state_block_unchecked: Option<u64>,
-    /// Transactions replayed.
-    pub transactions: u64,
-    /// Gas replayed.
-    pub gas: u64,
-    /// Batches replayed.
-    pub batches: usize,
-    /// Throughput over execution with I/O, Mgas/s.
-    pub mgas_per_s: f64,
-    /// Where the replay's time went.
-    pub timing: RunTiming,
-    /// The shared cache's counts.
-    pub cache: CacheCounts,
-    /// Where the reads were served from, and whether the run was disk-resident.
-    pub disk: DiskEvidence,
-    /// How RocksDB's multi-gets read their blocks: through io_uring, or by pread where the
-    /// kernel refused io_uring.
-    pub read_path: ReadPath,
-    /// The CPU this process and everything else used (where `/proc` tells).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cpu: Option<CpuUse>,
-    /// Each parallel batch's profile (`--task-profile`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub batch_profiles: Vec<BatchProfile>,
-}
-
-impl VersionedResult for RunSummary {
-    const KIND: &'static str = "run result";
-    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
-}
-
-impl RunSummary {
-    /// The summary of a replay; its batch profiles are moved, not copied.
-    fn of(run: RunOutput) -> Self {
-        let r = &run.report;
-        Self {
-            schema_version: SCHEMA_VERSION,
-            blocks: r.blocks,
-            skipped: r.skipped,
-            state_block_unchecked: r.state_block_unchecked,
-            transactions: r.txs,
-            gas: r.gas,
-            batches: r.batches.len(),
-            mgas_per_s: r.mgas_per_s(),
-            timing: RunTiming::of(r),
-            cache: CacheCounts::of(r),
-            disk: run.disk,
-            read_path: read_path().clone(),
-            cpu: run.cpu,
-            batch_profiles: run.batch_profiles,
-        }
     }
 }
 
@@ -485,113 +320,6 @@ fn print_summary(dump: &DumpReader, report: &ReplayReport) {
         println!(
             "not checked: the state records no hash of its block {block}, so the dump's first \
              block was not checked against it (trusted, --trust-state)"
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bal_replay_bench::read_result;
-    use bal_replay_probe::ResidencyBasis;
-
-    fn summary() -> RunSummary {
-        RunSummary {
-            schema_version: SCHEMA_VERSION,
-            blocks: 6,
-            skipped: 0,
-            state_block_unchecked: None,
-            transactions: 40,
-            gas: 8_000_000,
-            batches: 3,
-            mgas_per_s: 16.0,
-            timing: RunTiming {
-                exec_with_io_s: 0.5,
-                prefetch_s: 0.125,
-                longest_txs_s: 0.25,
-                commit_s: 0.0625,
-                wall_s: 0.75,
-            },
-            cache: CacheCounts {
-                hits: 30,
-                misses: 10,
-                keys_prefetched: 0,
-            },
-            disk: DiskEvidence::new(
-                bal_replay_probe::device::IoDelta {
-                    device_reads: Some(0),
-                    device_read_bytes: Some(0),
-                    ..Default::default()
-                },
-                0,
-                Some(RocksReadCounters {
-                    keys_read: 120,
-                    keys_found_in_files: 100,
-                    block_cache_hits: 20,
-                    block_cache_misses: 80,
-                    block_cache_data_misses: 60,
-                }),
-                false,
-            ),
-            read_path: ReadPath::Pread {
-                reason: "io_uring_setup: Operation not permitted (os error 1)".into(),
-            },
-            cpu: None,
-            batch_profiles: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_run_summary_reads_back_grouped() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("run.json");
-        std::fs::write(&path, serde_json::to_vec_pretty(&summary()).unwrap()).unwrap();
-        let json: serde_json::Value =
-            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(json["schema_version"], 2);
-        assert_eq!(json["timing"]["commit_s"], 0.0625);
-        assert_eq!(json["cache"]["hits"], 30);
-        // Read through the page cache with no device byte read: cache-resident, and said how.
-        assert_eq!(json["disk"]["residency"]["basis"], "device-bytes");
-        assert_eq!(json["disk"]["residency"]["disk_resident"], false);
-        // Which path RocksDB's multi-gets took, and why where the kernel refused io_uring.
-        assert_eq!(json["read_path"]["path"], "pread");
-        assert_eq!(
-            json["read_path"]["reason"],
-            "io_uring_setup: Operation not permitted (os error 1)"
-        );
-        let back: RunSummary = read_result(&path).unwrap();
-        assert_eq!(back.disk.residency.basis, ResidencyBasis::DeviceBytes);
-        assert_eq!(back, summary());
-    }
-
-    #[test]
-    fn a_run_summary_of_another_schema_version_is_refused_naming_both() {
-        let dir = tempfile::tempdir().unwrap();
-        // Version 1: every figure at the top level, no version.
-        let v1 = dir.path().join("v1.json");
-        std::fs::write(
-            &v1,
-            br#"{"blocks": 6, "transactions": 40, "key_reads": 120, "disk_resident": false}"#,
-        )
-        .unwrap();
-        assert_eq!(
-            read_result::<RunSummary>(&v1).unwrap_err().to_string(),
-            format!(
-                "{}: written with run result schema version 1, this build reads version 2",
-                v1.display()
-            )
-        );
-        let mut json = serde_json::to_value(summary()).unwrap();
-        json["schema_version"] = 99.into();
-        let v99 = dir.path().join("v99.json");
-        std::fs::write(&v99, serde_json::to_vec(&json).unwrap()).unwrap();
-        assert_eq!(
-            read_result::<RunSummary>(&v99).unwrap_err().to_string(),
-            format!(
-                "{}: written with run result schema version 99, this build reads version 2",
-                v99.display()
-            )
         );
     }
 }

@@ -1,9 +1,12 @@
 //! `bal-replay study`: the research's question answered for one chain, as a findings page.
 
-use crate::{DiskTableArgs, DumpArgs, count, progress_bar};
+use crate::{DiskTableArgs, DumpArgs, ThreadsArgs, count, progress_bar};
 use bal_replay_study::{StudyOptions, run_study, study_matrix, study_run_count};
 use clap::Args;
-use std::{num::NonZeroUsize, path::PathBuf};
+use std::{
+    num::NonZeroUsize,
+    path::{Path, PathBuf},
+};
 
 /// The answer for one chain: every design on the disk, at thread counts up to the machine's and
 /// past them, batch 1, 10 and 50, repeated; the BAL sizes; the disk's bound (fio); a findings page,
@@ -21,9 +24,8 @@ pub struct StudyCommand {
     /// The quick form: 1 and all cores, batch 1 and 10, two repeats.
     #[arg(long)]
     pub quick: bool,
-    /// Worker counts, in place of 1, the cores, 4x and 16x the cores (at most 64).
-    #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
-    pub threads: Option<Vec<NonZeroUsize>>,
+    #[command(flatten)]
+    pub threads: ThreadsArgs,
     /// Batch sizes, in place of 1, 10 and 50.
     #[arg(long, value_name = "LIST", value_parser = count, value_delimiter = ',')]
     pub batch: Option<Vec<NonZeroUsize>>,
@@ -58,7 +60,7 @@ impl StudyCommand {
     pub fn options(&self) -> StudyOptions {
         StudyOptions {
             quick: self.quick,
-            threads: self.threads.clone(),
+            threads: self.threads.threads.clone(),
             batches: self.batch.clone(),
             repeat: self.repeat,
             fio: !self.no_fio,
@@ -69,25 +71,40 @@ impl StudyCommand {
             beside: self.beside.clone(),
             drop_caches: self.drop_caches,
             sweep: !self.quick && !self.no_sweep,
-            command: std::env::args()
-                .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
-                .collect::<Vec<_>>()
-                .join(" "),
+            command: command_line(),
         }
     }
 
-    /// Runs the study, with a progress bar, prints the answer and where the page is, and returns
-    /// what it found.
+    /// Runs the study ([`study_with_progress`]).
     pub fn run(&self) -> eyre::Result<bal_replay_study::StudyOutput> {
-        let options = self.options();
-        let blocks = bal_replay_dump::DumpReader::open(&self.dump)?
+        study_with_progress(&self.dump, &self.state, &self.options())
+    }
+}
+
+/// This process's command line, quoted where an argument has a space, as a page records it.
+pub fn command_line() -> String {
+    std::env::args()
+        .map(|a| if a.contains(' ') { format!("'{a}'") } else { a })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs the study library over `dump` and `state` with `options`, with a progress bar and the
+/// run-time estimate, prints the answer and where the page is, and returns what it found.
+pub fn study_with_progress(
+    dump: &Path,
+    state: &Path,
+    options: &StudyOptions,
+) -> eyre::Result<bal_replay_study::StudyOutput> {
+    {
+        let blocks = bal_replay_dump::DumpReader::open(dump)?
             .expect_records()?
             .manifest()
             .record_count;
         let cores = std::thread::available_parallelism().map_or(1, NonZeroUsize::get);
-        let matrix = study_matrix(&options, cores, blocks);
-        let total_runs = study_run_count(&options, &matrix, &self.state);
-        if matrix.drop_caches && self.from_bench.is_none() {
+        let matrix = study_matrix(options, cores, blocks);
+        let total_runs = study_run_count(options, &matrix, state);
+        if matrix.drop_caches && options.from_bench.is_none() {
             // Asked for and refused: said before anything is measured or written.
             bal_replay_host::drop_page_cache().map_err(|e| {
                 eyre::eyre!(
@@ -95,7 +112,7 @@ impl StudyCommand {
                 )
             })?;
         }
-        if let Some(path) = &self.from_bench {
+        if let Some(path) = &options.from_bench {
             println!(
                 "study: the page again from {}, nothing replayed",
                 path.display()
@@ -126,7 +143,7 @@ impl StudyCommand {
             total_runs,
             (matrix.designs.len() * matrix.threads.len()) as u64,
         );
-        let output = run_study(&self.dump, &self.state, &options, |r| {
+        let output = run_study(dump, state, options, |r| {
             if let Some(line) = pace.run_ended(std::time::Instant::now()) {
                 // Said whether or not the bar is drawn (a log redirected to a file hides it).
                 bar.suspend(|| eprintln!("{line}"));

@@ -11,6 +11,7 @@ use crate::{BenchResult, RunResult};
 use bal_replay_engine::{BatchProfile, PrefetchProfile, TaskProfile};
 use bal_replay_host::WorkerStartCost;
 use bal_replay_probe::CpuUse;
+pub use bal_replay_results::FieldError;
 
 /// Gas one task can use. A transaction uses at most its gas limit: since Osaka (EIP-7825) at most
 /// 2^24, before it at most its block's gas limit, which mainnet has never raised past 60M. The
@@ -41,27 +42,6 @@ pub const MAX_DURATION_NS: u64 = 7 * 24 * 3_600 * 1_000_000_000;
 /// Device reads per key read: a RocksDB read of one key reads at most an index, a filter and a
 /// data block per level; an MDBX one, a page per level of its B-tree.
 pub const MAX_DEVICE_READS_PER_KEY: f64 = 1_024.0;
-
-/// A field a result file may not hold as written.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldError {
-    /// Its JSON path in the file (`runs[0].batch_profiles[2].tasks.reads[17]`).
-    pub field: String,
-    /// Its value, as written.
-    pub value: String,
-    /// What a real run records there.
-    pub expected: String,
-}
-
-impl FieldError {
-    fn new(field: impl Into<String>, value: impl ToString, expected: impl Into<String>) -> Self {
-        Self {
-            field: field.into(),
-            value: value.to_string(),
-            expected: expected.into(),
-        }
-    }
-}
 
 /// The most reads a task of `gas` can make: see [`GAS_PER_READ`] and [`READS_BESIDE_GAS`].
 pub fn max_task_reads(gas: u64) -> u64 {

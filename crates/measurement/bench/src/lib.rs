@@ -19,17 +19,19 @@
 
 pub mod bounds;
 mod interval;
-mod output_path;
+mod measured;
 pub mod point_reads;
-mod result_file;
 mod tables;
 
+pub use bal_replay_results::{
+    OutputPathError, ResultReadError, VersionedResult, check_output_dir, check_output_file,
+    parse_result, read_result, schema_version, write_result_file,
+};
 pub use interval::{
     DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS, median_of as median,
 };
-pub use output_path::{OutputPathError, check_output_dir, check_output_file};
-pub use result_file::{
-    ResultReadError, VersionedResult, parse_result, read_result, schema_version, write_result_file,
+pub use measured::{
+    BatchSeen, MeasuredReplay, RUN_SCHEMA_VERSION, ReplaySource, RunSummary, measured_replay,
 };
 pub use tables::render_tables;
 
@@ -44,11 +46,8 @@ use bal_replay_host::{
     WORKER_START_ROUNDS, WORKER_START_WORKERS, WorkerStartCost, drop_page_cache,
     measure_worker_start,
 };
-use bal_replay_mdbx_state::{
-    MdbxOverlayError, MdbxStore, RethDb, RethDbError, StateSpec, with_mdbx_overlay,
-};
-use bal_replay_probe::{CpuUse, DiskEvidence, device::RunProbe, resident_memory_bytes};
-use bal_replay_rocks::ScratchState;
+use bal_replay_mdbx_state::{MdbxOverlayError, MdbxStore, RethDb, RethDbError, StateSpec};
+use bal_replay_probe::{CpuUse, DiskEvidence, resident_memory_bytes};
 use bal_replay_rocks::{RocksOptions, RocksStore};
 use bal_replay_state::{
     AppliedBlock, FlatContents, MemOverlay, MemStore, StateChanges, StateError, StateReader,
@@ -988,8 +987,8 @@ impl Bench<'_> {
             StoreKind::Rocksdb if !self.dump.manifest().chained => {
                 self.run_independent(run, &options)?
             }
-            StoreKind::Rocksdb => self.run_over_rocksdb(run, &options)?,
-            StoreKind::Mdbx => self.run_over_mdbx(run, &options)?,
+            StoreKind::Rocksdb => self.run_on_disk(run, &options, false)?,
+            StoreKind::Mdbx => self.run_on_disk(run, &options, true)?,
             StoreKind::Memory => {
                 // In-memory runs are only scheduled when the contents were loaded.
                 let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
@@ -1094,64 +1093,54 @@ impl Bench<'_> {
         Ok(Measured::unprobed(report, self.matrix.drop_caches, samples))
     }
 
-    /// A replay over a fresh checkpoint of the RocksDB state, in a directory of its own beside
-    /// it, removed when `scratch` drops (after the store closes).
-    fn run_over_rocksdb(
+    /// A replay over a fresh scratch copy of the RocksDB state, or over reth's MDBX read in
+    /// place, as [`measured_replay`] makes every measured replay (`run`'s too).
+    fn run_on_disk(
         &self,
         run: &RunConfig,
         options: &ReplayOptions,
+        over_mdbx: bool,
     ) -> Result<Measured, BenchError> {
-        let scratch = ScratchState::checkpoint_of(self.state.path(), "bench-run")?;
-        self.start_cold()?;
-        let store = RocksStore::open(scratch.path(), &self.rocks_options)?;
-        let probe = RunProbe::start(scratch.path(), store.read_counters(), self.matrix.direct_io);
-        let mut samples = Vec::new();
-        let report = self.replay_sampled(
-            run,
-            options,
-            &store,
-            &|| store.approximate_size_bytes().ok(),
-            &mut samples,
-        )?;
-        let (mut disk, cpu) = probe.finish(report.cache_key_reads(), store.read_counters());
-        disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
-        drop(store);
-        drop(scratch);
-        Ok(Measured {
-            report,
-            cold: self.matrix.drop_caches,
-            disk,
-            cpu,
-            samples,
-        })
-    }
-
-    /// A replay over reth's MDBX, opened afresh for the run after the previous run's handle is
-    /// gone: pages the process still maps would survive dropping the page cache.
-    fn run_over_mdbx(
-        &self,
-        run: &RunConfig,
-        options: &ReplayOptions,
-    ) -> Result<Measured, BenchError> {
-        self.start_cold()?;
-        let probe = RunProbe::start(self.state.path(), None, false);
-        let mut samples = Vec::new();
-        // The overlay's block hashes are the dump's: the dump is not checked against them.
-        let options = ReplayOptions {
-            block_hashes_from_dump: true,
-            ..options.clone()
+        let source = if over_mdbx {
+            ReplaySource::Mdbx {
+                dir: self.state.path(),
+                first_block_hashes: &self.first_block_hashes,
+            }
+        } else {
+            ReplaySource::Rocks {
+                path: self.state.path(),
+                options: &self.rocks_options,
+                scratch: Some("bench-run"),
+            }
         };
-        let report = with_mdbx_overlay(
-            self.state.path(),
-            self.first_block_hashes.iter().map(|h| (h.number, h.hash)),
-            |store| self.replay_sampled(run, &options, store, &|| None, &mut samples),
-        )??;
-        let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
+        let start = Instant::now();
+        let mut samples = Vec::new();
+        let measured = measured_replay(
+            self.config,
+            &self.dump,
+            source,
+            options,
+            self.matrix.drop_caches,
+            &mut |seen| {
+                samples.push(BatchSample::of(
+                    seen.batch,
+                    start.elapsed().as_secs_f64(),
+                    seen.state_bytes,
+                ))
+            },
+        )
+        .map_err(|e| match e {
+            BenchError::Engine(source) => BenchError::Run {
+                run: run.label(),
+                source,
+            },
+            other => other,
+        })?;
         Ok(Measured {
-            report,
+            report: measured.report,
             cold: self.matrix.drop_caches,
-            disk,
-            cpu,
+            disk: measured.disk,
+            cpu: measured.cpu,
             samples,
         })
     }
@@ -1763,6 +1752,36 @@ mod tests {
         assert_eq!(run["cpu"]["process_s"], 12.0);
         assert!(run.get("mgas_per_s").is_none() && run.get("device_reads").is_none());
         assert_eq!(BenchResult::read_json(&path).unwrap(), written);
+    }
+
+    #[test]
+    fn the_reference_throughput_format_is_its_golden_file() {
+        let golden =
+            bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+        let sample = ReferenceThroughput {
+            schema_version: REFERENCE_SCHEMA_VERSION,
+            build_profile: "measure".into(),
+            blocks: 1,
+            gas: 21_000,
+            memory_s: 0.5,
+            rocksdb_s: 0.75,
+            warm_repeats: 2,
+            per_block: vec![ReferenceBlock {
+                number: 46_147,
+                gas: 21_000,
+                memory_first_s: 0.5,
+                memory_warm_s: vec![0.25, 0.125],
+                rocksdb_s: 0.75,
+            }],
+        };
+        bal_replay_results::assert_golden(&golden, &sample);
+    }
+
+    #[test]
+    fn the_bench_result_format_is_its_golden_file() {
+        let golden =
+            bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+        bal_replay_results::assert_golden(&golden, &bench_result(vec![grouped_run()]));
     }
 
     #[test]

@@ -854,6 +854,17 @@ mod tests {
     }
 
     #[test]
+    fn the_bench_db_result_format_is_its_golden_file() {
+        let golden =
+            bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+        let result = BenchDbResult {
+            schema_version: SCHEMA_VERSION,
+            stores: vec![store()],
+        };
+        bal_replay_results::assert_golden(&golden, &result);
+    }
+
+    #[test]
     fn a_bench_db_result_of_another_schema_version_is_refused_naming_both() {
         let dir = tempfile::tempdir().unwrap();
         // Version 1 was a bare array of stores.

@@ -407,6 +407,66 @@ impl<S: StateReader> SharedCache<S> {
     }
 }
 
+/// The cache is itself a flat state's reader, so it stacks under the overlays ([`MemOverlay`]
+/// keeps commits in memory over it) as over any store. Point reads go through the cache; the
+/// batched reads are prefetches; the rest is the store's.
+///
+/// [`MemOverlay`]: bal_replay_state::MemOverlay
+impl<S: StateReader> StateReader for SharedCache<S> {
+    fn account(&self, address: Address) -> Result<Option<FlatAccount>, StateError> {
+        SharedCache::account(self, address)
+    }
+    fn storage(&self, address: Address, slot: U256) -> Result<U256, StateError> {
+        SharedCache::storage(self, address, slot)
+    }
+    fn code(&self, hash: B256) -> Result<Option<alloy_primitives::Bytes>, StateError> {
+        if hash == KECCAK_EMPTY {
+            return Ok(Some(alloy_primitives::Bytes::new()));
+        }
+        match SharedCache::code(self, hash) {
+            Ok(code) => Ok(Some(code.original_bytes())),
+            Err(StateError::MissingCode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn bytecode(&self, hash: B256) -> Result<Option<Bytecode>, StateError> {
+        match SharedCache::code(self, hash) {
+            Ok(code) => Ok(Some(code)),
+            Err(StateError::MissingCode { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+    fn block_hash(&self, number: u64) -> Result<Option<B256>, StateError> {
+        self.inner.block_hash(number)
+    }
+    fn applied_block(&self) -> Result<Option<u64>, StateError> {
+        self.inner.applied_block()
+    }
+    fn applied_block_hash(&self) -> Result<Option<B256>, StateError> {
+        self.inner.applied_block_hash()
+    }
+    fn chain_id(&self) -> Result<Option<u64>, StateError> {
+        self.inner.chain_id()
+    }
+    fn location(&self) -> Option<&std::path::Path> {
+        self.inner.location()
+    }
+    fn accounts_many(&self, addresses: &[Address]) -> Result<Vec<Option<FlatAccount>>, StateError> {
+        self.prefetch_accounts(addresses)?;
+        addresses
+            .iter()
+            .map(|a| SharedCache::account(self, *a))
+            .collect()
+    }
+    fn storage_many(&self, slots: &[(Address, U256)]) -> Result<Vec<U256>, StateError> {
+        self.prefetch_storage(slots)?;
+        slots
+            .iter()
+            .map(|(a, s)| SharedCache::storage(self, *a, *s))
+            .collect()
+    }
+}
+
 impl<S: StateReader> DatabaseRef for SharedCache<S> {
     type Error = StateError;
 
@@ -665,5 +725,45 @@ mod tests {
             Err(StateError::MissingCode { .. })
         ));
         assert!(cache.code(KECCAK_EMPTY).unwrap().is_empty());
+    }
+
+    #[test]
+    fn under_an_overlay_commits_stay_above_and_reads_come_through_the_cache() {
+        use bal_replay_state::{MemOverlay, StateWriter};
+        let (a, slot) = (Address::repeat_byte(0xaa), U256::from(7));
+        let account = FlatAccount {
+            nonce: 1,
+            balance: U256::from(5),
+            code_hash: KECCAK_EMPTY,
+        };
+        let mut seed = StateChanges::default();
+        seed.accounts.push((a, Some(account)));
+        seed.storage.push((a, slot, U256::from(9)));
+        let store = MemStore::from_changes(&seed, 10);
+        let cache = SharedCache::new(&store, CacheCapacity::default());
+        let overlay = MemOverlay::new(&cache);
+        assert_eq!(overlay.account(a).unwrap(), Some(account));
+        assert_eq!(overlay.storage(a, slot).unwrap(), U256::from(9));
+        assert_eq!(overlay.applied_block().unwrap(), Some(10));
+        // A second read of each is the cache's: two lookups missed, two hit.
+        assert_eq!(overlay.storage_many(&[(a, slot)]).unwrap(), [U256::from(9)]);
+        assert_eq!(overlay.accounts_many(&[a]).unwrap(), [Some(account)]);
+        let stats = cache.stats();
+        assert_eq!((stats.misses, stats.hits), (2, 2), "{stats:?}");
+        // A commit lands in the overlay; the cache and the store under it keep the old value.
+        let mut next = StateChanges::default();
+        next.storage.push((a, slot, U256::from(11)));
+        overlay.commit(&next, 11).unwrap();
+        assert_eq!(overlay.storage(a, slot).unwrap(), U256::from(11));
+        assert_eq!(cache.storage(a, slot).unwrap(), U256::from(9));
+        assert_eq!(store.storage(a, slot).unwrap(), U256::from(9));
+        assert_eq!(
+            StateReader::code(&cache, KECCAK_EMPTY).unwrap(),
+            Some(alloy_primitives::Bytes::new())
+        );
+        assert_eq!(
+            StateReader::code(&cache, B256::repeat_byte(1)).unwrap(),
+            None
+        );
     }
 }

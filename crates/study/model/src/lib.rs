@@ -686,6 +686,11 @@ pub struct ProjectionReport {
     pub projections: Vec<Projection>,
 }
 
+impl bal_replay_results::VersionedResult for ProjectionReport {
+    const KIND: &'static str = "projection";
+    const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,6 +54,9 @@ pub enum ReadProjectionError {
         /// This build's ([`bal_replay_model::SCHEMA_VERSION`]).
         expected: u32,
     },
+    /// The file could not be read as a result (see [`bal_replay_results::ResultReadError`]).
+    #[error(transparent)]
+    Result(bal_replay_results::ResultReadError),
     /// The file has a projection's calibrations but is not one.
     #[error("{}: not a `bal-replay project --json` output", path.display())]
     NotProjection {

@@ -2,25 +2,14 @@
 //! another version of the schema wrote it.
 
 use crate::error::ReadProjectionError;
-use bal_replay_model::{ProjectionReport, SCHEMA_VERSION};
-use serde::Deserialize;
+use bal_replay_model::ProjectionReport;
+use bal_replay_results::{ResultReadError, parse_result};
 use std::path::Path;
-
-/// A result file's schema version alone, read before the rest.
-#[derive(Deserialize)]
-struct SchemaVersionOnly {
-    /// Files written before the version was are version 1.
-    #[serde(default = "first_schema_version")]
-    schema_version: u32,
-}
-
-fn first_schema_version() -> u32 {
-    1
-}
 
 /// `path` read as `bal-replay project --json` output, or `None` when it is not one (an object
 /// without `calibrations`: a bench result, read as such elsewhere). A projection of another
-/// schema version than [`SCHEMA_VERSION`] is refused, naming both.
+/// schema version than [`bal_replay_model::SCHEMA_VERSION`] is refused, naming both
+/// ([`parse_result`], as every result format is read).
 pub fn read_projection(path: &Path) -> Result<Option<ProjectionReport>, ReadProjectionError> {
     let bytes = std::fs::read(path).map_err(|source| ReadProjectionError::Read {
         path: path.into(),
@@ -34,21 +23,23 @@ pub fn read_projection(path: &Path) -> Result<Option<ProjectionReport>, ReadProj
     if value.get("calibrations").is_none() {
         return Ok(None);
     }
-    let not_projection = |source| ReadProjectionError::NotProjection {
-        path: path.into(),
-        source,
-    };
-    let found = SchemaVersionOnly::deserialize(&value)
-        .map_err(not_projection)?
-        .schema_version;
-    if found != SCHEMA_VERSION {
-        return Err(ReadProjectionError::SchemaVersion {
-            path: path.into(),
+    parse_result(path, &bytes).map(Some).map_err(|e| match e {
+        ResultReadError::Version {
+            path,
             found,
-            expected: SCHEMA_VERSION,
-        });
-    }
-    ProjectionReport::deserialize(value)
-        .map(Some)
-        .map_err(not_projection)
+            expected,
+            ..
+        } => ReadProjectionError::SchemaVersion {
+            path,
+            found,
+            expected,
+        },
+        ResultReadError::Parse { path, source, .. } => {
+            ReadProjectionError::NotProjection { path, source }
+        }
+        ResultReadError::NotJson { path, source, .. } => {
+            ReadProjectionError::NotJson { path, source }
+        }
+        other => ReadProjectionError::Result(other),
+    })
 }

@@ -12,6 +12,7 @@
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
 mod charts;
+mod disk_bound;
 mod engine_groups;
 mod markdown;
 mod png;
@@ -22,6 +23,7 @@ pub mod research;
 use bal_replay_bench::BenchResult;
 use std::path::{Path, PathBuf};
 
+pub use disk_bound::render_disk_bound;
 pub use markdown::{render_markdown, thousands};
 pub use projection::{parallel_over_full, render_projection_markdown};
 pub use read_engines::{load_bench_db, render_read_engines_markdown, write_read_engines_report};

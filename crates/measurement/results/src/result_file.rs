@@ -8,7 +8,6 @@
 //! both, before it reads the rest ([`parse_result`]), so a file of another build is never read
 //! as if its fields meant what this build's mean.
 
-use crate::bounds::FieldError;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::{
     ffi::OsString,
@@ -63,6 +62,32 @@ pub(crate) fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
         }
     }
     Err(taken.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
+/// A field a result file may not hold as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// Its JSON path in the file (`runs[0].batch_profiles[2].tasks.reads[17]`).
+    pub field: String,
+    /// Its value, as written.
+    pub value: String,
+    /// What a real run records there.
+    pub expected: String,
+}
+
+impl FieldError {
+    /// `field` holds `value`, where a real run records `expected`.
+    pub fn new(
+        field: impl Into<String>,
+        value: impl ToString,
+        expected: impl Into<String>,
+    ) -> Self {
+        Self {
+            field: field.into(),
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
 }
 
 /// A JSON result of a known kind and schema version, read with [`read_result`].
