@@ -150,6 +150,9 @@ pub struct GenerateArgs {
     /// Seed (the chain is a pure function of the parameters).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The state's index and filter layout: partitioned, or unpartitioned (cheaper reads pinned).
+    #[arg(long, value_name = "LAYOUT", default_value = "partitioned")]
+    pub table_layout: bal_replay_rocks::TableLayout,
 }
 
 impl GenerateArgs {
@@ -167,6 +170,7 @@ impl GenerateArgs {
             gas_per_block: self.gas_per_block.unwrap_or(d.gas_per_block),
             state_entries: self.state_entries.unwrap_or(d.state_entries),
             cold_share_permille: self.cold_share.unwrap_or(d.cold_share_permille),
+            table_layout: self.table_layout,
             ..d
         }
     }

@@ -153,6 +153,7 @@ pub fn generate(
         state_stage.path(),
         config.first_block - 1,
         meta.chain_id,
+        config.table_layout,
         progress,
     )?;
 
@@ -214,10 +215,12 @@ fn write_genesis(
     path: &Path,
     applied_block: u64,
     chain_id: u64,
+    table_layout: bal_replay_rocks::TableLayout,
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<(), SynthError> {
     let options = RocksOptions {
         write_without_wal: true,
+        table_layout,
         ..RocksOptions::default()
     };
     let store = RocksStore::create(path, KeyScheme::Plain, &options)?;

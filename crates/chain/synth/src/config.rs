@@ -85,6 +85,8 @@ pub struct GeneratorConfig {
     /// Per mille of transfer recipients (ETH and ERC-20) that are cold accounts or holders, when
     /// the state has cold entries.
     pub cold_share_permille: u64,
+    /// The index and filter layout of the state's files.
+    pub table_layout: bal_replay_rocks::TableLayout,
 }
 
 impl Default for GeneratorConfig {
@@ -106,6 +108,7 @@ impl Default for GeneratorConfig {
             first_block: 20_000_000,
             state_entries: 0,
             cold_share_permille: 500,
+            table_layout: bal_replay_rocks::TableLayout::Partitioned,
         }
     }
 }

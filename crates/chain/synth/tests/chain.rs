@@ -8,7 +8,7 @@ use alloy_eips::eip1559::{BaseFeeParams, calc_next_block_base_fee};
 use alloy_primitives::{Address, U256, map::HashMap};
 use bal_replay_dump::{BlockRecord, DumpReader};
 use bal_replay_executor::{ChainConfig, ExecOptions, execute_block};
-use bal_replay_rocks::RocksStore;
+use bal_replay_rocks::{RocksStore, TableLayout};
 use bal_replay_state::{MemStore, StateChanges, StateDatabase, StateReader, StateWriter};
 use bal_replay_synth::{
     GeneratorConfig, Profile, ProfileStats, SynthError, generate, generate_in_memory, profile_stats,
@@ -317,6 +317,32 @@ fn generate_writes_the_dump_and_a_reopenable_genesis_state() {
 }
 
 /// The names in `dir`, sorted.
+/// A state generated unpartitioned, cold entries ingested included, is so in RocksDB's own
+/// OPTIONS and holds the same contents as the default layout's.
+#[test]
+fn generate_writes_the_table_layout_asked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut states = Vec::new();
+    for layout in [TableLayout::Partitioned, TableLayout::Unpartitioned] {
+        let config = GeneratorConfig {
+            blocks: 1,
+            state_entries: 40_000,
+            table_layout: layout,
+            ..small()
+        };
+        let (dump, state) = (
+            dir.path().join(format!("dump-{layout}")),
+            dir.path().join(format!("state-{layout}")),
+        );
+        generate(&config, &dump, &state, None).unwrap();
+        assert_eq!(TableLayout::of_state(&state), Some(layout));
+        let store = RocksStore::open_read_only(&state).unwrap();
+        assert_eq!(store.table_layout(), layout);
+        states.push(store.dump_all().unwrap());
+    }
+    assert_eq!(states[0], states[1]);
+}
+
 fn names_in(dir: &std::path::Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .unwrap()

@@ -41,6 +41,9 @@ pub struct CopyArgs {
     /// source holds none (in CanonicalHeaders or HeaderNumbers); refused if it holds another.
     #[arg(long)]
     pub block_hash: Option<B256>,
+    /// The new state's index and filter layout: partitioned, or unpartitioned (cheaper reads pinned).
+    #[arg(long, value_name = "LAYOUT", default_value = "partitioned")]
+    pub table_layout: bal_replay_rocks::TableLayout,
 }
 
 impl From<&CopyArgs> for MigrateOptions {
@@ -54,6 +57,7 @@ impl From<&CopyArgs> for MigrateOptions {
             verify: args.verify.then_some(args.sample),
             chain_id: args.chain_id,
             block_hash: args.block_hash,
+            table_layout: args.table_layout,
             ..Self::default()
         }
     }

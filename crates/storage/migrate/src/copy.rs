@@ -198,9 +198,11 @@ pub(crate) fn open_destination(
     layout: Layout,
     snapshot: &Snapshot<'_>,
     resume: bool,
+    table_layout: bal_replay_rocks::TableLayout,
 ) -> Result<(RocksStore, bool), MigrateError> {
     let opts = RocksOptions {
         write_without_wal: true,
+        table_layout,
         ..RocksOptions::default()
     };
     match inspect(dst)? {

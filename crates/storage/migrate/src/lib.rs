@@ -307,6 +307,8 @@ pub struct MigrateOptions {
     /// The hash of the block the source's state is at: needed where the source holds none,
     /// refused where it holds another.
     pub block_hash: Option<B256>,
+    /// The index and filter layout of a new destination's files (one resumed keeps its own).
+    pub table_layout: bal_replay_rocks::TableLayout,
 }
 
 impl Default for MigrateOptions {
@@ -320,6 +322,7 @@ impl Default for MigrateOptions {
             verify: None,
             chain_id: None,
             block_hash: None,
+            table_layout: bal_replay_rocks::TableLayout::Partitioned,
         }
     }
 }
@@ -448,8 +451,13 @@ pub fn migrate(
         src.entries_in(snapshot.txn(), src.layout().table(kind))?;
     }
     let identity = source_identity(&src, &snapshot, opts)?;
-    let (store, complete) =
-        copy::open_destination(dst.as_ref(), src.layout(), &snapshot, opts.resume)?;
+    let (store, complete) = copy::open_destination(
+        dst.as_ref(),
+        src.layout(),
+        &snapshot,
+        opts.resume,
+        opts.table_layout,
+    )?;
     let mut summary = if complete {
         copy::record_identity_of_complete(&store, identity)?;
         copy::already_complete(&src, &snapshot, identity)

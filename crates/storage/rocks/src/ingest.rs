@@ -73,7 +73,7 @@ impl RocksStore {
         progress: &mut dyn FnMut(u64),
     ) -> Result<u64, StateError> {
         let scratch = IngestDir::create(self.path())?;
-        let options = store::sst_options();
+        let options = store::sst_options(self.table_layout());
         let mut files: Vec<PathBuf> = Vec::new();
         let mut writer: Option<SstFileWriter<'_>> = None;
         let mut last: Option<bal_replay_state::StateKey> = None;

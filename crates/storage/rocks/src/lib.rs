@@ -47,4 +47,4 @@ mod store;
 
 pub use encoded::{EncodedBatch, EncodedCursor, EncodedSnapshot};
 pub use scratch::{ScratchError, ScratchState};
-pub use store::{FlatEntry, RocksOptions, RocksReadCounters, RocksStore};
+pub use store::{FlatEntry, RocksOptions, RocksReadCounters, RocksStore, TableLayout};

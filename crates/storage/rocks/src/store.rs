@@ -16,6 +16,79 @@ use bal_replay_state::{
     codec::{self, StateKey},
 };
 
+/// How a state's SST files lay out their index and filters, chosen when the state is made
+/// (`bal-dump generate`, `bal-migrate`, [`RocksStore::create`]) and kept in RocksDB's own OPTIONS
+/// file, which [`TableLayout::of_state`] reads back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableLayout {
+    /// Two-level index and partitioned filters (4 KiB partitions): a lookup whose metadata is not
+    /// cached reads one partition of each, so it holds for a state whose metadata does not fit in
+    /// memory. The default.
+    #[default]
+    Partitioned,
+    /// One index and one full filter per file: with the metadata pinned (`--disk-resident`), two
+    /// partition lookups fewer per key (the prefetch's CPU per device read 21-25% lower on
+    /// 2 cores, docs/notes/2026-11-26-sst-layouts.md); unpinned, a lookup that misses the cache
+    /// reads a whole file's filter and index.
+    Unpartitioned,
+}
+
+impl TableLayout {
+    /// The layout's name, as the flags and pages spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Partitioned => "partitioned",
+            Self::Unpartitioned => "unpartitioned",
+        }
+    }
+
+    /// The layout the state at `path` was made with, from RocksDB's newest `OPTIONS-<n>` file
+    /// there (the accounts table's `index_type`): `None` where there is none or it names neither
+    /// layout. Reads that file only.
+    pub fn of_state(path: &Path) -> Option<Self> {
+        let newest = std::fs::read_dir(path)
+            .ok()?
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().into_string().ok()?;
+                let number: u64 = name.strip_prefix("OPTIONS-")?.parse().ok()?;
+                Some((number, name))
+            })
+            .max()?;
+        let text = std::fs::read_to_string(path.join(newest.1)).ok()?;
+        let table = text
+            .split("[TableOptions/BlockBasedTable \"")
+            .find(|section| section.starts_with(&format!("{}\"", cf::ACCOUNTS)))?;
+        let index_type = table
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("index_type="))?;
+        match index_type.trim() {
+            "kTwoLevelIndexSearch" => Some(Self::Partitioned),
+            "kBinarySearch" => Some(Self::Unpartitioned),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for TableLayout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for TableLayout {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "partitioned" => Ok(Self::Partitioned),
+            "unpartitioned" => Ok(Self::Unpartitioned),
+            other => Err(format!(
+                "unknown table layout {other:?}: partitioned or unpartitioned"
+            )),
+        }
+    }
+}
+
 /// How a [`RocksStore`] is opened and tuned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RocksOptions {
@@ -50,6 +123,10 @@ pub struct RocksOptions {
     /// Memory grows by the state's metadata ([`RocksStore::block_cache_pinned_bytes`]: about 3%
     /// of its size).
     pub pin_metadata: bool,
+    /// The index and filter layout of the files a new state is made with
+    /// ([`RocksStore::create`]); a state opened keeps the layout it was made with
+    /// ([`TableLayout::of_state`]), whatever this says.
+    pub table_layout: TableLayout,
 }
 
 impl Default for RocksOptions {
@@ -65,6 +142,7 @@ impl Default for RocksOptions {
             write_without_wal: false,
             statistics: false,
             pin_metadata: false,
+            table_layout: TableLayout::Partitioned,
         }
     }
 }
@@ -118,6 +196,7 @@ pub struct RocksStore {
     sync_commits: bool,
     write_without_wal: bool,
     read_only: bool,
+    table_layout: TableLayout,
     /// The database's options when statistics are on: RocksDB's counters are read through them.
     statistics: Option<Options>,
 }
@@ -146,14 +225,23 @@ fn cf_options(cache: &Cache, opts: &RocksOptions) -> Options {
     // unaccounted table-reader memory; L0's are pinned since every read consults them.
     table.set_cache_index_and_filter_blocks(true);
     table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-    // Partitioned index and filters. A file's full filter is megabytes (10 bits per key); on a
-    // state far larger than the block cache (mainnet's), a lookup that misses the cache would read
-    // all of it from the disk again, dwarfing the 4 KiB data block it is after. Partitioned, a
-    // lookup reads one 4 KiB partition of each, and only their small top levels stay pinned.
-    table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
-    table.set_partition_filters(true);
-    table.set_metadata_block_size(4096);
-    table.set_pin_top_level_index_and_filter(true);
+    // Partitioned index and filters by default. A file's full filter is megabytes (10 bits per
+    // key); on a state far larger than the block cache (mainnet's), a lookup that misses the cache
+    // would read all of it from the disk again, dwarfing the 4 KiB data block it is after.
+    // Partitioned, a lookup reads one 4 KiB partition of each, and only their small top levels
+    // stay pinned.
+    match opts.table_layout {
+        TableLayout::Partitioned => {
+            table.set_index_type(BlockBasedIndexType::TwoLevelIndexSearch);
+            table.set_partition_filters(true);
+            table.set_metadata_block_size(4096);
+            table.set_pin_top_level_index_and_filter(true);
+        }
+        TableLayout::Unpartitioned => {
+            table.set_index_type(BlockBasedIndexType::BinarySearch);
+            table.set_partition_filters(false);
+        }
+    }
     if opts.pin_metadata {
         // "All": every file's partitions, not only flushed or L0 files'; loaded at table open.
         table.set_partition_pinning_tier(BlockBasedTablePinningTier::All);
@@ -181,8 +269,12 @@ fn cf_options(cache: &Cache, opts: &RocksOptions) -> Options {
 
 /// Options for SST files written outside the database and ingested ([`RocksStore::ingest_accounts`]):
 /// the same table format as its column families' (filters, block index, compression).
-pub(crate) fn sst_options() -> Options {
-    cf_options(&Cache::new_lru_cache(1 << 20), &RocksOptions::default())
+pub(crate) fn sst_options(table_layout: TableLayout) -> Options {
+    let opts = RocksOptions {
+        table_layout,
+        ..RocksOptions::default()
+    };
+    cf_options(&Cache::new_lru_cache(1 << 20), &opts)
 }
 
 /// Opens the database, with the options it was opened with when statistics are on.
@@ -290,6 +382,11 @@ impl RocksStore {
         // Logs, once per process, whether multi-gets will read through io_uring.
         crate::io_uring::read_path();
         let create = opts.create_if_missing && !opts.read_only;
+        // Files a commit flushes keep the layout the state was made with.
+        let opts = &RocksOptions {
+            table_layout: TableLayout::of_state(path).unwrap_or(opts.table_layout),
+            ..opts.clone()
+        };
         let mut store = Self::from_db(open_db(path, opts, create)?, path, opts, KeyScheme::Plain);
         match store.meta(cf::META_KEY_SCHEME)? {
             Some(name) => {
@@ -386,7 +483,13 @@ impl RocksStore {
             sync_commits: opts.sync_commits,
             write_without_wal: opts.write_without_wal,
             read_only: opts.read_only,
+            table_layout: opts.table_layout,
         }
+    }
+
+    /// The index and filter layout of the state's files ([`TableLayout`]).
+    pub fn table_layout(&self) -> TableLayout {
+        self.table_layout
     }
 
     /// Writes the creation metadata durably (it is tiny and written once).

@@ -3,7 +3,7 @@
 use std::{sync::Arc, thread};
 
 use alloy_primitives::{Address, B256, Bytes, U256, address, b256, keccak256};
-use bal_replay_rocks::{RocksOptions, RocksStore};
+use bal_replay_rocks::{RocksOptions, RocksStore, TableLayout};
 use bal_replay_state::{
     AppliedBlock, FlatAccount, FlatContents, KeyScheme, MemStore, StateChanges, StateDatabase,
     StateError, StateReader, StateWriter, cf,
@@ -824,4 +824,62 @@ fn an_open_refused_for_the_lock_says_the_store_is_held_elsewhere() {
     RocksStore::open(&path, &small_opts()).unwrap();
     let missing = RocksStore::open(dir.path().join("nope"), &small_opts()).unwrap_err();
     assert!(!missing.is_held_elsewhere(), "{missing:?}");
+}
+
+/// A state made unpartitioned stays so: RocksDB's OPTIONS file says it, a reopen with the default
+/// options keeps it (the files a commit flushes included), and its contents equal a partitioned
+/// state's of the same history, read with the metadata pinned or not.
+#[test]
+fn the_table_layout_is_chosen_at_creation_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, flat) = (dir.path().join("partitioned"), dir.path().join("flat"));
+    let unpartitioned = RocksOptions {
+        table_layout: TableLayout::Unpartitioned,
+        ..small_opts()
+    };
+    {
+        let a = RocksStore::create(&plain, KeyScheme::Plain, &small_opts()).unwrap();
+        let b = RocksStore::create(&flat, KeyScheme::Plain, &unpartitioned).unwrap();
+        apply_history(&a);
+        apply_history(&b);
+        assert_eq!(a.table_layout(), TableLayout::Partitioned);
+        assert_eq!(b.table_layout(), TableLayout::Unpartitioned);
+        a.flush().unwrap();
+        b.flush().unwrap();
+    }
+    assert_eq!(
+        TableLayout::of_state(&plain),
+        Some(TableLayout::Partitioned)
+    );
+    assert_eq!(
+        TableLayout::of_state(&flat),
+        Some(TableLayout::Unpartitioned)
+    );
+    // No RocksDB state there: no layout.
+    assert_eq!(TableLayout::of_state(dir.path()), None);
+    for pin_metadata in [false, true] {
+        let opts = RocksOptions {
+            pin_metadata,
+            ..small_opts()
+        };
+        let a = RocksStore::open(&plain, &opts).unwrap();
+        let b = RocksStore::open(&flat, &opts).unwrap();
+        assert_eq!(b.table_layout(), TableLayout::Unpartitioned);
+        check_history(&b);
+        assert_eq!(a.dump_all().unwrap(), b.dump_all().unwrap());
+    }
+    // A commit's flushed files keep the state's layout.
+    let b = RocksStore::open(&flat, &small_opts()).unwrap();
+    b.commit(&StateChanges::default(), 13).unwrap();
+    b.flush().unwrap();
+    drop(b);
+    assert_eq!(
+        TableLayout::of_state(&flat),
+        Some(TableLayout::Unpartitioned)
+    );
+    assert_eq!(
+        "unpartitioned".parse::<TableLayout>(),
+        Ok(TableLayout::Unpartitioned)
+    );
+    assert!("flat".parse::<TableLayout>().unwrap_err().contains("flat"));
 }

@@ -161,6 +161,8 @@ pub struct StudyContext {
     pub disk: Option<StudyDisk>,
     /// The frontier chart's file, relative to the page.
     pub frontier_chart: String,
+    /// The state's index and filter layout, as RocksDB's OPTIONS file records it.
+    pub table_layout: Option<bal_replay_rocks::TableLayout>,
 }
 
 impl StudyContext {
@@ -455,6 +457,7 @@ fn study_into(
         cores,
         disk: inputs.given_disk.clone().or(measured_disk.clone()),
         frontier_chart: outputs::FRONTIER_CHART.into(),
+        table_layout: bal_replay_rocks::TableLayout::of_state(state_dir),
     };
     let written = StudyFiles {
         bench: &bench,

@@ -271,8 +271,20 @@ fn a_page_without_device_counters_claims_no_regime() {
         cores: 2,
         disk: None,
         frontier_chart: "frontier.svg".into(),
+        table_layout: None,
     };
     let page = bal_replay_study::render_page(&context, &findings, &sizes, &shape);
+    // The default layout goes unsaid; an unpartitioned state's is named.
+    assert!(!page.contains("The state's tables"), "{page}");
+    let unpartitioned = bal_replay_study::StudyContext {
+        table_layout: Some(bal_replay_rocks::TableLayout::Unpartitioned),
+        ..context.clone()
+    };
+    let named = bal_replay_study::render_page(&unpartitioned, &findings, &sizes, &shape);
+    assert!(
+        named.contains("- **The state's tables**: unpartitioned index and filters"),
+        "{named}"
+    );
     assert!(
         page.contains("On this 0 KB state at batch ") && page.contains(", regime not measured ("),
         "{page}"
