@@ -634,3 +634,17 @@ fn crafted_reads_are_refused_naming_the_file_and_the_field() {
     );
     assert!(took.as_secs() < 5, "{took:?}");
 }
+
+/// The projection format's golden file: a field changed without raising
+/// [`SCHEMA_VERSION`] fails here.
+#[test]
+fn the_projection_format_is_its_golden_file() {
+    let (report, _) = project_onto_research(&[matrix()], Some(n(2)));
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(
+            || env!("CARGO_MANIFEST_DIR").into(),
+            std::path::PathBuf::from,
+        )
+        .join("tests/golden");
+    bal_replay_results::assert_golden(&dir, &report);
+}
