@@ -32,7 +32,7 @@ def criterion(work, n, kind, home="criterion"):
     return [t / i / 1e6 for t, i in zip(s["times"], s["iters"])]
 
 
-# The result schemas this reads (`schema_version`, crates/bench): a bench run's execution time is
+# The result schemas this reads (`schema_version`, crates/measurement/bench): a bench run's execution time is
 # under `timing`, its repeats' throughputs in `repeat_mgas_per_s`; the reference executor's result
 # holds each block's first and warm executions.
 BENCH_SCHEMA_VERSION = 3
