@@ -221,3 +221,48 @@ fn prune_target_refuses_a_dir_another_user_owns() {
     );
     assert!(target.join("debug/incremental/x").is_dir());
 }
+
+/// A binary and its own unit-test harness (both from `src/main.rs`, one name) are two targets:
+/// cargo's fingerprint dir of the harness holds `test-bin-<name>`, and the older of the two is
+/// kept; an older build of the binary itself is not.
+#[test]
+fn prune_target_keeps_a_binary_and_its_test_harness_apart() {
+    let tmp = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("target");
+    let deps = target.join("debug/deps");
+    std::fs::create_dir_all(&deps).unwrap();
+    std::fs::write(target.join(".bal-replay-ci"), b"").unwrap();
+    let fingerprint = |hash: &str, file: &str| {
+        let dir = target.join(format!("debug/.fingerprint/bal-dump-{hash}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(file), b"").unwrap();
+    };
+    // The harness, then the binary built a little later, then an older build of the binary.
+    binary(
+        &deps,
+        "bal_dump-00000000000000a1",
+        "bin/bal-dump/src/main.rs",
+        200,
+    );
+    fingerprint("00000000000000a1", "test-bin-bal-dump");
+    binary(
+        &deps,
+        "bal_dump-00000000000000b2",
+        "bin/bal-dump/src/main.rs",
+        100,
+    );
+    fingerprint("00000000000000b2", "bin-bal-dump");
+    binary(
+        &deps,
+        "bal_dump-00000000000000c3",
+        "bin/bal-dump/src/main.rs",
+        900,
+    );
+    fingerprint("00000000000000c3", "bin-bal-dump");
+    let pruned = prune(&target);
+    assert!(pruned.status.success(), "{pruned:?}");
+    assert_eq!(
+        builds(&deps),
+        ["bal_dump-00000000000000a1", "bal_dump-00000000000000b2"]
+    );
+}
