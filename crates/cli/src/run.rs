@@ -155,12 +155,9 @@ impl RunCommand {
         let options = self.replay_options();
         let progress = ReplayProgress::new(dump, options.batch);
         let mut cache_seen = CacheStats::default();
-        let state = match source {
-            ReplaySource::Rocks { path, .. } => path,
-            ReplaySource::Mdbx { dir, .. } => dir,
-        };
-        // The device's counters from here: a scratch copy sits beside the state, on its device.
-        let mut io_seen = IoSample::take(state);
+        // The device's counters since the previous batch; the first batch's since the probe
+        // started.
+        let mut io_seen: Option<IoSample> = None;
         let result = measured_replay(
             config,
             dump,
@@ -169,8 +166,8 @@ impl RunCommand {
             disk.drop_caches,
             &mut |seen| {
                 let io = IoSample::take(seen.state);
-                record::record_io(&io.since(&io_seen));
-                io_seen = io;
+                record::record_io(&io.since(io_seen.as_ref().unwrap_or(seen.probe_start)));
+                io_seen = Some(io);
                 record::record_batch(seen.batch);
                 record::record_cache(&cache_seen, &seen.batch.cache);
                 cache_seen = seen.batch.cache.clone();

@@ -115,6 +115,17 @@ pub enum DumpError {
         supported: u32,
     },
 
+    /// A manifest was written with a manifest version this build cannot read.
+    #[error("{}: unsupported manifest version {found} (this build reads versions 1 and {supported})", path.display())]
+    UnsupportedManifestVersion {
+        /// The manifest.
+        path: PathBuf,
+        /// The version the manifest declares.
+        found: u32,
+        /// The version this build writes.
+        supported: u32,
+    },
+
     /// The file ends in the middle of a segment header, frame header or payload (typically a write
     /// that was cut off, or a file copied while being written).
     #[error("{}: frame at byte {offset}: truncated {part} (needs {needed} bytes, only {available} remain)", path.display())]
@@ -406,6 +417,7 @@ impl DumpError {
             | Self::OrphanedSegments { path, .. }
             | Self::BadMagic { path, .. }
             | Self::UnsupportedVersion { path, .. }
+            | Self::UnsupportedManifestVersion { path, .. }
             | Self::Truncated { path, .. }
             | Self::FrameTooLarge { path, .. }
             | Self::Checksum { path, .. }

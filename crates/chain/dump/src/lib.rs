@@ -96,7 +96,7 @@ pub use frame::{
     SEGMENT_HEADER_LEN, decode_segment_bytes, segment_file_name,
 };
 pub use lock::LOCK_FILE;
-pub use manifest::{DumpMeta, MANIFEST_FILE, Manifest, SegmentInfo};
+pub use manifest::{DumpMeta, MANIFEST_FILE, MANIFEST_VERSION, Manifest, SegmentInfo};
 pub use reader::{DumpReader, Records};
 pub use record::{
     AccountPre, BlockHashEntry, BlockRecord, CodePre, PreState, StoragePre, decode_record,

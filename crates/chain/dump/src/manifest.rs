@@ -26,6 +26,13 @@ pub const MANIFEST_FILE: &str = "manifest.json";
 /// File name the manifest is written to before being renamed over [`MANIFEST_FILE`].
 const MANIFEST_TMP_FILE: &str = "manifest.json.tmp";
 
+/// The manifest's own version, apart from the segments' [`FORMAT_VERSION`]. Version 2 writes
+/// `schedule` in every manifest (`null` for a dump without one) and says so in
+/// `manifest_version`. Version 1 manifests have no `manifest_version` key and carry `schedule`
+/// only where their dump has one; [`Manifest::parse`] reads them as version 2 with that key made
+/// explicit, and a dump that grows rewrites its manifest as version 2.
+pub const MANIFEST_VERSION: u32 = 2;
+
 /// What a dump is about: fixed when it is created, kept in its manifest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DumpMeta {
@@ -62,16 +69,19 @@ pub struct SegmentInfo {
 /// The contents of `manifest.json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
-    /// Format version of the manifest and every segment; [`FORMAT_VERSION`].
+    /// Format version of every segment; [`FORMAT_VERSION`].
     pub format_version: u32,
+    /// The manifest's own version: [`MANIFEST_VERSION`] (a version 1 manifest is read as it).
+    pub manifest_version: u32,
     /// Chain the blocks belong to.
     pub chain_id: u64,
     /// Whether the records are consecutive blocks of one chain (see [`DumpMeta::chained`]).
     pub chained: bool,
     /// Where the records came from (see [`DumpMeta::source`]).
     pub source: String,
-    /// The chain's fork schedule (see [`DumpMeta::schedule`]); absent from older manifests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The chain's fork schedule (see [`DumpMeta::schedule`]); `null` where the dump has none.
+    /// Required: a version 2 manifest without the key is refused, not read as having none.
+    #[serde(deserialize_with = "Option::deserialize")]
     pub schedule: Option<ChainSchedule>,
     /// Number of the first block; `None` when the dump is empty.
     pub first_block: Option<u64>,
@@ -83,11 +93,13 @@ pub struct Manifest {
     pub segments: Vec<SegmentInfo>,
 }
 
-/// Just enough of a manifest to read its version, so a manifest from another version is reported
+/// Just enough of a manifest to read its versions, so a manifest from another version is reported
 /// as such rather than as whatever field it fails to parse.
 #[derive(Deserialize)]
 struct VersionProbe {
     format_version: u32,
+    /// Absent from version 1 manifests.
+    manifest_version: Option<u32>,
 }
 
 impl Manifest {
@@ -95,6 +107,7 @@ impl Manifest {
     pub fn empty(meta: &DumpMeta) -> Self {
         Self {
             format_version: FORMAT_VERSION,
+            manifest_version: MANIFEST_VERSION,
             chain_id: meta.chain_id,
             chained: meta.chained,
             source: meta.source.clone(),
@@ -150,10 +163,29 @@ impl Manifest {
                 supported: FORMAT_VERSION,
             });
         }
-        let manifest: Self = serde_json::from_str(text).map_err(|error| DumpError::Manifest {
+        let invalid = |error: serde_json::Error| DumpError::Manifest {
             path: path.clone(),
             reason: error.to_string(),
-        })?;
+        };
+        let manifest: Self = match probe.manifest_version {
+            Some(MANIFEST_VERSION) => serde_json::from_str(text).map_err(invalid)?,
+            None => {
+                // Version 1: the same fields, `schedule` only where the dump has one.
+                let mut value: serde_json::Value = serde_json::from_str(text).map_err(invalid)?;
+                if let Some(fields) = value.as_object_mut() {
+                    fields.insert("manifest_version".into(), MANIFEST_VERSION.into());
+                    fields.entry("schedule").or_insert(serde_json::Value::Null);
+                }
+                serde_json::from_value(value).map_err(invalid)?
+            }
+            Some(found) => {
+                return Err(DumpError::UnsupportedManifestVersion {
+                    path,
+                    found,
+                    supported: MANIFEST_VERSION,
+                });
+            }
+        };
         manifest.validate(&path)?;
         Ok(manifest)
     }
@@ -174,6 +206,13 @@ impl Manifest {
                 path: path.to_path_buf(),
                 found: self.format_version,
                 supported: FORMAT_VERSION,
+            });
+        }
+        if self.manifest_version != MANIFEST_VERSION {
+            return Err(DumpError::UnsupportedManifestVersion {
+                path: path.to_path_buf(),
+                found: self.manifest_version,
+                supported: MANIFEST_VERSION,
             });
         }
 

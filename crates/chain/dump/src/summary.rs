@@ -10,8 +10,9 @@ impl fmt::Display for Manifest {
         let block = |b: Option<u64>| b.map(|b| b.to_string()).unwrap_or("-".into());
         writeln!(
             f,
-            "  format version {}, chain id {}, {}, source {:?}",
+            "  format version {} (manifest version {}), chain id {}, {}, source {:?}",
             self.format_version,
+            self.manifest_version,
             self.chain_id,
             if self.chained {
                 "chained"

@@ -5,8 +5,9 @@ mod common;
 use std::{fs, io::Write};
 
 use bal_replay_dump::{
-    BlockRecord, DumpError, DumpReader, DumpWriter, FORMAT_VERSION, MAGIC, Manifest,
-    SEGMENT_HEADER_LEN, WriterOptions, decode_record, decode_segment_bytes, encode_record,
+    BlockRecord, DumpError, DumpReader, DumpWriter, FORMAT_VERSION, MAGIC, MANIFEST_VERSION,
+    Manifest, SEGMENT_HEADER_LEN, WriterOptions, decode_record, decode_segment_bytes,
+    encode_record,
 };
 use common::{CHAIN_ID, meta, read_all, read_manifest, record};
 
@@ -123,6 +124,11 @@ fn manifest_is_pretty_json_with_documented_fields() {
         text.contains("\n  \"format_version\": 1"),
         "pretty-printed: {text}"
     );
+    assert_eq!(json["manifest_version"], MANIFEST_VERSION);
+    assert_eq!(MANIFEST_VERSION, 2);
+    // Version 2 writes the schedule's key for every dump, `null` where it has none.
+    assert_eq!(json["schedule"], serde_json::Value::Null);
+    assert!(text.contains("\n  \"schedule\": null"), "{text}");
     assert_eq!(json["chain_id"], 1);
     assert_eq!(json["chained"], false);
     assert_eq!(json["source"], "synthetic");
@@ -377,4 +383,73 @@ fn reader_is_usable_after_records_iterator_moves_away() {
     assert_eq!(handle.join().expect("thread").expect("records"), [1, 2]);
     // Loading the manifest directly gives the same validated manifest.
     assert_eq!(Manifest::load(dir.path()).expect("load").record_count, 2);
+}
+
+/// The manifest's JSON with one top-level key removed.
+fn without_key(text: &str, key: &str) -> String {
+    let mut json: serde_json::Value = serde_json::from_str(text).expect("json");
+    json.as_object_mut().expect("object").remove(key);
+    serde_json::to_string_pretty(&json).expect("json")
+}
+
+#[test]
+fn a_version_1_manifest_reads_with_or_without_its_schedule() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let written = write_dump(dir.path(), [7], false);
+    let path = dir.path().join("manifest.json");
+    let text = fs::read_to_string(&path).expect("manifest");
+
+    // Version 1, written before schedules: neither key.
+    let v1 = without_key(&without_key(&text, "manifest_version"), "schedule");
+    let read = Manifest::parse(&v1, &path).expect("a version 1 manifest reads");
+    assert_eq!(read, written);
+    assert_eq!(read.manifest_version, MANIFEST_VERSION);
+    assert_eq!(read.schedule, None);
+
+    // Version 1 with a schedule (written after schedules, before the manifest's version).
+    let blobs = serde_json::json!({
+        "target_blob_count": 3, "max_blob_count": 6, "update_fraction": 3338477,
+        "min_blob_fee": 1, "max_blobs_per_tx": 6, "blob_base_cost": 0
+    });
+    let schedule: bal_replay_dump::ChainSchedule = serde_json::from_value(serde_json::json!({
+        "forks": [{ "fork": "Frontier", "activation": { "block": 0 } }],
+        "deposit_contract": null,
+        "blob_params": { "cancun": blobs, "prague": blobs, "osaka": blobs, "scheduled": [] }
+    }))
+    .expect("a schedule");
+    let mut json: serde_json::Value = serde_json::from_str(&v1).expect("json");
+    json["schedule"] = serde_json::to_value(&schedule).expect("schedule");
+    let read = Manifest::parse(&json.to_string(), &path).expect("reads");
+    assert_eq!(read.schedule, Some(schedule));
+    assert_eq!(read.manifest_version, MANIFEST_VERSION);
+}
+
+#[test]
+fn a_version_2_manifest_without_its_schedule_or_of_a_later_version_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    write_dump(dir.path(), [7], false);
+    let path = dir.path().join("manifest.json");
+    let text = fs::read_to_string(&path).expect("manifest");
+
+    let err = Manifest::parse(&without_key(&text, "schedule"), &path).unwrap_err();
+    assert!(
+        matches!(&err, DumpError::Manifest { reason, .. } if reason.contains("missing field `schedule`")),
+        "{err:?}"
+    );
+
+    let later = text.replace("\"manifest_version\": 2", "\"manifest_version\": 3");
+    assert_ne!(later, text);
+    let err = Manifest::parse(&later, &path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            DumpError::UnsupportedManifestVersion {
+                found: 3,
+                supported: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("unsupported manifest version 3"));
 }

@@ -78,14 +78,14 @@ pub struct BatchProfile {
     /// Time the batch's workers spent runnable but waiting for a core, summed over them, ns
     /// (the kernel's `run_delay`, `/proc/thread-self/schedstat`, from each worker's start to its
     /// end): what a schedule that runs a woken thread at once on a free core does not have.
-    /// `None` where the kernel does not say, and in profiles recorded before it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `None` where the kernel does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub worker_run_delay_ns: Option<u64>,
     /// CPU the whole process used while the batch executed (from the workers' start to their
     /// end), ns (`CLOCK_PROCESS_CPUTIME_ID`): the tasks' CPU plus what other threads took beside
     /// them (RocksDB's background flushes and compactions, a concurrent prefetch's readers, the
-    /// thread starting the workers). `None` in profiles recorded before it was.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// thread starting the workers). `None` where the kernel does not say.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub process_cpu_ns: Option<u64>,
 }
 
@@ -105,7 +105,8 @@ mod task_columns {
         reads: Vec<u64>,
         read_wait_ns: Vec<u64>,
         gas: Vec<u64>,
-        /// Absent (empty) in profiles recorded before they were counted: zeros.
+        // Left out, like every column, only where there are no tasks; the reader then finds
+        // them absent and every column empty.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         raced: Vec<u64>,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -147,9 +148,10 @@ mod task_columns {
             c.reads.len(),
             c.read_wait_ns.len(),
             c.gas.len(),
+            c.raced.len(),
+            c.prefetch_hits.len(),
         ];
-        let optional = [c.raced.len(), c.prefetch_hits.len()];
-        if lengths.iter().any(|&l| l != n) || optional.iter().any(|&l| l != n && l != 0) {
+        if lengths.iter().any(|&l| l != n) {
             return Err(D::Error::custom(format!(
                 "task profile columns of different lengths: block has {n}, the others {lengths:?}"
             )));
@@ -165,8 +167,8 @@ mod task_columns {
                 reads: c.reads[i],
                 read_wait_ns: c.read_wait_ns[i],
                 gas: c.gas[i],
-                raced: c.raced.get(i).copied().unwrap_or(0),
-                prefetch_hits: c.prefetch_hits.get(i).copied().unwrap_or(0),
+                raced: c.raced[i],
+                prefetch_hits: c.prefetch_hits[i],
             })
             .collect())
     }

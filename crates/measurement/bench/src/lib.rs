@@ -769,15 +769,15 @@ pub struct BenchResult {
     /// ([`BenchMatrix::pin_workers`]); absent where the scheduler placed them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pinned_workers: Option<Vec<usize>>,
-    /// Which dump it ran ([`DumpIdentity`]); absent from files written before benches recorded
-    /// it (the schema's version is unchanged: a reader that needs it says it is missing).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Which dump it ran ([`DumpIdentity`]); absent only from a result put together in memory
+    /// from runs, never from one a bench wrote (a reader that needs it says it is missing).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub dump_identity: Option<DumpIdentity>,
     /// Every run, in the order run.
     pub runs: Vec<RunResult>,
     /// Each parallel design's throughput over full BAL's over the state's store, with the range
-    /// its repeats allow ([`DesignRatio::of_runs`]); absent from files written before results
-    /// carried them.
+    /// its repeats allow ([`DesignRatio::of_runs`]); absent (empty) where no parallel design ran
+    /// beside full BAL over the same store.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ratios_to_full: Vec<DesignRatio>,
 }
@@ -993,8 +993,14 @@ impl Bench<'_> {
                 // In-memory runs are only scheduled when the contents were loaded.
                 let memory = self.in_memory.as_ref().ok_or(BenchError::NoInMemoryState)?;
                 let store = memory.store()?;
-                let mut samples = Vec::new();
-                let report = self.replay_sampled(run, &options, &store, &|| None, &mut samples)?;
+                let (start, mut samples) = (Instant::now(), Vec::new());
+                let report = replay(self.config, &self.dump, &store, &options, |b| {
+                    samples.push(BatchSample::of(b, start.elapsed().as_secs_f64(), None))
+                })
+                .map_err(|source| BenchError::Run {
+                    run: run.label(),
+                    source,
+                })?;
                 Measured::unprobed(report, false, samples)
             }
         };
@@ -1025,31 +1031,6 @@ impl Bench<'_> {
             trust_state: self.matrix.trust_state,
             block_hashes_from_dump: false,
         }
-    }
-
-    /// Replays the dump over `store`, sampling each batch into `samples` with the state's size
-    /// (`state_bytes`) after it.
-    fn replay_sampled(
-        &self,
-        run: &RunConfig,
-        options: &ReplayOptions,
-        store: &dyn ReplayStore,
-        state_bytes: &dyn Fn() -> Option<u64>,
-        samples: &mut Vec<BatchSample>,
-    ) -> Result<ReplayReport, BenchError> {
-        let start = Instant::now();
-        store
-            .replay(self.config, &self.dump, options, &mut |b| {
-                samples.push(BatchSample::of(
-                    b,
-                    start.elapsed().as_secs_f64(),
-                    state_bytes(),
-                ));
-            })
-            .map_err(|source| BenchError::Run {
-                run: run.label(),
-                source,
-            })
     }
 
     /// Empties the page cache before a run where the matrix asks for cold runs (root only).
@@ -1143,29 +1124,6 @@ impl Bench<'_> {
             cpu: measured.cpu,
             samples,
         })
-    }
-}
-
-/// A store a bench run replays over, whatever its type (RocksDB, MDBX under an overlay, memory).
-trait ReplayStore {
-    fn replay(
-        &self,
-        config: &ChainConfig,
-        dump: &DumpReader,
-        options: &ReplayOptions,
-        on_batch: &mut dyn FnMut(&BatchReport),
-    ) -> Result<ReplayReport, EngineError>;
-}
-
-impl<S: StateReader + StateWriter> ReplayStore for S {
-    fn replay(
-        &self,
-        config: &ChainConfig,
-        dump: &DumpReader,
-        options: &ReplayOptions,
-        on_batch: &mut dyn FnMut(&BatchReport),
-    ) -> Result<ReplayReport, EngineError> {
-        replay(config, dump, self, options, on_batch)
     }
 }
 

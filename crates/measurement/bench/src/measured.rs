@@ -11,7 +11,10 @@ use bal_replay_engine::{BatchProfile, BatchReport, ReplayOptions, ReplayReport, 
 use bal_replay_executor::ChainConfig;
 use bal_replay_host::drop_page_cache;
 use bal_replay_mdbx_state::with_mdbx_overlay;
-use bal_replay_probe::{CpuUse, DiskEvidence, device::RunProbe};
+use bal_replay_probe::{
+    CpuUse, DiskEvidence,
+    device::{IoSample, RunProbe},
+};
 use bal_replay_rocks::{RocksOptions, RocksStore, ScratchState, io_uring::ReadPath};
 use bal_replay_state::{StateReader, StateWriter};
 
@@ -49,6 +52,9 @@ pub struct BatchSeen<'a> {
     pub state: &'a Path,
     /// The state's size on disk, where the store knows it.
     pub state_bytes: Option<u64>,
+    /// The device's and the process's counters when the probe started (after the state was
+    /// opened), the first batch's baseline.
+    pub probe_start: &'a IoSample,
 }
 
 /// What a measured replay measured: its report, where its reads were served from, the CPU it had.
@@ -100,9 +106,12 @@ pub fn measured_replay(
             }
             let store = RocksStore::open(path, rocks)?;
             let probe = RunProbe::start(path, store.read_counters(), rocks.direct_io);
-            let report = replay_seen(config, dump, &store, options, path, on_batch, &|| {
-                store.approximate_size_bytes().ok()
-            })?;
+            let seen = SeenFrom {
+                state: path,
+                probe_start: &probe.io,
+                state_bytes: &|| store.approximate_size_bytes().ok(),
+            };
+            let report = replay_seen(config, dump, &store, options, seen, on_batch)?;
             let (mut disk, cpu) = probe.finish(report.cache_key_reads(), store.read_counters());
             disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
             // The store closes before its copy is removed.
@@ -124,8 +133,13 @@ pub fn measured_replay(
                 ..options.clone()
             };
             let hashes = first_block_hashes.iter().map(|h| (h.number, h.hash));
+            let seen = SeenFrom {
+                state: dir,
+                probe_start: &probe.io,
+                state_bytes: &|| None,
+            };
             let report = with_mdbx_overlay(dir, hashes, |store| {
-                replay_seen(config, dump, store, &options, dir, on_batch, &|| None)
+                replay_seen(config, dump, store, &options, seen, on_batch)
             })??;
             let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
             Ok(MeasuredReplay { report, disk, cpu })
@@ -133,21 +147,30 @@ pub fn measured_replay(
     }
 }
 
-/// [`replay`] with each batch shown to `on_batch` beside the state's path and size.
+/// What [`replay_seen`] shows beside each batch.
+#[derive(Clone, Copy)]
+struct SeenFrom<'a> {
+    state: &'a Path,
+    probe_start: &'a IoSample,
+    state_bytes: &'a dyn Fn() -> Option<u64>,
+}
+
+/// [`replay`] with each batch shown to `on_batch` beside the state's path, size and the probe's
+/// starting counters.
 fn replay_seen<S: StateReader + StateWriter>(
     config: &ChainConfig,
     dump: &DumpReader,
     store: &S,
     options: &ReplayOptions,
-    state: &Path,
+    seen: SeenFrom<'_>,
     on_batch: &mut dyn FnMut(BatchSeen<'_>),
-    state_bytes: &dyn Fn() -> Option<u64>,
 ) -> Result<ReplayReport, BenchError> {
     Ok(replay(config, dump, store, options, |batch| {
         on_batch(BatchSeen {
             batch,
-            state,
-            state_bytes: state_bytes(),
+            state: seen.state,
+            state_bytes: (seen.state_bytes)(),
+            probe_start: seen.probe_start,
         })
     })?)
 }
@@ -170,7 +193,7 @@ pub struct RunSummary {
     /// The state's block that the dump's first block was not checked against, where it could
     /// not be (`--trust-state` over a state that records no hash of its block: reth's MDBX);
     /// absent where it was checked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub state_block_unchecked: Option<u64>,
     /// Transactions replayed.
     pub transactions: u64,

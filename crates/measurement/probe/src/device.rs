@@ -161,7 +161,7 @@ pub struct DiskEvidence {
     pub device_read_bytes: Option<u64>,
     /// Milliseconds the device's reads spent in flight during the run, summed over them (every
     /// process's): see [`DiskEvidence::reads_in_flight`] and [`DiskEvidence::device_read_latency_us`].
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub device_read_ms: Option<u64>,
     /// Bytes this process caused to be read from storage (`/proc/self/io`).
     pub process_read_bytes: Option<u64>,

@@ -106,7 +106,7 @@ pub struct Measured {
     /// profile cannot show. 0 where unknown.
     pub task_cpu_s: f64,
     /// The workers' time runnable but off a core, summed over them, s: measured, the kernel's
-    /// (`BatchProfile::worker_run_delay_ns`; 0 for profiles recorded before it was); predicted,
+    /// (`BatchProfile::worker_run_delay_ns`; 0 where the kernel did not say); predicted,
     /// the simulation's sharing of the cores. Where they differ, the kernel did not run a woken
     /// worker where the model did.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -401,21 +401,21 @@ pub struct Check {
     /// CPU scaled to the run's total ([`ProfiledRun::with_task_cpu_scaled`]). Not a prediction
     /// (it uses the held-out run's CPU): it says how much of the error is the tasks' CPU and
     /// how much the schedule's other terms.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub error_at_run_task_cpu: Option<f64>,
     /// The repeats of the checked run's configuration (`bench --repeat`), where there were more
     /// than one: `measured` is their median run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub measured_repeats: Option<Repeats>,
     /// The repeats of the calibration's configuration, where there were more than one: the
     /// prediction comes from their median run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub calibration_repeats: Option<Repeats>,
     /// Which of the report's inputs the checked run came from ([`ProjectionReport::inputs`]):
     /// given two benches of the same chain, each configuration is checked in both against the
     /// first's calibration, and whether an error repeats from one bench to the next tells the
     /// model's from the host's.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<usize>,
 }
 
@@ -596,7 +596,7 @@ pub struct MachineDescription {
     /// Prefetch readers there, where they replace the profile's.
     pub readers: Option<usize>,
     /// What starting a worker cost there, where the simulation started them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub worker_start: Option<WorkerStartCost>,
 }
 
@@ -635,10 +635,10 @@ pub struct CalibrationRow {
     pub runs: usize,
     /// Their spread, highest throughput over lowest less 1, where more than one run was made:
     /// run-to-run noise every check of the group inherits through its calibration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<f64>,
     /// Those runs' throughput, where more than one was made.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub repeats: Option<Repeats>,
 }
 

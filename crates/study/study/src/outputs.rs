@@ -139,7 +139,7 @@ pub struct StudyManifest {
     pub files: Vec<OutputFile>,
     /// Where the disk table the page used came from when the user gave it (`--disk-table`): it is
     /// [`GIVEN_DISK_TABLE`], not a measurement.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_given_from: Option<String>,
 }
 

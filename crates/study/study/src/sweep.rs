@@ -607,6 +607,41 @@ mod tests {
     const GIB: u64 = 1 << 30;
 
     #[test]
+    fn a_sweep_is_its_golden_file_and_reads_back() {
+        let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+        // The bench format inside is pinned by its own golden file; its sample serves here.
+        let bench_golden = root.join(format!(
+            "crates/measurement/bench/tests/golden/bench-result-v{}.json",
+            bal_replay_bench::SCHEMA_VERSION
+        ));
+        let bench: BenchResult = bal_replay_results::read_result(&bench_golden).unwrap();
+        let sweep = RegimeSweep {
+            schema_version: SWEEP_SCHEMA_VERSION,
+            batch: 50,
+            points: vec![
+                SweepPoint {
+                    regime: CacheRegime::Direct {
+                        block_cache_bytes: 8 * MIB,
+                    },
+                    bench: bench.clone(),
+                },
+                SweepPoint {
+                    regime: CacheRegime::Buffered {
+                        block_cache_bytes: BUFFERED_BLOCK_CACHE_BYTES,
+                    },
+                    bench,
+                },
+            ],
+        };
+        bal_replay_results::assert_golden(&root.join("crates/study/study/tests/golden"), &sweep);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sweep.json");
+        std::fs::write(&path, serde_json::to_vec_pretty(&sweep).unwrap()).unwrap();
+        let read: RegimeSweep = bal_replay_results::read_result(&path).unwrap();
+        assert_eq!(read, sweep);
+    }
+
+    #[test]
     fn the_regimes_scale_with_the_state_and_stop_at_half_the_memory() {
         let direct = |regimes: Vec<CacheRegime>| -> Vec<u64> {
             regimes
