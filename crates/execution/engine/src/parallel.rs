@@ -10,7 +10,9 @@ use alloy_consensus::ReceiptEnvelope;
 use alloy_evm::{
     Evm, EvmEnv, EvmFactory,
     block::{BalIndexedDatabase, BlockExecutor},
-    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
+    eth::{
+        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
+    },
 };
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
@@ -19,9 +21,11 @@ use bal_replay_host::{process_cpu_time, worker_thread};
 use bal_replay_state::{FlatAccount, StateChanges};
 use revm::{
     DatabaseRef,
-    database::{State, WrapDatabaseRef},
+    database::{CacheState, State, WrapDatabaseRef},
     database_interface::DBErrorMarker,
+    inspector::NoOpInspector,
     primitives::KECCAK_EMPTY,
+    state::bal::Bal,
 };
 use std::{
     num::NonZeroUsize,
@@ -347,6 +351,7 @@ where
         let board = self.board;
         // Two reads of a proc file per worker and batch, outside every task's clock.
         let delay_at_start = self.profile.then(crate::profile::thread_run_delay_ns);
+        let mut kept = None;
         loop {
             let i = board.cursor.fetch_add(1, Ordering::Relaxed);
             let Some(task) = self.plan.tasks.get(i) else {
@@ -355,7 +360,7 @@ where
             if task.global_index > board.lowest_failed.load(Ordering::Relaxed) {
                 continue;
             }
-            match self.output(worker, task) {
+            match self.output(worker, task, &mut kept) {
                 Ok(out) => {
                     if let Ok(mut slot) = board.outputs[task.global_index as usize].lock() {
                         *slot = Some(out);
@@ -376,8 +381,14 @@ where
         }
     }
 
-    /// Runs `task` on worker `worker`, timed (and profiled, when the run records profiles).
-    fn output(&self, worker: u32, task: &Task) -> Result<TaskOutput, EngineError> {
+    /// Runs `task` on worker `worker` with the worker's kept EVM, timed (and profiled, when the
+    /// run records profiles).
+    fn output<'d>(
+        &'d self,
+        worker: u32,
+        task: &Task,
+        kept: &mut Option<KeptEvm<'d, D>>,
+    ) -> Result<TaskOutput, EngineError> {
         let t0 = Instant::now();
         let clock = self.profile.then(TaskClock::start);
         let (receipt, gas) = run_task(
@@ -387,6 +398,7 @@ where
             self.db,
             self.design,
             task,
+            kept,
         )?;
         let elapsed = t0.elapsed();
         let profile = clock.map(|c| {
@@ -461,15 +473,79 @@ fn set_cumulative_gas(receipt: &mut ReceiptEnvelope, cumulative: u64) {
     }
 }
 
-/// Runs one task over its own revm `State` (BAL-indexed reads at the task's global index, BAL builder
-/// on), and checks that it wrote exactly the BAL's values for its index.
-fn run_task<D>(
+/// The EVM a task runs in.
+type TaskEvm<'d, D> =
+    <EthEvmFactory as EvmFactory>::Evm<State<WrapDatabaseRef<&'d D>>, NoOpInspector>;
+
+/// A worker's EVM, kept from one task to the next of the same block. Making an EVM and its
+/// `State` allocates and fills the interpreter's stack and memory, the instruction table and the
+/// block-hash cache (tens of KB), which cost a small transaction's task a third of its time.
+struct KeptEvm<'d, D>
+where
+    D: DatabaseRef + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    /// The block of the batch it was made for (its environment).
+    block: usize,
+    evm: TaskEvm<'d, D>,
+}
+
+/// The EVM for `task`: the worker's kept one where it was made for the task's block, its `State`
+/// readied for the task ([`ready_state`]); else a new one.
+fn task_evm<'d, D>(
+    plan: &BatchPlan,
+    env: &EvmEnv,
+    db: &'d D,
+    design: IoDesign,
+    task: &Task,
+    kept: &mut Option<KeptEvm<'d, D>>,
+) -> TaskEvm<'d, D>
+where
+    D: DatabaseRef + std::fmt::Debug,
+    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
+{
+    let mut evm = match kept.take() {
+        Some(KeptEvm { block, mut evm }) if block == task.block => {
+            ready_state(evm.db_mut());
+            evm
+        }
+        _ => {
+            let state = State::builder()
+                .with_database(WrapDatabaseRef(db))
+                .with_bal(plan.bal.clone())
+                .with_bal_builder()
+                .build();
+            EthEvmFactory::default().create_evm(state, env.clone())
+        }
+    };
+    let state = evm.db_mut();
+    state.set_allow_bal_db_fallback(design.diffs_only());
+    BalIndexedDatabase::set_bal_index(state, task.global_index);
+    evm
+}
+
+/// Readies a kept `State` for the next task of its block as `State::builder()` makes one for
+/// it: no cached account or slot, a new BAL builder (the index is set after). The batch's BAL, the
+/// database and the block-hash cache stay: every task of the block reads the same ones. Without
+/// bundle updates (the builder's default) a task's commit touches only the cache and the BAL
+/// builder.
+fn ready_state<DB>(state: &mut State<DB>) {
+    debug_assert!(state.transition_state.is_none() && state.bundle_state.is_empty());
+    state.cache = CacheState::default();
+    state.bal_state.bal_builder = Some(Bal::new());
+}
+
+/// Runs one task over a `State` of its own (BAL-indexed reads at the task's global index, BAL
+/// builder on) in the worker's kept EVM ([`task_evm`]), and checks that it wrote exactly the
+/// BAL's values for its index. The EVM is kept again only where the task succeeded.
+fn run_task<'d, D>(
     config: &ChainConfig,
     plan: &BatchPlan,
     env: &EvmEnv,
-    db: &D,
+    db: &'d D,
     design: IoDesign,
     task: &Task,
+    kept: &mut Option<KeptEvm<'d, D>>,
 ) -> Result<(Option<ReceiptEnvelope>, BlockGas), EngineError>
 where
     D: DatabaseRef + std::fmt::Debug,
@@ -486,21 +562,18 @@ where
             e,
         ))
     };
-    let mut state = State::builder()
-        .with_database(WrapDatabaseRef(db))
-        .with_bal(plan.bal.clone())
-        .with_bal_builder()
-        .build();
-    state.set_allow_bal_db_fallback(design.diffs_only());
-    BalIndexedDatabase::set_bal_index(&mut state, task.global_index);
-    let evm = EthEvmFactory::default().create_evm(state, env.clone());
-    let ctx = bal_replay_executor::execution_ctx(block);
+    let evm = task_evm(plan, env, db, design, task, kept);
+    let ctx = EthBlockExecutionCtx {
+        // Room for this task's one receipt, not the block's (the executor reserves the hint).
+        tx_count_hint: Some(1),
+        ..bal_replay_executor::execution_ctx(block)
+    };
     let mut executor =
         EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
-    let (mut state, receipt, gas) = match task.kind {
+    let (mut evm, receipt, gas) = match task.kind {
         TaskKind::PreBlock => {
             executor.apply_pre_execution_changes().map_err(exec_err)?;
-            (executor.evm.into_db(), None, BlockGas::default())
+            (executor.evm, None, BlockGas::default())
         }
         TaskKind::Tx(i) => {
             let tx = &block.body.transactions[i];
@@ -515,14 +588,14 @@ where
                 regular: executor.block_regular_gas_used,
                 state: executor.block_state_gas_used,
             };
-            (executor.evm.into_db(), receipt, gas)
+            (executor.evm, receipt, gas)
         }
         TaskKind::PostBlock => {
             let (evm, _) = executor.finish().map_err(exec_err)?;
-            (evm.into_db(), None, BlockGas::default())
+            (evm, None, BlockGas::default())
         }
     };
-    let built = state.take_built_alloy_bal().unwrap_or_default();
+    let built = evm.db_mut().take_built_alloy_bal().unwrap_or_default();
     check_writes(
         number,
         task.local_index,
@@ -530,6 +603,10 @@ where
         &plan.expected_writes[task.global_index as usize],
         &tx_writes_from_bal(&built, task.global_index),
     )?;
+    *kept = Some(KeptEvm {
+        block: task.block,
+        evm,
+    });
     Ok((receipt, gas))
 }
 
