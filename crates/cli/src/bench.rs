@@ -379,6 +379,11 @@ impl BenchReferenceCommand {
                 r.warm_repeats
             );
         }
+        if let Some((fastest, median)) = r.warm_less_receipts_root_mgas_s() {
+            println!(
+                "in memory, warm, less the receipts-root check: fastest {fastest:.1} Mgas/s, median {median:.1} Mgas/s"
+            );
+        }
         if let Some(path) = &self.output.json {
             r.write_json(path)?;
         }

@@ -1232,7 +1232,7 @@ pub fn run_bench(
 }
 
 /// The reference executor's result format ([`ReferenceThroughput`]): its schema version.
-pub const REFERENCE_SCHEMA_VERSION: u32 = 1;
+pub const REFERENCE_SCHEMA_VERSION: u32 = 2;
 
 /// Single-thread throughput of the reference executor over independent blocks (e.g. imported
 /// fixtures), each over a state seeded with its own pre-state, in memory and on RocksDB.
@@ -1267,6 +1267,10 @@ pub struct ReferenceBlock {
     pub memory_first_s: f64,
     /// Its executions after that over the same store, in order.
     pub memory_warm_s: Vec<f64>,
+    /// Of each of those, the receipts root and logs bloom it checks the header against, timed
+    /// again on its receipts, in the same order: the part of `memory_warm_s` that is the block's
+    /// check rather than its execution (a peer that checks no root times the rest).
+    pub memory_warm_receipts_root_s: Vec<f64>,
     /// Its execution over RocksDB.
     pub rocksdb_s: f64,
 }
@@ -1288,9 +1292,26 @@ impl ReferenceThroughput {
     /// Mgas/s in memory over warm executions: each block's fastest and median summed, where
     /// there were any.
     pub fn warm_mgas_s(&self) -> Option<(f64, f64)> {
+        self.warm_rate(|b| b.memory_warm_s.clone())
+    }
+
+    /// [`Self::warm_mgas_s`] less the receipts-root check: each warm execution's time less its
+    /// receipts root's ([`ReferenceBlock::memory_warm_receipts_root_s`]).
+    pub fn warm_less_receipts_root_mgas_s(&self) -> Option<(f64, f64)> {
+        self.warm_rate(|b| {
+            b.memory_warm_s
+                .iter()
+                .zip(&b.memory_warm_receipts_root_s)
+                .map(|(all, root)| all - root)
+                .collect()
+        })
+    }
+
+    /// Gas over each block's fastest and median warm time (by `times`), summed, Mgas/s.
+    fn warm_rate(&self, times: impl Fn(&ReferenceBlock) -> Vec<f64>) -> Option<(f64, f64)> {
         (self.warm_repeats > 0).then(|| {
             let (fastest, median) = self.per_block.iter().fold((0.0, 0.0), |(f, m), b| {
-                let mut warm = b.memory_warm_s.clone();
+                let mut warm = times(b);
                 let fastest = warm.iter().copied().fold(f64::INFINITY, f64::min);
                 (f + fastest, m + interval::median_of(&mut warm))
             });
@@ -1359,9 +1380,14 @@ pub fn reference_throughput(
         let (a, memory_first_s) = timed_execution(config, &mem, &record).map_err(exec_err)?;
         out.memory_s += memory_first_s;
         let mut memory_warm_s = Vec::with_capacity(warm_repeats);
+        let mut memory_warm_receipts_root_s = Vec::with_capacity(warm_repeats);
         for _ in 0..warm_repeats {
             let (again, seconds) = timed_execution(config, &mem, &record).map_err(exec_err)?;
             memory_warm_s.push(seconds);
+            let started = std::time::Instant::now();
+            let root = bal_replay_executor::receipts_root_and_bloom(&again.receipts);
+            memory_warm_receipts_root_s.push(started.elapsed().as_secs_f64());
+            debug_assert_eq!(root, (again.receipts_root, again.logs_bloom));
             if again.gas_used != a.gas_used {
                 return Err(BenchError::Run {
                     run: format!("block {}", record.number()),
@@ -1404,6 +1430,7 @@ pub fn reference_throughput(
             gas: record.gas_used(),
             memory_first_s,
             memory_warm_s,
+            memory_warm_receipts_root_s,
             rocksdb_s,
         });
         // Each block's header gas equals its executed gas (checked above), so no real dump gets
@@ -1729,10 +1756,15 @@ mod tests {
                 gas: 21_000,
                 memory_first_s: 0.5,
                 memory_warm_s: vec![0.25, 0.125],
+                memory_warm_receipts_root_s: vec![0.0625, 0.03125],
                 rocksdb_s: 0.75,
             }],
         };
         bal_replay_results::assert_golden(&golden, &sample);
+        // Less the check: 21,000 gas over (0.25 - 0.0625) s and (0.125 - 0.03125) s.
+        let (fastest, median) = sample.warm_less_receipts_root_mgas_s().unwrap();
+        assert_eq!(fastest, 0.021 / 0.09375);
+        assert_eq!(median, 0.021 / ((0.1875 + 0.09375) / 2.0));
     }
 
     #[test]
