@@ -10,9 +10,7 @@ use alloy_consensus::ReceiptEnvelope;
 use alloy_evm::{
     Evm, EvmEnv, EvmFactory,
     block::{BalIndexedDatabase, BlockExecutor},
-    eth::{
-        EthBlockExecutionCtx, EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder,
-    },
+    eth::{EthBlockExecutor, EthEvmFactory, receipt_builder::AlloyReceiptBuilder},
 };
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
@@ -340,7 +338,7 @@ struct BatchWorker<'a, D> {
     board: &'a TaskBoard,
 }
 
-impl<D> BatchWorker<'_, D>
+impl<'a, D> BatchWorker<'a, D>
 where
     D: DatabaseRef + Sync + std::fmt::Debug,
     D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
@@ -383,23 +381,15 @@ where
 
     /// Runs `task` on worker `worker` with the worker's kept EVM, timed (and profiled, when the
     /// run records profiles).
-    fn output<'d>(
-        &'d self,
+    fn output(
+        &self,
         worker: u32,
         task: &Task,
-        kept: &mut Option<KeptEvm<'d, D>>,
+        kept: &mut Option<KeptEvm<'a, D>>,
     ) -> Result<TaskOutput, EngineError> {
         let t0 = Instant::now();
         let clock = self.profile.then(TaskClock::start);
-        let (receipt, gas) = run_task(
-            self.config,
-            self.plan,
-            &self.envs[task.block],
-            self.db,
-            self.design,
-            task,
-            kept,
-        )?;
+        let (receipt, gas) = self.run_task(task, kept)?;
         let elapsed = t0.elapsed();
         let profile = clock.map(|c| {
             let tx_gas = receipt.as_ref().map_or(0, |r| r.cumulative_gas_used());
@@ -417,6 +407,95 @@ where
             elapsed,
             profile,
         })
+    }
+
+    /// The EVM for `task`: the worker's kept one where it was made for the task's block, its `State`
+    /// readied for the task ([`ready_state`]); else a new one.
+    fn task_evm(&self, task: &Task, kept: &mut Option<KeptEvm<'a, D>>) -> TaskEvm<'a, D> {
+        let mut evm = match kept.take() {
+            Some(KeptEvm { block, mut evm }) if block == task.block => {
+                ready_state(evm.db_mut());
+                evm
+            }
+            _ => {
+                let state = State::builder()
+                    .with_database(WrapDatabaseRef(self.db))
+                    .with_bal(self.plan.bal.clone())
+                    .with_bal_builder()
+                    .build();
+                EthEvmFactory::default().create_evm(state, self.envs[task.block].clone())
+            }
+        };
+        let state = evm.db_mut();
+        state.set_allow_bal_db_fallback(self.design.diffs_only());
+        BalIndexedDatabase::set_bal_index(state, task.global_index);
+        evm
+    }
+
+    /// Runs one task over a `State` of its own (BAL-indexed reads at the task's global index, BAL
+    /// builder on) in the worker's kept EVM ([`Self::task_evm`]), and checks that it wrote exactly the
+    /// BAL's values for its index. The EVM is kept again only where the task succeeded.
+    fn run_task(
+        &self,
+        task: &Task,
+        kept: &mut Option<KeptEvm<'a, D>>,
+    ) -> Result<(Option<ReceiptEnvelope>, BlockGas), EngineError> {
+        let record = &self.plan.records[task.block];
+        let block = &record.block;
+        let number = block.header.number;
+        let exec_err = |e| {
+            EngineError::Exec(ExecError::from_execution::<D::Error>(
+                number,
+                task.local_index,
+                record.tx_count(),
+                e,
+            ))
+        };
+        let evm = self.task_evm(task, kept);
+        let mut executor = EthBlockExecutor::new(
+            evm,
+            bal_replay_executor::step_execution_ctx(block),
+            &self.config.spec,
+            AlloyReceiptBuilder::default(),
+        );
+        let (mut evm, receipt, gas) = match task.kind {
+            TaskKind::PreBlock => {
+                executor.apply_pre_execution_changes().map_err(exec_err)?;
+                (executor.evm, None, BlockGas::default())
+            }
+            TaskKind::Tx(i) => {
+                let tx = &block.body.transactions[i];
+                let recovered =
+                    alloy_consensus::transaction::Recovered::new_unchecked(tx, record.senders[i]);
+                // Not `execute_transaction_with_index`: it would set the block-local index, and this
+                // state reads the batch's merged BAL at the global index set above.
+                executor.execute_transaction(recovered).map_err(exec_err)?;
+                let receipt = executor.receipts.first().cloned();
+                // The executor ran this one transaction: its block totals are the transaction's.
+                let gas = BlockGas {
+                    regular: executor.block_regular_gas_used,
+                    state: executor.block_state_gas_used,
+                };
+                (executor.evm, receipt, gas)
+            }
+            TaskKind::PostBlock => {
+                let (evm, _) = executor.finish().map_err(exec_err)?;
+                (evm, None, BlockGas::default())
+            }
+        };
+        let built = evm.db_mut().take_built_alloy_bal().unwrap_or_default();
+        check_writes(
+            number,
+            task.local_index,
+            record.tx_count(),
+            &self.plan.expected_writes[task.global_index as usize],
+            &tx_writes_from_bal(&built, task.global_index),
+        )?;
+        *kept = Some(KeptEvm {
+            block: task.block,
+            evm,
+        });
+        Ok((receipt, gas))
     }
 }
 
@@ -490,40 +569,6 @@ where
     evm: TaskEvm<'d, D>,
 }
 
-/// The EVM for `task`: the worker's kept one where it was made for the task's block, its `State`
-/// readied for the task ([`ready_state`]); else a new one.
-fn task_evm<'d, D>(
-    plan: &BatchPlan,
-    env: &EvmEnv,
-    db: &'d D,
-    design: IoDesign,
-    task: &Task,
-    kept: &mut Option<KeptEvm<'d, D>>,
-) -> TaskEvm<'d, D>
-where
-    D: DatabaseRef + std::fmt::Debug,
-    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
-{
-    let mut evm = match kept.take() {
-        Some(KeptEvm { block, mut evm }) if block == task.block => {
-            ready_state(evm.db_mut());
-            evm
-        }
-        _ => {
-            let state = State::builder()
-                .with_database(WrapDatabaseRef(db))
-                .with_bal(plan.bal.clone())
-                .with_bal_builder()
-                .build();
-            EthEvmFactory::default().create_evm(state, env.clone())
-        }
-    };
-    let state = evm.db_mut();
-    state.set_allow_bal_db_fallback(design.diffs_only());
-    BalIndexedDatabase::set_bal_index(state, task.global_index);
-    evm
-}
-
 /// Readies a kept `State` for the next task of its block as `State::builder()` makes one for
 /// it: no cached account or slot, a new BAL builder (the index is set after). The batch's BAL, the
 /// database and the block-hash cache stay: every task of the block reads the same ones. Without
@@ -533,81 +578,6 @@ fn ready_state<DB>(state: &mut State<DB>) {
     debug_assert!(state.transition_state.is_none() && state.bundle_state.is_empty());
     state.cache = CacheState::default();
     state.bal_state.bal_builder = Some(Bal::new());
-}
-
-/// Runs one task over a `State` of its own (BAL-indexed reads at the task's global index, BAL
-/// builder on) in the worker's kept EVM ([`task_evm`]), and checks that it wrote exactly the
-/// BAL's values for its index. The EVM is kept again only where the task succeeded.
-fn run_task<'d, D>(
-    config: &ChainConfig,
-    plan: &BatchPlan,
-    env: &EvmEnv,
-    db: &'d D,
-    design: IoDesign,
-    task: &Task,
-    kept: &mut Option<KeptEvm<'d, D>>,
-) -> Result<(Option<ReceiptEnvelope>, BlockGas), EngineError>
-where
-    D: DatabaseRef + std::fmt::Debug,
-    D::Error: DBErrorMarker + std::error::Error + Send + Sync + 'static,
-{
-    let record = &plan.records[task.block];
-    let block = &record.block;
-    let number = block.header.number;
-    let exec_err = |e| {
-        EngineError::Exec(ExecError::from_execution::<D::Error>(
-            number,
-            task.local_index,
-            record.tx_count(),
-            e,
-        ))
-    };
-    let evm = task_evm(plan, env, db, design, task, kept);
-    let ctx = EthBlockExecutionCtx {
-        // Room for this task's one receipt, not the block's (the executor reserves the hint).
-        tx_count_hint: Some(1),
-        ..bal_replay_executor::execution_ctx(block)
-    };
-    let mut executor =
-        EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
-    let (mut evm, receipt, gas) = match task.kind {
-        TaskKind::PreBlock => {
-            executor.apply_pre_execution_changes().map_err(exec_err)?;
-            (executor.evm, None, BlockGas::default())
-        }
-        TaskKind::Tx(i) => {
-            let tx = &block.body.transactions[i];
-            let recovered =
-                alloy_consensus::transaction::Recovered::new_unchecked(tx, record.senders[i]);
-            // Not `execute_transaction_with_index`: it would set the block-local index, and this
-            // state reads the batch's merged BAL at the global index set above.
-            executor.execute_transaction(recovered).map_err(exec_err)?;
-            let receipt = executor.receipts.first().cloned();
-            // The executor ran this one transaction: its block totals are the transaction's.
-            let gas = BlockGas {
-                regular: executor.block_regular_gas_used,
-                state: executor.block_state_gas_used,
-            };
-            (executor.evm, receipt, gas)
-        }
-        TaskKind::PostBlock => {
-            let (evm, _) = executor.finish().map_err(exec_err)?;
-            (evm, None, BlockGas::default())
-        }
-    };
-    let built = evm.db_mut().take_built_alloy_bal().unwrap_or_default();
-    check_writes(
-        number,
-        task.local_index,
-        record.tx_count(),
-        &plan.expected_writes[task.global_index as usize],
-        &tx_writes_from_bal(&built, task.global_index),
-    )?;
-    *kept = Some(KeptEvm {
-        block: task.block,
-        evm,
-    });
-    Ok((receipt, gas))
 }
 
 /// The batch's net change: the last write of every key in the merged BAL, over the pre-batch values of

@@ -179,7 +179,7 @@ where
         BalIndexedDatabase::set_bal_index(&mut state, tx_index as u64 + 1);
         let evm = EthEvmFactory::default().create_evm(state, env.clone());
         // Withdrawals and ommers only matter to `finish`, which a single transaction never runs.
-        let ctx = crate::execution_ctx(block);
+        let ctx = crate::step_execution_ctx(block);
         let mut executor =
             EthBlockExecutor::new(evm, ctx, &config.spec, AlloyReceiptBuilder::default());
         let recovered = alloy_consensus::transaction::Recovered::new_unchecked(tx, *sender);

@@ -90,6 +90,16 @@ pub fn execution_ctx(block: &Block<TxEnvelope>) -> EthBlockExecutionCtx<'_> {
     }
 }
 
+/// [`execution_ctx`] for an executor that runs one step of `block` alone (a transaction, or the
+/// pre- or post-block changes): room for one receipt, not the block's (the executor reserves the
+/// hint, which for a large block made a small transaction's run allocate for all its receipts).
+pub fn step_execution_ctx(block: &Block<TxEnvelope>) -> EthBlockExecutionCtx<'_> {
+    EthBlockExecutionCtx {
+        tx_count_hint: Some(1),
+        ..execution_ctx(block)
+    }
+}
+
 /// Executes `block` over `db` with alloy-evm's Ethereum block executor.
 ///
 /// `senders[i]` is the sender of transaction `i`. The BAL indices follow EIP-7928: 0 for the

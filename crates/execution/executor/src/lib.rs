@@ -35,7 +35,7 @@ pub use bal_hash::{
 pub use bal_replay::{
     TxWrites, check_bal, check_writes, replay_bal_per_tx, tx_writes_from_bal, writes_by_index,
 };
-pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx};
+pub use block::{BlockOutput, ExecOptions, execute_block, execution_ctx, step_execution_ctx};
 pub use changes::state_changes_from_bundle;
 pub use config::{ChainConfig, ForkSchedule, RETH_DEV_CHAIN_ID};
 pub use error::{ExecError, PreValueMissing, describe_bal_index};
