@@ -19,6 +19,8 @@
 # Environment:
 #   PEVM_TARGET   pevm's target dir (default <pevm checkout>/target)
 #   BIN           our binaries (default ${CARGO_TARGET_DIR:-target}/measure)
+#   NATIVE_BIN    our binaries built again with -C target-cpu=native: our sequential and in-memory
+#                 parallel runs are repeated with them on each block (not the disk's)
 #   BLOCKS        the block numbers to run (default: every block in both pevm's data/ethereum/blocks
 #                 and ../shared/fixtures/mainnet)
 #   WORKERS       worker threads, both sides (default 2); the runs are pinned to CPUs 0..WORKERS-1,
@@ -83,6 +85,11 @@ fi
 for b in bal-replay bal-dump; do
     [ -x "$bin/$b" ] || { echo "no $bin/$b: cargo build --profile measure -p bal-replay -p bal-dump" >&2; exit 1; }
 done
+native_bin=""
+if [ -n "${NATIVE_BIN:-}" ]; then
+    native_bin="$(cd "$NATIVE_BIN" && pwd)"
+    [ -x "$native_bin/bal-replay" ] || { echo "no $native_bin/bal-replay (NATIVE_BIN)" >&2; exit 1; }
+fi
 [ "$(id -u)" = 0 ] && drop=(--drop-caches) || drop=()
 pin=()
 command -v taskset >/dev/null && pin=(taskset -c "0-$((workers - 1))")
@@ -96,7 +103,7 @@ results="$work/results.tsv"
 : > "$results"
 {
     echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)${native_bench:+; with target-cpu=native: $(basename "$native_bench")}"
-    echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), $(basename "$bin") build of $(date -u -r "$bin/bal-replay" +%FT%TZ)"
+    echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), $(basename "$bin") build of $(date -u -r "$bin/bal-replay" +%FT%TZ)${native_bin:+; with target-cpu=native: build of $(date -u -r "$native_bin/bal-replay" +%FT%TZ)}"
     echo "builds: ${BUILD:-(not said)}"
     echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, warm $warm, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
 } > "$work/versions.txt"
@@ -113,20 +120,30 @@ run_pevm() {
         --warm-up-time "$warmup" --measurement-time "$measure" "^Block $n\(") > "$work/blocks/$n/pevm.txt"
 }
 
+# Ours with the binaries in $2, the result files named with the prefix $3; the disk's runs only with
+# the first build (DISK).
 run_ours() {
-    local n="$1" dir="$work/blocks/$n"
+    local n="$1" bin="$2" prefix="$3" dir="$work/blocks/$1"
     for r in $(seq "$repeat"); do
         "${pin[@]}" "$bin/bal-replay" bench-reference --dump "$dir/dump" --repeat "$warm" \
-            --json "$dir/reference-$r.json" >> "$dir/reference.txt"
+            --json "$dir/${prefix}reference-$r.json" >> "$dir/${prefix}reference.txt"
     done
     # A block that wipes a contract's storage cannot be replayed from a BAL: sequential only.
     grep -q "cannot express" "$dir/import.err" && return
     "${pin[@]}" "$bin/bal-replay" bench --dump "$dir/dump" --state "$dir/state" --threads "1,$workers" --batch 1 \
-        --io full --no-baselines --repeat "$repeat" --json "$dir/memory.json" > /dev/null
-    [ "$disk" = 1 ] || return 0
+        --io full --no-baselines --repeat "$repeat" --json "$dir/${prefix}memory.json" > /dev/null
+    [ "$disk" = 1 ] && [ -z "$prefix" ] || return 0
     "${pin[@]}" "$bin/bal-replay" bench --dump "$dir/dump" --state "$dir/state" --threads "$workers" --batch 1 \
         --io parallel,batched --no-baselines --disk-resident "${drop[@]}" --repeat "$repeat" \
         --json "$dir/disk.json" > /dev/null
+}
+
+# Both of our builds, the order turned on every other block as the sides' is.
+run_both_ours() {
+    local n="$1" turn="$2"
+    if [ -n "$native_bin" ] && [ "$turn" = 1 ]; then run_ours "$n" "$native_bin" native-; fi
+    run_ours "$n" "$bin" ""
+    if [ -n "$native_bin" ] && [ "$turn" = 0 ]; then run_ours "$n" "$native_bin" native-; fi
 }
 
 i=0
@@ -137,7 +154,7 @@ for n in $BLOCKS; do
     echo "block $n" >&2
     # Other processes' share of a shared machine, beside each block's figures.
     cut -d' ' -f1 /proc/loadavg > "$dir/load.txt"
-    if [ $((i % 2)) = 0 ]; then run_pevm "$n"; run_ours "$n"; else run_ours "$n"; run_pevm "$n"; fi
+    if [ $((i % 2)) = 0 ]; then run_pevm "$n"; run_both_ours "$n" 0; else run_both_ours "$n" 1; run_pevm "$n"; fi
     echo "$n" >> "$results"
     i=$((i + 1))
 done

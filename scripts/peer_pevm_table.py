@@ -61,11 +61,11 @@ def engine(path, key):
     return out
 
 
-def reference(d):
+def reference(d, prefix=""):
     """Ours, sequential: each process's first execution of the block, every warm one, and every
-    warm one less its receipts-root check, ms."""
+    warm one less its receipts-root check, ms (the build's whose files carry `prefix`)."""
     first, warm, unchecked, profile = [], [], [], None
-    for path in sorted(glob.glob(os.path.join(d, "reference-*.json"))):
+    for path in sorted(glob.glob(os.path.join(d, f"{prefix}reference-*.json"))):
         result = load(path, REFERENCE_SCHEMA_VERSION, "reference executor result")
         profile = result["build_profile"]
         for block in result["per_block"]:
@@ -105,6 +105,9 @@ def table(work, workers, out=print):
         first, warm, unchecked, profile = reference(d)
         profiles.add(profile)
         memory = engine(os.path.join(d, "memory.json"), lambda r: r["threads"])
+        # Ours built with target-cpu=native, where peer-pevm.sh ran it (NATIVE_BIN).
+        n_first, n_warm, n_unchecked, _ = reference(d, "native-")
+        n_memory = engine(os.path.join(d, "native-memory.json"), lambda r: r["threads"])
         disk = engine(os.path.join(d, "disk.json"), lambda r: r["design"])
         rows.append(dict(
             n=int(n), txs=txs, gas=gas, load=open(os.path.join(d, "load.txt")).read().strip(),
@@ -113,6 +116,8 @@ def table(work, workers, out=print):
             native_par=criterion(work, n, "Parallel", "criterion-native"),
             first=first or None, warm=warm or None, unchecked=unchecked or None,
             one=memory.get(1), par=memory.get(workers),
+            n_first=n_first or None, n_warm=n_warm or None, n_unchecked=n_unchecked or None,
+            n_one=n_memory.get(1), n_par=n_memory.get(workers),
             disk_p=disk.get("parallel"), disk_b=disk.get("batched")))
 
     # The race: over the blocks every column has and a BAL replays (an empty block adds no gas).
@@ -139,6 +144,10 @@ def table(work, workers, out=print):
         print(f"| pevm, -C target-cpu=native | - | {rate('native_seq')} | - | - | {rate('native_par')} |")
     print(f"| ours (reference executor; engine from the full BAL) | {rate('first')} | {rate('warm')} "
           f"| {rate('unchecked')} | {rate('one')} | {rate('par')} |")
+    ours_native = all(r[k] for r in raced for k in ("n_first", "n_warm", "n_unchecked", "n_one", "n_par"))
+    if ours_native:
+        print(f"| ours, -C target-cpu=native | {rate('n_first')} | {rate('n_warm')} "
+              f"| {rate('n_unchecked')} | {rate('n_one')} | {rate('n_par')} |")
     print()
     print("Ours against pevm, each a time over a time: pevm's over ours (above 1, ours is faster):")
     print()
@@ -151,6 +160,17 @@ def table(work, workers, out=print):
         ratios += [("pevm with target-cpu=native against pevm without it, sequential (above 1: native is faster)",
                     "native_seq", "pevm_seq"),
                    (f"the same at {workers} workers", "native_par", "pevm_par")]
+    if ours_native:
+        ratios += [("ours with target-cpu=native against ours without it, sequential, warm (above 1: native "
+                    "is faster)", "n_warm", "warm"),
+                   (f"the same at {workers} workers", "n_par", "par")]
+    if native and ours_native:
+        ratios += [("both with target-cpu=native: sequential, warm", "n_warm", "native_seq"),
+                   ("both with target-cpu=native: sequential, warm, ours less the receipts-root check",
+                    "n_unchecked", "native_seq"),
+                   (f"both with target-cpu=native: parallel at {workers} workers", "n_par", "native_par"),
+                   ("both with target-cpu=native: ours at 1 worker against pevm's sequential",
+                    "n_one", "native_seq")]
     for label, mine, theirs in ratios:
         estimate, low, high = interval(raced, mine, theirs)
         inside = ", within the repeats' noise" if low <= 1 <= high else ""
@@ -247,10 +267,12 @@ CARGO_TARGET_DIR=<native target> cargo bench --no-run -p pevm --bench mainnet
 # its bytecodes where the checkout lacks data/ethereum/bytecodes.bincode.gz (rebuilt from our fixtures):
 cp scripts/peer-pevm/bytecodes_from_fixtures.rs <pevm checkout>/crates/pevm/examples/
 (cd <pevm checkout>/crates/pevm && cargo run --release --example bytecodes_from_fixtures -- <fixtures>/mainnet)
-# ours, the measurement build (fat LTO, one codegen unit)
+# ours, the measurement build (fat LTO, one codegen unit), once without and once with target-cpu=native
 cargo build --profile measure -p bal-replay -p bal-dump
-PEVM_TARGET=<plain target> PEVM_NATIVE_TARGET=<native target> BUILD="..." \\
-    scripts/peer-pevm.sh <pevm checkout> <new work dir>
+CARGO_TARGET_DIR=<our native target> CARGO_ENCODED_RUSTFLAGS=-Ctarget-cpu=native \\
+    cargo build --profile measure -p bal-replay -p bal-dump
+PEVM_TARGET=<plain target> PEVM_NATIVE_TARGET=<native target> NATIVE_BIN=<our native target>/measure \\
+    BUILD="..." scripts/peer-pevm.sh <pevm checkout> <new work dir>
 ```
 """)
 
