@@ -103,7 +103,7 @@ results="$work/results.tsv"
 : > "$results"
 {
     echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)${native_bench:+; with target-cpu=native: $(basename "$native_bench")}"
-    echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), $(basename "$bin") build of $(date -u -r "$bin/bal-replay" +%FT%TZ)${native_bin:+; with target-cpu=native: build of $(date -u -r "$native_bin/bal-replay" +%FT%TZ)}"
+    echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), binaries in $bin built $(date -u -r "$bin/bal-replay" +%FT%TZ)${native_bin:+; with target-cpu=native: $native_bin built $(date -u -r "$native_bin/bal-replay" +%FT%TZ)}"
     echo "builds: ${BUILD:-(not said)}"
     echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, warm $warm, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
 } > "$work/versions.txt"
