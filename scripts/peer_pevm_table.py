@@ -227,10 +227,15 @@ PAGE_METHOD = """## How each figure is timed
   in the same process, warm as pevm's criterion runs it. Each execution ends with our check of the
   header's receipts root and logs bloom, which pevm's timed execution does not make: the column
   "less the receipts-root check" takes off each warm execution the time of computing that root and
-  bloom again on its receipts.
+  bloom again on its receipts. Two more costs pevm's timed execution does not have stay in every
+  sequential column: each receipt's bloom (alloy-evm's receipt builder) and revm's bundle, through
+  which alloy-evm's executor returns the block's changes (a profile of six large blocks put them at
+  5.6% and 9.0% of our sequential time: docs/notes/2026-11-28-sequential-against-pevm-split.md).
 - **Ours, parallel**: the engine executing from the full BAL's pre-values (`bal-replay bench --io full
   --batch 1`), which reads no state, at 1 and WORKERS workers, REPEAT repeats in one process; the time
-  is execution (the workers' run), not planning, the header check or merging the changes.
+  is execution (the workers' run), not planning, the header check or merging the changes. Each
+  task checks the values it wrote against the BAL's and builds its receipt's bloom (8.6% and 4.6%
+  of one worker's time on block 13217637, in the same note).
 - **Intervals**: a sum of per-block medians with a bootstrap 95% interval (each block's samples
   resampled on their own); a ratio whose interval holds 1 is within the repeats' noise.
 - 11 mainnet fixture blocks wipe a contract's storage by SELFDESTRUCT, which a BAL cannot express:
