@@ -234,8 +234,8 @@ PAGE_METHOD = """## How each figure is timed
 - **Ours, parallel**: the engine executing from the full BAL's pre-values (`bal-replay bench --io full
   --batch 1`), which reads no state, at 1 and WORKERS workers, REPEAT repeats in one process; the time
   is execution (the workers' run), not planning, the header check or merging the changes. Each
-  task checks the values it wrote against the BAL's and builds its receipt's bloom (8.6% and 4.6%
-  of one worker's time on block 13217637, in the same note).
+  task checks the values it wrote against the BAL's and builds its receipt's bloom (8.4% and 6.2%
+  of one worker's time, the mean over the same six blocks, in the same note).
 - **Intervals**: a sum of per-block medians with a bootstrap 95% interval (each block's samples
   resampled on their own); a ratio whose interval holds 1 is within the repeats' noise.
 - 11 mainnet fixture blocks wipe a contract's storage by SELFDESTRUCT, which a BAL cannot express:
