@@ -94,6 +94,20 @@ def interval(rows, key, other=None):
     return estimate, draws[int(0.025 * RESAMPLES)], draws[int(0.975 * RESAMPLES) - 1]
 
 
+# Our columns of a block's row, in the race table's order.
+OURS = ("first", "warm", "unchecked", "one", "par")
+
+
+def ours(d, prefix, key, workers):
+    """One of our builds on a block (its files named with `prefix`): its build profile, and its
+    columns of the row (`OURS`, each named with `key` before it), None where it did not run."""
+    first, warm, unchecked, profile = reference(d, prefix)
+    memory = engine(os.path.join(d, f"{prefix}memory.json"), lambda r: r["threads"])
+    columns = dict(first=first or None, warm=warm or None, unchecked=unchecked or None,
+                   one=memory.get(1), par=memory.get(workers))
+    return profile, {key + k: v for k, v in columns.items()}
+
+
 def table(work, workers, out=print):
     """The race and the per-block table of the blocks peer-pevm.sh ran in `work`."""
     print = out
@@ -102,27 +116,21 @@ def table(work, workers, out=print):
         d = os.path.join(work, "blocks", n)
         head = re.search(r"Block (\d+)\((\d+) txs, (\d+) gas\)", open(os.path.join(d, "pevm.txt")).read())
         txs, gas = int(head.group(2)), int(head.group(3))
-        first, warm, unchecked, profile = reference(d)
+        profile, plain = ours(d, "", "", workers)
         profiles.add(profile)
-        memory = engine(os.path.join(d, "memory.json"), lambda r: r["threads"])
         # Ours built with target-cpu=native, where peer-pevm.sh ran it (NATIVE_BIN).
-        n_first, n_warm, n_unchecked, _ = reference(d, "native-")
-        n_memory = engine(os.path.join(d, "native-memory.json"), lambda r: r["threads"])
+        _, native_build = ours(d, "native-", "n_", workers)
         disk = engine(os.path.join(d, "disk.json"), lambda r: r["design"])
         rows.append(dict(
             n=int(n), txs=txs, gas=gas, load=open(os.path.join(d, "load.txt")).read().strip(),
             pevm_seq=criterion(work, n, "Sequential"), pevm_par=criterion(work, n, "Parallel"),
             native_seq=criterion(work, n, "Sequential", "criterion-native"),
             native_par=criterion(work, n, "Parallel", "criterion-native"),
-            first=first or None, warm=warm or None, unchecked=unchecked or None,
-            one=memory.get(1), par=memory.get(workers),
-            n_first=n_first or None, n_warm=n_warm or None, n_unchecked=n_unchecked or None,
-            n_one=n_memory.get(1), n_par=n_memory.get(workers),
+            **plain, **native_build,
             disk_p=disk.get("parallel"), disk_b=disk.get("batched")))
 
     # The race: over the blocks every column has and a BAL replays (an empty block adds no gas).
-    raced = [r for r in rows if r["gas"] > 0 and all(r[k] for k in
-             ("pevm_seq", "pevm_par", "first", "warm", "unchecked", "one", "par"))]
+    raced = [r for r in rows if r["gas"] > 0 and all(r[k] for k in ("pevm_seq", "pevm_par") + OURS)]
     gas = sum(r["gas"] for r in raced)
     print(f"Our build: {', '.join(sorted(p or '?' for p in profiles))} profile. "
           f"{len(raced)} blocks, {gas / 1e6:.1f} Mgas; each figure the sum of the blocks' medians as "
@@ -142,12 +150,11 @@ def table(work, workers, out=print):
     print(f"| pevm (Block-STM) | - | {rate('pevm_seq')} | - | - | {rate('pevm_par')} |")
     if native:
         print(f"| pevm, -C target-cpu=native | - | {rate('native_seq')} | - | - | {rate('native_par')} |")
-    print(f"| ours (reference executor; engine from the full BAL) | {rate('first')} | {rate('warm')} "
-          f"| {rate('unchecked')} | {rate('one')} | {rate('par')} |")
-    ours_native = all(r[k] for r in raced for k in ("n_first", "n_warm", "n_unchecked", "n_one", "n_par"))
-    if ours_native:
-        print(f"| ours, -C target-cpu=native | {rate('n_first')} | {rate('n_warm')} "
-              f"| {rate('n_unchecked')} | {rate('n_one')} | {rate('n_par')} |")
+    ours_native = all(r["n_" + k] for r in raced for k in OURS)
+    for label, key in (("ours (reference executor; engine from the full BAL)", ""),
+                       ("ours, -C target-cpu=native", "n_")):
+        if key != "n_" or ours_native:
+            print(f"| {label} | " + " | ".join(rate(key + k) for k in OURS) + " |")
     print()
     print("Ours against pevm, each a time over a time: pevm's over ours (above 1, ours is faster):")
     print()
