@@ -98,12 +98,18 @@ if [ -z "${BLOCKS:-}" ]; then
     BLOCKS="$(comm -12 <(ls "$pevm/data/ethereum/blocks" | sort) <(ls "$fixtures" | sort) | sort -n | tr '\n' ' ')"
 fi
 
+# The revm versions a Cargo.lock pins (two engines on revm need not be on the same one).
+revm_versions() {
+    awk '$0 == "name = \"revm\"" { getline; gsub(/"/, "", $3); print $3 }' "$1" | paste -sd, - | sed 's/,/, /g'
+}
+
 # One line per block: number, pevm's criterion output file, and our timings.
 results="$work/results.tsv"
 : > "$results"
 {
     echo "pevm: commit ${PEVM_COMMIT:-$(git -C "$pevm" rev-parse HEAD 2>/dev/null || echo "(not said: not a git checkout; set PEVM_COMMIT)")}, bench binary $(basename "$pevm_bench") built $(date -u -r "$pevm_bench" +%FT%TZ)${native_bench:+; with target-cpu=native: $(basename "$native_bench")}"
     echo "ours: commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- crates bin || echo ' (with uncommitted changes)'), binaries in $bin built $(date -u -r "$bin/bal-replay" +%FT%TZ)${native_bin:+; with target-cpu=native: $native_bin built $(date -u -r "$native_bin/bal-replay" +%FT%TZ)}"
+    echo "revm: pevm's $(revm_versions "$pevm/Cargo.lock"), ours $(revm_versions Cargo.lock) (each side's Cargo.lock)"
     echo "builds: ${BUILD:-(not said)}"
     echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), workers $workers, repeat $repeat, warm $warm, criterion ${warmup}s+${measure}s, drop caches: ${drop[*]:-no (not root)}"
 } > "$work/versions.txt"
