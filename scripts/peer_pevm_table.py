@@ -245,7 +245,9 @@ PAGE_METHOD = """## How each figure is timed
   --batch 1`), which reads no state, at 1 and WORKERS workers, REPEAT repeats in one process; the time
   is execution (the workers' run), not planning, the header check or merging the changes. Each
   task checks the values it wrote against the BAL's and builds its receipt's bloom (8.4% and 6.2%
-  of one worker's time, the mean over the same six blocks, in the same note).
+  of one worker's time, the mean over the same six blocks, in the same note); with revm's BAL
+  machinery, the pre-values' reads and the tasks' set-up, a quarter of one worker's time goes to
+  work pevm's sequential run does not do (docs/notes/2026-11-28-pevm-profiled-beside-ours.md).
 - **Intervals**: a sum of per-block medians with a bootstrap 95% interval (each block's samples
   resampled on their own); a ratio whose interval holds 1 is within the repeats' noise.
 - 11 mainnet fixture blocks wipe a contract's storage by SELFDESTRUCT, which a BAL cannot express:
