@@ -290,6 +290,9 @@ CARGO_TARGET_DIR=<our native target> CARGO_ENCODED_RUSTFLAGS=-Ctarget-cpu=native
     cargo build --profile measure -p bal-replay -p bal-dump
 PEVM_TARGET=<plain target> PEVM_NATIVE_TARGET=<native target> NATIVE_BIN=<our native target>/measure \\
     BUILD="..." scripts/peer-pevm.sh <pevm checkout> <new work dir>
+# on a machine that builds nothing (more cores): pack the builds and pevm's blocks here, unpack there
+# and race at each worker count (the pack script's header has the loop)
+PEVM_TARGET=<plain target> scripts/peer-pevm-pack.sh <pevm checkout> <new pack>.tar.xz
 ```
 """)
 
