@@ -2,7 +2,7 @@
 # Packs what scripts/peer-pevm.sh needs to race on a machine that builds nothing (a lent many-core
 # one): our measurement build's bal-replay and bal-dump (stripped), pevm's `mainnet` bench binary,
 # pevm's Cargo.lock and commit, and pevm's data for the blocks both sides have, in one xz tarball
-# (about 25 MB: it travels with a device run, which carries 64 MiB at most).
+# (about 26 MB: it travels with a device run, which carries 64 MiB at most).
 #
 #   scripts/peer-pevm-pack.sh <pevm checkout> OUT.tar.xz    (OUT must not exist)
 #
