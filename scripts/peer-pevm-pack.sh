@@ -56,6 +56,7 @@ cp "$data/bytecodes.bincode.gz" "$data/block_hashes.bincode" "$pack/pevm/data/et
 blocks="$(comm -12 <(ls "$data/blocks" | sort) <(ls "$fixtures" | sort) | sort -n)"
 for n in $blocks; do cp -r "$data/blocks/$n" "$pack/pevm/data/ethereum/blocks/"; done
 echo "$commit" > "$pack/pevm-commit"
+echo "compressing $(du -sh "$pack" | cut -f1) (xz: about a minute on one core)" >&2
 tar -cJf "$stage/pack.tar.xz" -C "$stage" peer-pack
 [ ! -e "$out" ] && [ ! -L "$out" ] || { echo "$out appeared while packing: left as it is" >&2; exit 1; }
 mv "$stage/pack.tar.xz" "$out"
