@@ -110,3 +110,37 @@ fn the_table_step_refuses_a_bench_json_of_another_version_naming_it() {
         )
     );
 }
+
+/// scripts/peer-pevm-pack.sh writes a new tarball only: a path that exists, or a link, is refused
+/// before anything is read or built, and stays as it was.
+#[test]
+fn the_pack_script_leaves_an_existing_output_as_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pevm = tmp.path().join("pevm");
+    std::fs::create_dir(&pevm).unwrap();
+    let existing = tmp.path().join("users.tar.xz");
+    std::fs::write(&existing, b"a user's bytes").unwrap();
+    let target = tmp.path().join("target.txt");
+    std::fs::write(&target, b"behind the link").unwrap();
+    let link = tmp.path().join("link.tar.xz");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let script = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts/peer-pevm-pack.sh");
+    for out_path in [&existing, &link] {
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&pevm)
+            .arg(out_path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            stderr.trim(),
+            format!("{} exists: give a new path", out_path.display())
+        );
+    }
+    assert_eq!(std::fs::read(&existing).unwrap(), b"a user's bytes");
+    assert_eq!(std::fs::read(&target).unwrap(), b"behind the link");
+    assert!(link.is_symlink());
+}
