@@ -100,6 +100,7 @@ fi
 
 # The revm versions a Cargo.lock pins (two engines on revm need not be on the same one).
 revm_versions() {
+    [ -f "$1" ] || { echo "(not said: no $1)"; return; }
     awk '$0 == "name = \"revm\"" { getline; gsub(/"/, "", $3); print $3 }' "$1" | paste -sd, - | sed 's/,/, /g'
 }
 
