@@ -31,11 +31,9 @@ fi
 bin="$(cd "${BIN:-${CARGO_TARGET_DIR:-target}/measure}" && pwd)"
 pevm_target="${PEVM_TARGET:-$pevm/target}"
 fixtures="$(pwd)/../shared/fixtures/mainnet"
-for b in bal-replay bal-dump; do
-    [ -x "$bin/$b" ] || { echo "no $bin/$b: cargo build --profile measure -p bal-replay -p bal-dump" >&2; exit 1; }
-done
-bench="$(find "$pevm_target/release/deps" -maxdepth 1 -type f -executable -name 'mainnet-*' \
-    -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -n 1 | cut -d' ' -f2-)"
+. scripts/peer-pevm/common.sh
+need_our_binaries "$bin"
+bench="$(newest_bench "$pevm_target")"
 [ -n "$bench" ] || { echo "no pevm mainnet bench under $pevm_target/release/deps (cargo bench --no-run -p pevm --bench mainnet)" >&2; exit 1; }
 data="$pevm/data/ethereum"
 for f in bytecodes.bincode.gz block_hashes.bincode; do
@@ -53,7 +51,7 @@ for b in bal-replay bal-dump; do strip -o "$pack/bin/$b" "$bin/$b" && touch -r "
 cp -p "$bench" "$pack/pevm/target/release/deps/"
 cp "$pevm/Cargo.lock" "$pack/pevm/"
 cp "$data/bytecodes.bincode.gz" "$data/block_hashes.bincode" "$pack/pevm/data/ethereum/"
-blocks="$(comm -12 <(ls "$data/blocks" | sort) <(ls "$fixtures" | sort) | sort -n)"
+blocks="$(blocks_on_both_sides "$data" "$fixtures")"
 for n in $blocks; do cp -r "$data/blocks/$n" "$pack/pevm/data/ethereum/blocks/"; done
 echo "$commit" > "$pack/pevm-commit"
 echo "compressing $(du -sh "$pack" | cut -f1) (xz: about a minute on one core)" >&2

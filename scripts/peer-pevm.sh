@@ -61,12 +61,7 @@ disk="${DISK:-1}"
 warmup="${PEVM_WARMUP:-1}"
 measure="${PEVM_MEASURE:-3}"
 
-# The newest mainnet bench binary cargo left in a target dir (criterion's harness: a filter and its
-# options).
-newest_bench() {
-    find "$1/release/deps" -maxdepth 1 -type f -executable -name 'mainnet-*' \
-        -printf '%T@ %p\n' 2>/dev/null | sort -rn | head -n 1 | cut -d' ' -f2-
-}
+. scripts/peer-pevm/common.sh
 pevm_bench="$(newest_bench "$pevm_target")"
 native_bench=""
 if [ -n "${PEVM_NATIVE_TARGET:-}" ]; then
@@ -82,9 +77,7 @@ fi
     echo "$pevm/data/ethereum/bytecodes.bincode.gz is missing (a full git clone has it; docs/peer-pevm.md says how it was rebuilt from our fixtures where a snapshot lacked it)" >&2
     exit 1
 }
-for b in bal-replay bal-dump; do
-    [ -x "$bin/$b" ] || { echo "no $bin/$b: cargo build --profile measure -p bal-replay -p bal-dump" >&2; exit 1; }
-done
+need_our_binaries "$bin"
 native_bin=""
 if [ -n "${NATIVE_BIN:-}" ]; then
     native_bin="$(cd "$NATIVE_BIN" && pwd)"
@@ -95,7 +88,7 @@ pin=()
 command -v taskset >/dev/null && pin=(taskset -c "0-$((workers - 1))")
 
 if [ -z "${BLOCKS:-}" ]; then
-    BLOCKS="$(comm -12 <(ls "$pevm/data/ethereum/blocks" | sort) <(ls "$fixtures" | sort) | sort -n | tr '\n' ' ')"
+    BLOCKS="$(blocks_on_both_sides "$pevm/data/ethereum" "$fixtures" | tr '\n' ' ')"
 fi
 
 # The revm versions a Cargo.lock pins (two engines on revm need not be on the same one).
