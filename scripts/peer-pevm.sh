@@ -160,8 +160,20 @@ for n in $BLOCKS; do
 done
 
 python3 scripts/peer_pevm_table.py "$work" "$workers"
-# The page, written whole: this script is its only writer.
-python3 scripts/peer_pevm_table.py --page "$work" "$workers" > docs/peer-pevm.md.partial
+# The page, written whole from raw outputs (never by hand). Its sections of races at more workers
+# (studies under ../shared) are computed again from their raw outputs; one whose outputs are not on
+# this machine is left out, and said so.
+studies=()
+if [ -e docs/peer-pevm.md ]; then
+    while IFS= read -r s; do
+        if [ -d "$s" ]; then
+            studies+=("$s")
+        else
+            echo "docs/peer-pevm.md: its section of $s left out: $s is not on this machine" >&2
+        fi
+    done < <(python3 scripts/peer_pevm_table.py --studies docs/peer-pevm.md)
+fi
+python3 scripts/peer_pevm_table.py --page "$work" "$workers" ${studies[@]+"${studies[@]}"} > docs/peer-pevm.md.partial
 mv docs/peer-pevm.md.partial docs/peer-pevm.md
 echo "wrote docs/peer-pevm.md" >&2
 echo "inputs and raw outputs in $work" >&2
