@@ -11,8 +11,9 @@ use std::{
 /// A throwaway copy of a RocksDB flat state, for one run that must leave the state as it was
 /// (`run --rewind`, each run of a bench).
 ///
-/// The copy is a RocksDB checkpoint (table files hard-linked, so no data is copied) of the state,
-/// into a directory this process creates fresh beside the state: on the
+/// The copy is a RocksDB checkpoint (table files hard-linked, so no data is copied) of the state
+/// opened read-only, so the state is never written (`bench` and `study` promise as much), into a
+/// directory this process creates fresh beside the state: on the
 /// state's filesystem, so the hard links work, and under a unique name, so two runs (over
 /// `state.v1` and `state.v2`, or twice over one state) never share it. Dropping it removes that
 /// directory and nothing else: no path this process did not create is ever deleted, whatever the
@@ -48,8 +49,6 @@ pub enum ScratchError {
         path: String,
         /// How long the copy waited.
         waited_s: u64,
-        /// RocksDB's refusal.
-        source: StateError,
     },
     /// Opening the state or taking its checkpoint failed.
     #[error(transparent)]
@@ -65,10 +64,12 @@ const HELD_ELSEWHERE_POLL: Duration = Duration::from_millis(25);
 
 impl ScratchState {
     /// Checkpoints the RocksDB state at `state` into a fresh directory next to it, named after the
-    /// state and `purpose`. The state's contents are never written; its memtables are flushed.
+    /// state and `purpose`. The state is only read: opened read-only, its table files hard-linked,
+    /// its manifest and write-ahead log copied.
     ///
-    /// Copies of one state are taken one at a time, by any number of runs and processes: each
-    /// waits its turn (see [`Turn`]) instead of failing on RocksDB's lock.
+    /// Any number of runs and processes may copy one state at once; each waits for a handle that
+    /// holds the state open read-write (whose flushes and compactions would change the files
+    /// under the copy).
     pub fn checkpoint_of(state: &Path, purpose: &str) -> Result<Self, ScratchError> {
         Self::checkpoint_waiting(state, purpose, HELD_ELSEWHERE_WAIT)
     }
@@ -96,10 +97,6 @@ impl ScratchState {
                 ),
             ));
         };
-        let turn = Turn::take(&state).map_err(|e| err(&state, e))?;
-        // Opened read-write, yet never written to (no commit, no meta): a checkpoint of a
-        // read-only open would silently miss the commits still only in the write-ahead log, so
-        // the checkpoint flushes them into table files first. The contents stay the same.
         let pristine = open_when_free(&state, wait)?;
         let prefix = format!("{}.{purpose}-", name.to_string_lossy());
         // `tempdir_in` creates the directory itself (mkdir, which fails rather than reuse an
@@ -110,10 +107,8 @@ impl ScratchState {
             .map_err(|e| err(parent, e))?;
         let db = dir.path().join("state");
         // RocksDB creates `db` itself and refuses an existing path.
-        pristine.checkpoint(&db)?;
-        // The state is closed before the next copy's turn begins.
+        read_only_checkpoint(&pristine, &db)?;
         drop(pristine);
-        drop(turn);
         Ok(Self { dir, db })
     }
 
@@ -128,58 +123,89 @@ impl ScratchState {
     }
 }
 
-/// One scratch copy's turn at a state: an exclusive `flock` of the state's directory, held while
-/// the state is open read-write for the checkpoint and released on drop (or when the process
-/// dies). RocksDB lets one handle open a state read-write and fails the next at once ("LOCK:
-/// Resource temporarily unavailable"), so two runs over one state (two benches, a `study` or a
-/// `run --rewind` beside a bench) would lose one of them; taking turns makes the later one wait
-/// the moment the first needs. The lock is on the directory itself, so nothing is created in
-/// the user's state, and it is not RocksDB's `LOCK` file, whose `fcntl` lock closing any other
-/// descriptor of that file in this process would silently drop.
-struct Turn {
-    /// The locked directory; none where the filesystem has no `flock`.
-    _dir: Option<File>,
-}
-
-impl Turn {
-    /// Waits for the turn at `state` (a directory).
-    fn take(state: &Path) -> std::io::Result<Self> {
-        let dir = File::open(state)?;
-        match dir.lock() {
-            Ok(()) => Ok(Self { _dir: Some(dir) }),
-            // A filesystem without `flock` (some network mounts): without turns, the copy still
-            // waits for the state in `open_when_free`, only without a queue.
-            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => Ok(Self { _dir: None }),
-            Err(e) => Err(e),
-        }
-    }
-}
-
-/// The state opened read-write for a checkpoint, once no other handle holds it: a handle outside
-/// these copies (a `run` without `--rewind`, an import) is waited for up to `wait`, then the
-/// copy is refused naming the state.
+/// The state opened read-only for a checkpoint, once no handle holds it read-write: a handle
+/// outside these copies (a `run` without `--rewind`, an import) is waited for up to `wait`, then
+/// the copy is refused naming the state. A read-only open writes nothing (no `LOCK` taken, no
+/// `LOG`, no flush, no new manifest or OPTIONS file), so the state's files stay as they were.
 fn open_when_free(state: &Path, wait: Duration) -> Result<RocksStore, ScratchError> {
     let options = RocksOptions {
-        // Nothing is read through it: a checkpoint only flushes, lists and links files.
+        // Nothing is read through it: a checkpoint only lists and links files.
         block_cache_bytes: 1 << 20,
+        read_only: true,
         ..RocksOptions::default()
     };
+    let lock = state.join("LOCK");
     let start = Instant::now();
-    loop {
-        match RocksStore::open(state, &options) {
-            Err(e) if e.is_held_elsewhere() && start.elapsed() < wait => {
-                std::thread::sleep(HELD_ELSEWHERE_POLL);
-            }
-            Err(e) if e.is_held_elsewhere() => {
-                return Err(ScratchError::InUse {
-                    path: state.display().to_string(),
-                    waited_s: start.elapsed().as_secs(),
-                    source: e,
-                });
-            }
-            other => return other.map_err(Into::into),
+    while lock_is_held(&lock) {
+        if start.elapsed() >= wait {
+            return Err(ScratchError::InUse {
+                path: state.display().to_string(),
+                waited_s: start.elapsed().as_secs(),
+            });
+        }
+        std::thread::sleep(HELD_ELSEWHERE_POLL);
+    }
+    Ok(RocksStore::open(state, &options)?)
+}
+
+/// RocksDB's checkpoint of a read-only store, with the write-ahead logs it leaves out. A
+/// read-only handle has replayed the logs into memory but cannot flush them, and RocksDB's
+/// checkpoint only takes logs the handle itself writes, so the commits still only in the logs
+/// would be silently missing: they are copied beside the checkpoint's manifest, whose recorded
+/// log number tells the copy's read-write open which to replay. Copied, not linked: a read-write
+/// open of the copy may rewrite its logs, which must never reach the state's.
+fn read_only_checkpoint(store: &RocksStore, dst: &Path) -> Result<(), ScratchError> {
+    let src = store.path();
+    rocksdb::checkpoint::Checkpoint::new(store.db())
+        .and_then(|c| c.create_checkpoint(dst))
+        .map_err(|source| StateError::Checkpoint {
+            path: dst.to_path_buf(),
+            source: source.into(),
+        })?;
+    let io = |path: &Path, source| ScratchError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    for entry in std::fs::read_dir(src).map_err(|e| io(src, e))? {
+        let entry = entry.map_err(|e| io(src, e))?;
+        let name = entry.file_name();
+        let is_log = name
+            .to_str()
+            .and_then(|n| n.strip_suffix(".log"))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        let to = dst.join(&name);
+        if is_log && !to.exists() {
+            // Not `fs::copy`, which would give the copy the state's permissions: a read-only
+            // state's log would be a log the copy's own open could not rewrite.
+            let mut from = File::open(entry.path()).map_err(|e| io(&entry.path(), e))?;
+            let mut into = File::create_new(&to).map_err(|e| io(&to, e))?;
+            std::io::copy(&mut from, &mut into).map_err(|e| io(&to, e))?;
         }
     }
+    Ok(())
+}
+
+/// Whether a process (this one included) holds the `fcntl` lock RocksDB takes on a state's
+/// `LOCK` file when it opens the state read-write, as `/proc/locks` lists it (device and inode).
+/// Read from there rather than asked with `fcntl` on the file: this process closing a descriptor
+/// of `LOCK` would drop a lock a handle of its own holds. Where `/proc/locks` cannot be read (not
+/// Linux), or the state has no `LOCK` file, no holder is known and none is waited for.
+fn lock_is_held(lock: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let (Ok(meta), Ok(locks)) = (
+        std::fs::metadata(lock),
+        std::fs::read_to_string("/proc/locks"),
+    ) else {
+        return false;
+    };
+    let dev = meta.dev();
+    // glibc's `major` and `minor`; /proc/locks prints them in hex, the inode in decimal.
+    let major = ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff);
+    let minor = (dev & 0xff) | ((dev >> 12) & !0xff);
+    let id = format!("{major:02x}:{minor:02x}:{}", meta.ino());
+    locks
+        .lines()
+        .any(|line| line.split_whitespace().any(|field| field == id))
 }
 
 #[cfg(test)]
@@ -323,6 +349,45 @@ mod tests {
         }
         assert!(start.elapsed() >= Duration::from_millis(200));
         assert_eq!(names(parent.path()), BTreeSet::from(["state".to_owned()]));
+    }
+
+    /// Taking a copy of a state whose last commit is only in its write-ahead log reads the state
+    /// and nothing more: every file keeps its contents and modification time, none is added (the
+    /// read-write open it took before flushed the log into a new table file and rewrote the
+    /// manifest, OPTIONS and LOG), and the copy holds the commit.
+    #[test]
+    fn a_copy_leaves_every_file_of_the_state_as_it_was() {
+        let parent = tempfile::tempdir().unwrap();
+        let state = parent.path().join("state");
+        state_with_a_commit(&state);
+        let files = || -> Vec<(String, std::time::SystemTime, Vec<u8>)> {
+            let mut files: Vec<_> = std::fs::read_dir(&state)
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (
+                        e.file_name().to_string_lossy().into_owned(),
+                        e.metadata().unwrap().modified().unwrap(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            files.sort();
+            files
+        };
+        let before = files();
+        assert!(
+            before
+                .iter()
+                .any(|(name, _, bytes)| name.ends_with(".log") && !bytes.is_empty())
+        );
+
+        let copy = ScratchState::checkpoint_of(&state, "bench-run").unwrap();
+        let store = RocksStore::open(copy.path(), &RocksOptions::default()).unwrap();
+        assert_eq!(store.applied_block().unwrap(), Some(4));
+        store.commit(&StateChanges::default(), 5).unwrap();
+        drop((store, copy));
+        assert_eq!(files(), before);
     }
 
     /// A missing state is an error naming it, and nothing is created.

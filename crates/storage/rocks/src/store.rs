@@ -322,6 +322,48 @@ fn open_db(
     Ok((db, opts.statistics.then_some(db_opts)))
 }
 
+/// Refuses `path` unless it holds a RocksDB database with this crate's column families, reading
+/// only its directory, `CURRENT` and manifest. Without it RocksDB's read-write open of a wrong
+/// `--state` takes its `LOCK` and writes its `LOG` into the user's directory (and creates a
+/// missing path) before it fails; the metadata ([`RocksStore::open`]) is checked once open.
+fn check_is_state(path: &Path) -> Result<(), StateError> {
+    let not_a_state = |reason: &str| StateError::NotAState {
+        path: path.to_path_buf(),
+        reason: reason.to_owned(),
+    };
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err(not_a_state("it is a file, not a directory")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(not_a_state("it does not exist"));
+        }
+        Err(source) => {
+            return Err(StateError::Io {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    }
+    if !path.join("CURRENT").is_file() {
+        return Err(not_a_state(
+            "the directory holds no RocksDB database (no CURRENT file)",
+        ));
+    }
+    let families = DB::list_cf(&Options::default(), path).map_err(|source| StateError::Open {
+        path: path.to_path_buf(),
+        source: source.into(),
+    })?;
+    match cf::ALL
+        .iter()
+        .find(|name| !families.iter().any(|f| f == *name))
+    {
+        Some(missing) => Err(not_a_state(&format!(
+            "its RocksDB database has no `{missing}` column family (not made by bal-replay)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 pub(crate) fn hex_key(key: &[u8]) -> String {
     hex::encode_prefixed(key)
 }
@@ -382,6 +424,9 @@ impl RocksStore {
         // Logs, once per process, whether multi-gets will read through io_uring.
         crate::io_uring::read_path();
         let create = opts.create_if_missing && !opts.read_only;
+        if !create {
+            check_is_state(path)?;
+        }
         // Files a commit flushes keep the layout the state was made with.
         let opts = &RocksOptions {
             table_layout: TableLayout::of_state(path).unwrap_or(opts.table_layout),

@@ -371,8 +371,13 @@ fn create_and_open_refuse_foreign_directories() {
     let missing = dir.path().join("missing");
     assert!(matches!(
         RocksStore::open(&missing, &small_opts()),
-        Err(StateError::Open { .. })
+        Err(StateError::NotAState { .. })
     ));
+    assert!(
+        !missing.exists(),
+        "a refused open created {}",
+        missing.display()
+    );
     let created = RocksStore::open(
         &missing,
         &RocksOptions {
@@ -389,6 +394,67 @@ fn create_and_open_refuse_foreign_directories() {
             .key_scheme(),
         KeyScheme::Plain
     );
+}
+
+/// A path that is no flat state (a user's directory, a file, another program's RocksDB database)
+/// is refused by name before RocksDB opens it, read-only or read-write, and is left exactly as it
+/// was: no `LOCK`, no `LOG`, no file created.
+#[test]
+fn open_refuses_what_is_not_a_state_and_writes_nothing_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let user = dir.path().join("photos");
+    std::fs::create_dir(&user).unwrap();
+    std::fs::write(user.join("cat.jpg"), b"x").unwrap();
+    let file = dir.path().join("notes.txt");
+    std::fs::write(&file, b"mine").unwrap();
+    let foreign = dir.path().join("foreign");
+    let other_program = rocksdb::DB::open_default(&foreign).unwrap();
+    other_program.put(b"k", b"v").unwrap();
+    drop(other_program);
+    let listing = |path: &std::path::Path| -> Vec<(String, Vec<u8>)> {
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    std::fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        entries.sort();
+        entries
+    };
+    let (user_before, foreign_before) = (listing(&user), listing(&foreign));
+    let cases = [
+        (
+            &user,
+            "the directory holds no RocksDB database (no CURRENT file)",
+        ),
+        (&file, "it is a file, not a directory"),
+        (
+            &foreign,
+            "its RocksDB database has no `accounts` column family (not made by bal-replay)",
+        ),
+    ];
+    for (path, why) in cases {
+        for read_only in [false, true] {
+            let opts = RocksOptions {
+                read_only,
+                ..small_opts()
+            };
+            match RocksStore::open(path, &opts) {
+                Err(e @ StateError::NotAState { .. }) => assert_eq!(
+                    e.to_string(),
+                    format!("{} is not a flat state: {why}", path.display())
+                ),
+                other => panic!("{}: expected NotAState, got {other:?}", path.display()),
+            }
+        }
+    }
+    assert_eq!(listing(&user), user_before);
+    assert_eq!(listing(&foreign), foreign_before);
+    assert_eq!(std::fs::read(&file).unwrap(), b"mine");
 }
 
 #[test]

@@ -26,6 +26,16 @@ pub enum StateError {
         #[source]
         source: BackendError,
     },
+    /// The path given as a state is not one (missing, a file, a directory without a RocksDB
+    /// database, another program's database): refused before RocksDB opens it, so nothing is
+    /// created or written there.
+    #[error("{} is not a flat state: {reason}", path.display())]
+    NotAState {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead.
+        reason: String,
+    },
     /// A file-system operation on the store's directory failed.
     #[error("cannot access {}", path.display())]
     Io {
