@@ -19,7 +19,7 @@ use std::{
     collections::{BTreeMap, BTreeSet},
     fs::{self, File},
     io::{BufReader, BufWriter, Write},
-    path::PathBuf,
+    path::{Path, PathBuf},
 };
 
 use alloy_primitives::{B256, Bytes, keccak256};
@@ -38,11 +38,23 @@ fn main() {
             .unwrap_or_else(|| "../../data/ethereum/bytecodes.bincode.gz".to_string()),
     );
 
-    // Code hash -> code, over every fixture's pre-state (the same map `fetch` writes: a BTreeMap,
-    // so the file is the same for the same fixtures).
+    let (bytecodes, blocks) = codes_of_fixtures(&fixtures);
+    write_codes(&bytecodes, &out);
+    println!(
+        "{} codes from {blocks} blocks in {} -> {}",
+        bytecodes.len(),
+        fixtures.display(),
+        out.display()
+    );
+    report_pevm_blocks(&bytecodes);
+}
+
+/// Code hash -> code, over every fixture's pre-state (the same map `fetch` writes: a BTreeMap,
+/// so the file is the same for the same fixtures), and the number of fixture blocks read.
+fn codes_of_fixtures(fixtures: &Path) -> (BTreeMap<B256, EvmCode>, usize) {
     let mut bytecodes = BTreeMap::<B256, EvmCode>::new();
     let mut blocks = 0;
-    let mut dirs: Vec<_> = fs::read_dir(&fixtures)
+    let mut dirs: Vec<_> = fs::read_dir(fixtures)
         .unwrap_or_else(|e| panic!("{}: {e}", fixtures.display()))
         .map(|entry| entry.unwrap().path())
         .filter(|path| path.join("pre_state.json").is_file())
@@ -71,25 +83,26 @@ fn main() {
         }
         blocks += 1;
     }
+    (bytecodes, blocks)
+}
 
+/// Writes the map as pevm's `fetch` does: bincode (standard config, serde) inside gzip.
+fn write_codes(bytecodes: &BTreeMap<B256, EvmCode>, out: &Path) {
     if let Some(parent) = out.parent() {
         fs::create_dir_all(parent).unwrap();
     }
     let mut writer = GzEncoder::new(
-        BufWriter::new(File::create(&out).unwrap()),
+        BufWriter::new(File::create(out).unwrap()),
         Compression::default(),
     );
-    bincode::serde::encode_into_std_write(&bytecodes, &mut writer, bincode::config::standard())
+    bincode::serde::encode_into_std_write(bytecodes, &mut writer, bincode::config::standard())
         .unwrap();
     writer.finish().unwrap().flush().unwrap();
-    println!(
-        "{} codes from {blocks} blocks in {} -> {}",
-        bytecodes.len(),
-        fixtures.display(),
-        out.display()
-    );
+}
 
-    // Which of pevm's blocks have all their codes now.
+/// Prints which of pevm's blocks have all their codes in the map (only those can be executed
+/// from disk).
+fn report_pevm_blocks(bytecodes: &BTreeMap<B256, EvmCode>) {
     let pevm_blocks = PathBuf::from("../../data/ethereum/blocks");
     let Ok(entries) = fs::read_dir(&pevm_blocks) else {
         return;
@@ -100,12 +113,11 @@ fn main() {
     numbers.sort();
     let (mut complete, mut incomplete) = (Vec::new(), Vec::new());
     for number in numbers {
-        let pre_state: BTreeMap<String, serde_json::Value> = serde_json::from_reader(
-            BufReader::new(
+        let pre_state: BTreeMap<String, serde_json::Value> =
+            serde_json::from_reader(BufReader::new(
                 File::open(pevm_blocks.join(number.to_string()).join("pre_state.json")).unwrap(),
-            ),
-        )
-        .unwrap();
+            ))
+            .unwrap();
         let missing = pre_state
             .values()
             .filter_map(|account| account.get("code_hash")?.as_str()?.parse::<B256>().ok())

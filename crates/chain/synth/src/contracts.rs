@@ -315,25 +315,21 @@ fn revert_block(a: &mut Assembler, revert: Label) {
     a.bind(revert).push(0).push(0).op(op::REVERT);
 }
 
+/// The memory variables of an [`erc20`] call: the parties and the amount a call moves.
+mod erc20_vars {
+    pub(super) const FROM: u64 = super::VAR0;
+    pub(super) const TO: u64 = super::VAR1;
+    pub(super) const AMOUNT: u64 = super::VAR2;
+}
+
 /// An ERC-20 token in the manner of USDC: `transfer`, `transferFrom`, `approve`, `balanceOf`.
 ///
 /// Every state-changing call checks the paused flag and that no party is blacklisted, then
 /// reverts on insufficient balance or allowance. An allowance of `2^256 - 1` is unlimited and
 /// never decremented (as in OpenZeppelin), so genesis can approve the router once for all swaps.
 pub fn erc20() -> Bytes {
-    const FROM: u64 = VAR0;
-    const TO: u64 = VAR1;
-    const AMOUNT: u64 = VAR2;
-    use erc20_layout::{ALLOWANCES, BALANCES};
-    let from = |a: &mut Assembler| {
-        a.load(FROM);
-    };
-    let to = |a: &mut Assembler| {
-        a.load(TO);
-    };
-    let caller = |a: &mut Assembler| {
-        a.op(op::CALLER);
-    };
+    use erc20_layout::BALANCES;
+    use erc20_vars::{AMOUNT, FROM, TO};
 
     let mut a = Assembler::new();
     let revert = a.new_label();
@@ -341,7 +337,6 @@ pub fn erc20() -> Bytes {
     let transfer_from = a.new_label();
     let approve = a.new_label();
     let balance_of = a.new_label();
-    let unlimited = a.new_label();
     let do_move = a.new_label();
 
     a.dispatch(
@@ -362,10 +357,34 @@ pub fn erc20() -> Bytes {
     a.arg(1).store(AMOUNT);
     a.jump(do_move);
 
-    // transferFrom(from, to, amount): spend the caller's allowance, then move.
     a.bind(transfer_from);
-    require_not_paused(&mut a, revert);
-    require_not_blacklisted(&mut a, caller, revert);
+    erc20_transfer_from(&mut a, do_move, revert);
+
+    a.bind(approve);
+    erc20_approve(&mut a, revert);
+
+    // balanceOf(owner)
+    a.bind(balance_of);
+    a.addr_arg(0).mapping(BALANCES).op(op::SLOAD);
+    a.push(0).op(op::MSTORE).push(0x20).push(0).op(op::RETURN);
+
+    a.bind(do_move);
+    erc20_move(&mut a, revert);
+
+    revert_block(&mut a, revert);
+    a.finish()
+}
+
+/// `transferFrom(from, to, amount)`: spends the caller's allowance, then jumps to `do_move`.
+fn erc20_transfer_from(a: &mut Assembler, do_move: Label, revert: Label) {
+    use erc20_layout::ALLOWANCES;
+    use erc20_vars::{AMOUNT, FROM, TO};
+    let caller = |a: &mut Assembler| {
+        a.op(op::CALLER);
+    };
+    let unlimited = a.new_label();
+    require_not_paused(a, revert);
+    require_not_blacklisted(a, caller, revert);
     a.addr_arg(0).store(FROM);
     a.addr_arg(1).store(TO);
     a.arg(2).store(AMOUNT);
@@ -380,14 +399,23 @@ pub fn erc20() -> Bytes {
     a.op(op::SWAP1).op(op::SSTORE);
     a.jump(do_move);
     a.bind(unlimited).op(op::POP).op(op::POP).jump(do_move);
+}
 
-    // approve(spender, amount)
-    a.bind(approve);
-    require_not_paused(&mut a, revert);
+/// `approve(spender, amount)`: sets the caller's allowance, logs `Approval`, returns true.
+fn erc20_approve(a: &mut Assembler, revert: Label) {
+    use erc20_layout::ALLOWANCES;
+    use erc20_vars::{AMOUNT, TO};
+    let caller = |a: &mut Assembler| {
+        a.op(op::CALLER);
+    };
+    let to = |a: &mut Assembler| {
+        a.load(TO);
+    };
+    require_not_paused(a, revert);
     a.addr_arg(0).store(TO);
     a.arg(1).store(AMOUNT);
-    require_not_blacklisted(&mut a, caller, revert);
-    require_not_blacklisted(&mut a, to, revert);
+    require_not_blacklisted(a, caller, revert);
+    require_not_blacklisted(a, to, revert);
     a.op(op::CALLER)
         .mapping(ALLOWANCES)
         .push(0x20)
@@ -402,17 +430,21 @@ pub fn erc20() -> Bytes {
         .push(AMOUNT)
         .op(op::LOG3);
     a.return_true();
+}
 
-    // balanceOf(owner)
-    a.bind(balance_of);
-    a.addr_arg(0).mapping(BALANCES).op(op::SLOAD);
-    a.push(0).op(op::MSTORE).push(0x20).push(0).op(op::RETURN);
-
-    // Moves AMOUNT from FROM to TO, logs Transfer, returns true. Reading the recipient's balance
-    // after writing the sender's makes a self-transfer come out right.
-    a.bind(do_move);
-    require_not_blacklisted(&mut a, from, revert);
-    require_not_blacklisted(&mut a, to, revert);
+/// Moves AMOUNT from FROM to TO, logs `Transfer`, returns true. Reading the recipient's balance
+/// after writing the sender's makes a self-transfer come out right.
+fn erc20_move(a: &mut Assembler, revert: Label) {
+    use erc20_layout::BALANCES;
+    use erc20_vars::{AMOUNT, FROM, TO};
+    let from = |a: &mut Assembler| {
+        a.load(FROM);
+    };
+    let to = |a: &mut Assembler| {
+        a.load(TO);
+    };
+    require_not_blacklisted(a, from, revert);
+    require_not_blacklisted(a, to, revert);
     a.load(FROM).mapping(BALANCES); // [from_slot]
     a.op(op::DUP1).op(op::SLOAD); // [from_slot, balance]
     a.op(op::DUP1).load(AMOUNT).op(op::GT).jumpi(revert); // amount > balance
@@ -435,9 +467,6 @@ pub fn erc20() -> Bytes {
         .push(AMOUNT)
         .op(op::LOG3);
     a.return_true();
-
-    revert_block(&mut a, revert);
-    a.finish()
 }
 
 /// Rounds of price arithmetic a [`pair`]'s swap runs (about 190 gas each: a `KECCAK256` of two
@@ -452,6 +481,22 @@ fn swap_math_modulus() -> U256 {
     (U256::from(1) << 255) - U256::from(19)
 }
 
+/// The memory variables of a [`pair`]'s swap.
+mod pair_vars {
+    pub(super) const TOKEN_IN: u64 = super::VAR0;
+    pub(super) const TO: u64 = super::VAR1;
+    pub(super) const TOKEN_OUT: u64 = super::VAR2;
+    pub(super) const RIN_SLOT: u64 = super::VAR3;
+    pub(super) const ROUT_SLOT: u64 = super::VAR4;
+    pub(super) const RIN: u64 = super::VAR5;
+    pub(super) const ROUT: u64 = super::VAR6;
+    pub(super) const BAL: u64 = super::VAR7;
+    pub(super) const AMOUNT_IN: u64 = super::VAR8;
+    pub(super) const AMOUNT_OUT: u64 = super::VAR9;
+    pub(super) const ACC: u64 = super::VAR10;
+    pub(super) const ROUND: u64 = super::VAR11;
+}
+
 /// A constant-product AMM pair of two tokens: `swap(tokenIn, to)`.
 ///
 /// Like a Uniswap V2 pair, it takes as input whatever `tokenIn` balance it holds above its reserve
@@ -459,31 +504,33 @@ fn swap_math_modulus() -> U256 {
 /// `out = in * 997 * reserveOut / (reserveIn * 1000 + in * 997)` of the other token to `to`,
 /// updates both reserves and logs `Swap(caller, to, in, out)`. Returns `out`.
 pub fn pair() -> Bytes {
-    const TOKEN_IN: u64 = VAR0;
-    const TO: u64 = VAR1;
-    const TOKEN_OUT: u64 = VAR2;
-    const RIN_SLOT: u64 = VAR3;
-    const ROUT_SLOT: u64 = VAR4;
-    const RIN: u64 = VAR5;
-    const ROUT: u64 = VAR6;
-    const BAL: u64 = VAR7;
-    const AMOUNT_IN: u64 = VAR8;
-    const AMOUNT_OUT: u64 = VAR9;
-    const ACC: u64 = VAR10;
-    const ROUND: u64 = VAR11;
-    use pair_layout::*;
+    use pair_vars::{TO, TOKEN_IN};
 
     let mut a = Assembler::new();
     let revert = a.new_label();
     let swap = a.new_label();
-    let in_is_token0 = a.new_label();
-    let priced = a.new_label();
 
     a.dispatch(&[(sel_swap(), swap)], revert);
 
     a.bind(swap);
     a.addr_arg(0).store(TOKEN_IN);
     a.addr_arg(1).store(TO);
+    pair_pick_side(&mut a, revert);
+    pair_price(&mut a, revert);
+    pair_swap_math(&mut a);
+    pair_pay_out(&mut a, revert);
+
+    revert_block(&mut a, revert);
+    a.finish()
+}
+
+/// Sets TOKEN_OUT and the reserve slots from which of the pair's tokens TOKEN_IN is; reverts if
+/// it is neither.
+fn pair_pick_side(a: &mut Assembler, revert: Label) {
+    use pair_layout::*;
+    use pair_vars::{RIN_SLOT, ROUT_SLOT, TOKEN_IN, TOKEN_OUT};
+    let in_is_token0 = a.new_label();
+    let picked = a.new_label();
     a.push(TOKEN0).op(op::SLOAD).push(TOKEN1).op(op::SLOAD); // [t0, t1]
     a.op(op::DUP2).load(TOKEN_IN).op(op::EQ).jumpi(in_is_token0);
     a.op(op::DUP1)
@@ -495,13 +542,18 @@ pub fn pair() -> Bytes {
     a.op(op::POP).store(TOKEN_OUT);
     a.push(RESERVE1).store(RIN_SLOT);
     a.push(RESERVE0).store(ROUT_SLOT);
-    a.jump(priced);
+    a.jump(picked);
     a.bind(in_is_token0); // [t0, t1]
     a.store(TOKEN_OUT).op(op::POP);
     a.push(RESERVE0).store(RIN_SLOT);
     a.push(RESERVE1).store(ROUT_SLOT);
+    a.bind(picked);
+}
 
-    a.bind(priced);
+/// Reads the reserves and the pair's TOKEN_IN balance (by `STATICCALL`), and sets AMOUNT_IN and
+/// the non-zero AMOUNT_OUT of the constant-product formula.
+fn pair_price(a: &mut Assembler, revert: Label) {
+    use pair_vars::{AMOUNT_IN, AMOUNT_OUT, BAL, RIN, RIN_SLOT, ROUT, ROUT_SLOT, TOKEN_IN};
     a.load(RIN_SLOT).op(op::SLOAD).store(RIN);
     a.load(ROUT_SLOT).op(op::SLOAD).store(ROUT);
     // BAL = tokenIn.balanceOf(this), by STATICCALL.
@@ -535,8 +587,12 @@ pub fn pair() -> Bytes {
     a.op(op::SWAP1).op(op::DIV); // [num / den]
     a.op(op::DUP1).op(op::ISZERO).jumpi(revert);
     a.store(AMOUNT_OUT);
-    // The price arithmetic: ACC = mulmod(keccak256(ACC, ROUND), ROUT | 1, P), SWAP_MATH_ROUNDS
-    // times, from ACC = AMOUNT_IN (its result is not used: the work is the point).
+}
+
+/// The price arithmetic: ACC = mulmod(keccak256(ACC, ROUND), ROUT | 1, P), [`SWAP_MATH_ROUNDS`]
+/// times, from ACC = AMOUNT_IN (its result is not used: the work is the point).
+fn pair_swap_math(a: &mut Assembler) {
+    use pair_vars::{ACC, AMOUNT_IN, ROUND, ROUT};
     let math = a.new_label();
     let math_done = a.new_label();
     a.load(AMOUNT_IN).store(ACC);
@@ -556,6 +612,11 @@ pub fn pair() -> Bytes {
     a.push(1).load(ROUND).op(op::SUB).store(ROUND);
     a.jump(math);
     a.bind(math_done);
+}
+
+/// Pays AMOUNT_OUT of TOKEN_OUT to TO, updates both reserves, logs `Swap` and returns AMOUNT_OUT.
+fn pair_pay_out(a: &mut Assembler, revert: Label) {
+    use pair_vars::{AMOUNT_IN, AMOUNT_OUT, BAL, RIN_SLOT, ROUT, ROUT_SLOT, TO, TOKEN_OUT};
     // tokenOut.transfer(to, AMOUNT_OUT)
     a.call_selector(SEL_TRANSFER);
     a.load(TO).call_arg(0);
@@ -578,9 +639,6 @@ pub fn pair() -> Bytes {
         .push(0)
         .op(op::LOG3);
     a.push(0x20).push(0x20).op(op::RETURN);
-
-    revert_block(&mut a, revert);
-    a.finish()
 }
 
 /// Router operation: swap `amount` of `token_in` on `pair` (pays the caller).
