@@ -7,11 +7,13 @@
 //! low enough that sums over a file's tasks fit in a `u64` and the model's simulation (one event
 //! per read) stays in proportion to the file.
 
-use crate::{BenchResult, RunResult};
+use crate::point_reads::{BenchDbReport, BenchDbResult, BenchDbRow};
+use crate::{BatchSample, BenchResult, DesignRatio, ReferenceThroughput, RunResult};
 use bal_replay_engine::{BatchProfile, PrefetchProfile, TaskProfile};
 use bal_replay_host::WorkerStartCost;
-use bal_replay_probe::CpuUse;
+use bal_replay_probe::{CpuUse, DiskEvidence};
 pub use bal_replay_results::FieldError;
+use bal_replay_results::bounds::{self as ranges, MAX_MGAS_PER_S, MIN_SECONDS};
 
 /// Gas one task can use. A transaction uses at most its gas limit: since Osaka (EIP-7825) at most
 /// 2^24, before it at most its block's gas limit, which mainnet has never raised past 60M. The
@@ -65,8 +67,8 @@ fn finite(field: impl Fn() -> String, value: f64, max: f64) -> Result<(), FieldE
     if !(value.is_finite() && (0.0..=max).contains(&value)) {
         return Err(FieldError::new(
             field(),
-            value,
-            format!("a number from 0 to {max}"),
+            ranges::short(value),
+            format!("a number from 0 to {}", ranges::short(max)),
         ));
     }
     Ok(())
@@ -75,7 +77,8 @@ fn finite(field: impl Fn() -> String, value: f64, max: f64) -> Result<(), FieldE
 /// Seconds of a run: up to [`MAX_DURATION_NS`] times [`MAX_THREADS`] (CPU summed over threads).
 const MAX_SECONDS: f64 = (MAX_DURATION_NS as f64 / 1e9) * MAX_THREADS as f64;
 
-/// Checks every number of `bench` that the projection and the study read.
+/// Checks every number of `bench`: those the projection and the study read, and those the
+/// report draws.
 pub fn check_bench(bench: &BenchResult) -> Result<(), FieldError> {
     if bench.cpus == 0 || bench.cpus as u64 > MAX_THREADS {
         return Err(FieldError::new(
@@ -84,11 +87,134 @@ pub fn check_bench(bench: &BenchResult) -> Result<(), FieldError> {
             format!("from 1 to {MAX_THREADS} CPUs"),
         ));
     }
+    ranges::count(|| "blocks".into(), bench.blocks)?;
+    for (name, value) in [
+        ("bal_sizes.full", bench.bal_sizes.full),
+        ("bal_sizes.batched", bench.bal_sizes.batched),
+        ("bal_sizes.parallel", bench.bal_sizes.parallel),
+    ] {
+        ranges::within(
+            || name.into(),
+            value,
+            (0.0, ranges::MAX_COUNT as f64),
+            "bytes of a block's BAL",
+        )?;
+    }
     if let Some(cost) = &bench.worker_start {
         check_worker_start(cost)?;
     }
     for (i, run) in bench.runs.iter().enumerate() {
         check_run(&format!("runs[{i}]"), run)?;
+    }
+    for (i, ratio) in bench.ratios_to_full.iter().enumerate() {
+        check_ratio(&format!("ratios_to_full[{i}]"), ratio)?;
+    }
+    Ok(())
+}
+
+fn check_ratio(at: &str, ratio: &DesignRatio) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    ranges::threads(|| field("threads"), ratio.threads as u64)?;
+    ranges::count(|| field("batch"), ratio.batch as u64)?;
+    for (name, value) in [
+        ("ratio.median", ratio.ratio.median),
+        ("ratio.low", ratio.ratio.low),
+        ("ratio.high", ratio.ratio.high),
+    ] {
+        ranges::ratio(|| field(name), value)?;
+    }
+    Ok(())
+}
+
+/// Checks every number of a `bench-db` result: each row's rates divide by its wall time.
+pub fn check_bench_db(result: &BenchDbResult) -> Result<(), FieldError> {
+    for (i, store) in result.stores.iter().enumerate() {
+        check_store(&format!("stores[{i}]"), store)?;
+    }
+    Ok(())
+}
+
+fn check_store(at: &str, store: &BenchDbReport) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    for (name, value) in [
+        ("sampled_accounts", store.sampled_accounts as u64),
+        ("sampled_slots", store.sampled_slots as u64),
+        ("total_accounts", store.total_accounts),
+        ("total_slots", store.total_slots),
+    ] {
+        ranges::count(|| field(name), value)?;
+    }
+    ranges::threads(|| field("cpus"), store.cpus as u64)?;
+    for (r, row) in store.rows.iter().enumerate() {
+        check_db_row(&field(&format!("rows[{r}]")), row)?;
+    }
+    Ok(())
+}
+
+fn check_db_row(at: &str, row: &BenchDbRow) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    ranges::threads(|| field("threads"), row.threads as u64)?;
+    for (name, value) in [
+        ("reads", Some(row.reads)),
+        ("account_reads", Some(row.account_reads)),
+        ("slot_reads", Some(row.slot_reads)),
+        ("found", Some(row.found)),
+        ("device_reads", row.device_reads),
+        ("multiget_keys", row.multiget_keys.map(|k| k as u64)),
+        ("read_syscalls", row.read_syscalls),
+    ] {
+        if let Some(value) = value {
+            ranges::count(|| field(name), value)?;
+        }
+    }
+    ranges::seconds(|| field("wall_s"), row.wall_s)?;
+    // A read takes at least a nanosecond of some thread's time.
+    let max_iops = 1e9 * MAX_THREADS as f64;
+    ranges::within(
+        || field("iops"),
+        row.iops,
+        (0.0, max_iops),
+        "reads a second",
+    )?;
+    ranges::within(
+        || field("avg_latency_us"),
+        row.avg_latency_us,
+        (0.0, ranges::MAX_SECONDS * 1e6),
+        "microseconds",
+    )?;
+    ranges::part_seconds(|| field("cpu_s"), row.cpu_s)?;
+    ranges::within(
+        || field("cpu_pct"),
+        row.cpu_pct,
+        (0.0, 100.0 * MAX_THREADS as f64),
+        "percent of one core",
+    )
+}
+
+/// Checks every number of a reference executor's result: its rates divide by its times.
+pub fn check_reference(result: &ReferenceThroughput) -> Result<(), FieldError> {
+    ranges::count(|| "blocks".into(), result.blocks)?;
+    ranges::count(|| "gas".into(), result.gas)?;
+    ranges::seconds(|| "memory_s".into(), result.memory_s)?;
+    ranges::seconds(|| "rocksdb_s".into(), result.rocksdb_s)?;
+    ranges::count(|| "warm_repeats".into(), result.warm_repeats as u64)?;
+    for (b, block) in result.per_block.iter().enumerate() {
+        let field = |name: &str| format!("per_block[{b}].{name}");
+        ranges::count(|| field("number"), block.number)?;
+        ranges::count(|| field("gas"), block.gas)?;
+        ranges::part_seconds(|| field("memory_first_s"), block.memory_first_s)?;
+        ranges::part_seconds(|| field("rocksdb_s"), block.rocksdb_s)?;
+        for (name, times) in [
+            ("memory_warm_s", &block.memory_warm_s),
+            (
+                "memory_warm_receipts_root_s",
+                &block.memory_warm_receipts_root_s,
+            ),
+        ] {
+            for (i, value) in times.iter().enumerate() {
+                ranges::part_seconds(|| field(&format!("{name}[{i}]")), *value)?;
+            }
+        }
     }
     Ok(())
 }
@@ -117,13 +243,32 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
             "at least 1 block per batch",
         ));
     }
-    let t = &run.timing;
+    if let Some(io_threads) = run.io_threads {
+        ranges::threads(|| field("io_threads"), io_threads as u64)?;
+    }
     for (name, value) in [
-        ("timing.exec_with_io_s", t.exec_with_io_s),
+        ("blocks", run.blocks),
+        ("txs", run.txs),
+        ("gas", run.gas),
+        ("cache.hits", run.cache.hits),
+        ("cache.misses", run.cache.misses),
+        ("cache.keys_prefetched", run.cache.keys_prefetched),
+        ("latency.read_p50_us", run.latency.read_p50_us),
+        ("latency.read_p99_us", run.latency.read_p99_us),
+        ("latency.tx_p50_us", run.latency.tx_p50_us),
+        ("latency.tx_p99_us", run.latency.tx_p99_us),
+    ] {
+        ranges::count(|| field(name), value)?;
+    }
+    let t = &run.timing;
+    // A run that replayed nothing (a state already at the dump's last block) took no execution
+    // time and measured no throughput: refused, never charted as 0 Mgas/s.
+    ranges::seconds(|| field("timing.exec_with_io_s"), t.exec_with_io_s)?;
+    ranges::seconds(|| field("timing.wall_s"), t.wall_s)?;
+    for (name, value) in [
         ("timing.prefetch_s", t.prefetch_s),
         ("timing.longest_txs_s", t.longest_txs_s),
         ("timing.commit_s", t.commit_s),
-        ("timing.wall_s", t.wall_s),
     ] {
         finite(|| field(name), value, MAX_SECONDS)?;
     }
@@ -134,8 +279,9 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
         ("throughput.mgas_per_s_min", p.mgas_per_s_min),
         ("throughput.mgas_per_s_max", p.mgas_per_s_max),
     ] {
-        finite(|| field(name), value, f64::MAX)?;
+        ranges::mgas_per_s(|| field(name), value)?;
     }
+    ranges::count(|| field("throughput.repeats"), p.repeats as u64)?;
     // Bootstrapped intervals resample these: as many as the repeats, each a real throughput.
     if run.repeat_mgas_per_s.len() > p.repeats.max(1) {
         return Err(FieldError::new(
@@ -145,21 +291,14 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
         ));
     }
     for (i, value) in run.repeat_mgas_per_s.iter().enumerate() {
-        finite(
-            || field(&format!("repeat_mgas_per_s[{i}]")),
-            *value,
-            f64::MAX,
-        )?;
+        ranges::mgas_per_s(|| field(&format!("repeat_mgas_per_s[{i}]")), *value)?;
     }
-    if let Some(per_key) = run.disk.device_reads_per_key {
-        finite(
-            || field("disk.device_reads_per_key"),
-            per_key,
-            MAX_DEVICE_READS_PER_KEY,
-        )?;
-    }
+    check_disk(&field("disk"), &run.disk)?;
     if let Some(cpu) = &run.cpu {
         check_cpu(&field("cpu"), cpu)?;
+    }
+    for (b, sample) in run.batches.iter().enumerate() {
+        check_sample(&field(&format!("batches[{b}]")), sample)?;
     }
     for (b, batch) in run.batch_profiles.iter().enumerate() {
         check_batch(&field(&format!("batch_profiles[{b}]")), batch)?;
@@ -167,7 +306,81 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
     Ok(())
 }
 
+fn check_disk(at: &str, disk: &DiskEvidence) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    for (name, value) in [
+        ("device_reads", disk.device_reads),
+        ("device_read_bytes", disk.device_read_bytes),
+        ("device_read_ms", disk.device_read_ms),
+        ("process_read_bytes", disk.process_read_bytes),
+        ("major_faults", disk.major_faults),
+        ("read_syscalls", disk.read_syscalls),
+        ("key_reads", Some(disk.key_reads)),
+        ("stored_key_reads", disk.stored_key_reads),
+        ("block_cache_hits", disk.block_cache_hits),
+        ("block_cache_misses", disk.block_cache_misses),
+        ("block_cache_data_misses", disk.block_cache_data_misses),
+    ] {
+        if let Some(value) = value {
+            ranges::count(|| field(name), value)?;
+        }
+    }
+    if let Some(per_key) = disk.device_reads_per_key {
+        finite(
+            || field("device_reads_per_key"),
+            per_key,
+            MAX_DEVICE_READS_PER_KEY,
+        )?;
+    }
+    if let Some(reached) = disk.residency.reached_device {
+        finite(|| field("residency.reached_device"), reached, 1.0)?;
+    }
+    Ok(())
+}
+
+/// A batch as the bench sampled it: its throughput is drawn over the run.
+fn check_sample(at: &str, sample: &BatchSample) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    for (name, value) in [
+        ("first_block", Some(sample.first_block)),
+        ("last_block", Some(sample.last_block)),
+        ("gas", Some(sample.gas)),
+        ("rss_bytes", sample.rss_bytes),
+        ("state_bytes", sample.state_bytes),
+    ] {
+        if let Some(value) = value {
+            ranges::count(|| field(name), value)?;
+        }
+    }
+    for (name, value) in [
+        ("exec_with_io_s", sample.exec_with_io_s),
+        ("prefetch_s", sample.prefetch_s),
+        ("end_s", sample.end_s),
+    ] {
+        finite(|| field(name), value, MAX_SECONDS)?;
+    }
+    // Its gas over its time: a batch with gas took some.
+    let rate = sample.mgas_per_s();
+    if !(rate.is_finite() && rate <= MAX_MGAS_PER_S) {
+        return Err(FieldError::new(
+            field("exec_with_io_s"),
+            ranges::short(sample.exec_with_io_s),
+            format!(
+                "the time of the batch's {} gas at {MAX_MGAS_PER_S:e} Mgas/s or slower",
+                sample.gas
+            ),
+        ));
+    }
+    Ok(())
+}
+
 fn check_cpu(at: &str, cpu: &CpuUse) -> Result<(), FieldError> {
+    ranges::within(
+        || format!("{at}.wall_s"),
+        cpu.wall_s,
+        (MIN_SECONDS, MAX_SECONDS),
+        "seconds of a run that took time",
+    )?;
     for (name, value) in [
         ("wall_s", cpu.wall_s),
         ("process_s", cpu.process_s),

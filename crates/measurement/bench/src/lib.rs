@@ -25,7 +25,7 @@ mod tables;
 
 pub use bal_replay_results::{
     OutputPathError, ResultReadError, VersionedResult, check_output_dir, check_output_file,
-    parse_result, read_result, schema_version, write_result_file,
+    parse_result, read_result, read_result_bytes, schema_version, write_result_file,
 };
 pub use interval::{
     DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS, median_of as median,
@@ -1278,6 +1278,11 @@ pub struct ReferenceBlock {
 impl VersionedResult for ReferenceThroughput {
     const KIND: &'static str = "reference executor result";
     const SCHEMA_VERSION: u32 = REFERENCE_SCHEMA_VERSION;
+
+    /// Its times, which its rates divide by, within [`bounds`].
+    fn check(&self) -> Result<(), bounds::FieldError> {
+        bounds::check_reference(self)
+    }
 }
 
 impl ReferenceThroughput {
@@ -1772,6 +1777,84 @@ mod tests {
         let golden =
             bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
         bal_replay_results::assert_golden(&golden, &bench_result(vec![grouped_run()]));
+    }
+
+    /// The golden bench result with `edit` applied to its JSON, read back: the error's text.
+    fn golden_bench_edited(edit: impl FnOnce(&mut serde_json::Value)) -> Result<(), String> {
+        let mut json = serde_json::to_value(bench_result(vec![grouped_run()])).unwrap();
+        edit(&mut json);
+        parse_result::<BenchResult>(Path::new("b.json"), &serde_json::to_vec(&json).unwrap())
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+
+    /// Numbers only a crafted file holds (a throughput of 1.7e308 kept the report's chart
+    /// spinning; one of 0 is a run that replayed nothing) are refused at load, naming the field.
+    #[test]
+    fn a_bench_result_with_numbers_no_run_records_is_refused_naming_the_field() {
+        golden_bench_edited(|_| {}).unwrap();
+        let mgas = "a number from 1e-6 to 1e7 (Mgas/s of a run that replayed gas)";
+        for (value, written) in [(1.7e308, "1.7e308"), (0.0, "0"), (-1.0, "-1")] {
+            let err =
+                golden_bench_edited(|j| j["runs"][0]["throughput"]["mgas_per_s"] = value.into())
+                    .unwrap_err();
+            assert_eq!(
+                err,
+                format!("b.json: runs[0].throughput.mgas_per_s = {written}: expected {mgas}")
+            );
+        }
+        let err =
+            golden_bench_edited(|j| j["runs"][0]["timing"]["wall_s"] = 0.0.into()).unwrap_err();
+        assert_eq!(
+            err,
+            "b.json: runs[0].timing.wall_s = 0: expected a number from 1e-9 to 1e7 (seconds of a run that took time)"
+        );
+        let err = golden_bench_edited(|j| j["runs"][0]["timing"]["exec_with_io_s"] = 5e-324.into())
+            .unwrap_err();
+        assert!(
+            err.starts_with("b.json: runs[0].timing.exec_with_io_s = 5e-324: expected"),
+            "{err}"
+        );
+        let err = golden_bench_edited(|j| j["runs"][0]["latency"]["tx_p99_us"] = u64::MAX.into())
+            .unwrap_err();
+        assert_eq!(
+            err,
+            format!(
+                "b.json: runs[0].latency.tx_p99_us = {}: expected at most 9007199254740992 (2^53)",
+                u64::MAX
+            )
+        );
+        let err = golden_bench_edited(|j| j["bal_sizes"]["full"] = 1e300.into()).unwrap_err();
+        assert!(
+            err.starts_with("b.json: bal_sizes.full = 1e300: expected"),
+            "{err}"
+        );
+        let err =
+            golden_bench_edited(|j| j["runs"][0]["batches"][0]["exec_with_io_s"] = 5e-324.into())
+                .unwrap_err();
+        assert!(
+            err.starts_with("b.json: runs[0].batches[0].exec_with_io_s = 5e-324: expected"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_reference_result_with_no_time_is_refused() {
+        let sample = ReferenceThroughput {
+            schema_version: REFERENCE_SCHEMA_VERSION,
+            memory_s: 0.0,
+            rocksdb_s: 0.5,
+            ..ReferenceThroughput::default()
+        };
+        let err = parse_result::<ReferenceThroughput>(
+            Path::new("r.json"),
+            &serde_json::to_vec(&sample).unwrap(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "r.json: memory_s = 0: expected a number from 1e-9 to 1e7 (seconds of a run that took time)"
+        );
     }
 
     #[test]

@@ -176,6 +176,98 @@ pub struct BenchDbResult {
 impl VersionedResult for BenchDbResult {
     const KIND: &'static str = "bench-db result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+
+    /// Every row's numbers, which the report divides and draws, within [`crate::bounds`].
+    fn check(&self) -> Result<(), crate::bounds::FieldError> {
+        crate::bounds::check_bench_db(self)
+    }
+}
+
+/// Whether `bytes` hold a `bench-db` result's shape, of any version: stores (objects with a
+/// `backend` and `rows`) in a non-empty bare array (version 1) or in an object's `stores` array.
+/// Values are skipped, never built, so a file of any size costs no memory beyond its bytes;
+/// anything else in the stores' place (a number, a string, another array) is not a store.
+pub fn looks_like_bench_db(bytes: &[u8]) -> bool {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use std::fmt;
+
+    /// One store: an object with both a `backend` and `rows`.
+    struct Store(bool);
+    /// The stores: whether there is one, and whether all are.
+    struct Stores(bool, bool);
+    /// The document.
+    struct Shape(bool);
+    struct StoreVisitor;
+    struct StoresVisitor;
+    struct ShapeVisitor;
+
+    impl<'de> Visitor<'de> for StoreVisitor {
+        type Value = Store;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a store")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Store, A::Error> {
+            let (mut backend, mut rows) = (false, false);
+            while let Some(key) = map.next_key::<String>()? {
+                backend |= key == "backend";
+                rows |= key == "rows";
+                map.next_value::<IgnoredAny>()?;
+            }
+            Ok(Store(backend && rows))
+        }
+    }
+    impl<'de> Visitor<'de> for StoresVisitor {
+        type Value = Stores;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an array of stores")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Stores, A::Error> {
+            let (mut any, mut all) = (false, true);
+            while let Some(Store(store)) = seq.next_element()? {
+                any = true;
+                all &= store;
+            }
+            Ok(Stores(any, all))
+        }
+    }
+    impl<'de> Visitor<'de> for ShapeVisitor {
+        type Value = Shape;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object or array")
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Shape, A::Error> {
+            let Stores(any, all) = StoresVisitor.visit_seq(seq)?;
+            Ok(Shape(any && all))
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+            let mut shape = false;
+            while let Some(key) = map.next_key::<String>()? {
+                if key == "stores" {
+                    let Stores(_, all) = map.next_value()?;
+                    shape = all;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(Shape(shape))
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Store {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(StoreVisitor)
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Stores {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_seq(StoresVisitor)
+        }
+    }
+    impl<'de> serde::Deserialize<'de> for Shape {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(ShapeVisitor)
+        }
+    }
+    serde_json::from_slice::<Shape>(bytes).is_ok_and(|s| s.0)
 }
 
 /// All runs over one store.
@@ -851,6 +943,74 @@ mod tests {
         assert_eq!(json["stores"][0]["key_scheme"], "hashed");
         let back: BenchDbResult = crate::read_result(&path).unwrap();
         assert_eq!(back.stores, [store()]);
+    }
+
+    /// A row's wall time of 5e-324 s kept the report's key-point search spinning: refused at
+    /// load, naming the field.
+    #[test]
+    fn a_bench_db_result_with_numbers_no_run_records_is_refused() {
+        let read = |edit: &dyn Fn(&mut BenchDbRow)| {
+            let mut s = store();
+            edit(&mut s.rows[0]);
+            let result = BenchDbResult {
+                schema_version: SCHEMA_VERSION,
+                stores: vec![s],
+            };
+            crate::parse_result::<BenchDbResult>(
+                Path::new("db.json"),
+                &serde_json::to_vec(&result).unwrap(),
+            )
+            .map_err(|e| e.to_string())
+        };
+        read(&|_| {}).unwrap();
+        assert_eq!(
+            read(&|r| r.wall_s = 5e-324).unwrap_err(),
+            "db.json: stores[0].rows[0].wall_s = 5e-324: expected a number from 1e-9 to 1e7 (seconds of a run that took time)"
+        );
+        assert!(
+            read(&|r| r.iops = 1e300)
+                .unwrap_err()
+                .starts_with("db.json: stores[0].rows[0].iops = 1e300: expected"),
+        );
+        assert!(
+            read(&|r| r.threads = 0)
+                .unwrap_err()
+                .starts_with("db.json: stores[0].rows[0].threads = 0: expected from 1 to 4096"),
+        );
+    }
+
+    /// What a bench-db result looks like is told without building its values: versions 1 and 2
+    /// do, a bench result, an array of numbers or of other objects do not.
+    #[test]
+    fn a_bench_db_result_is_told_by_its_shape() {
+        let v2 = serde_json::to_vec(&BenchDbResult {
+            schema_version: SCHEMA_VERSION,
+            stores: vec![store()],
+        })
+        .unwrap();
+        assert!(looks_like_bench_db(&v2));
+        assert!(looks_like_bench_db(
+            &serde_json::to_vec(&[store()]).unwrap()
+        ));
+        assert!(looks_like_bench_db(
+            br#"{"schema_version": 2, "stores": []}"#
+        ));
+        for not in [
+            &b"[]"[..],
+            b"[1, 2, 3]",
+            br#"[{"backend": "mdbx"}]"#,
+            br#"{"stores": [1]}"#,
+            br#"{"stores": 1}"#,
+            br#"{"runs": []}"#,
+            b"not json",
+            b"7",
+        ] {
+            assert!(
+                !looks_like_bench_db(not),
+                "{}",
+                String::from_utf8_lossy(not)
+            );
+        }
     }
 
     #[test]

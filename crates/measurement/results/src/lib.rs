@@ -1,7 +1,8 @@
 //! Result files, the one home of their plumbing: a result replaces what its path held only once
 //! it is complete ([`write_result_file`]); output paths are checked before a run starts
 //! ([`check_output_file`], [`check_output_dir`]); and a JSON result carries its schema's version
-//! and is read only by a build that reads that version ([`VersionedResult`], [`read_result`]).
+//! and is read only by a build that reads that version ([`VersionedResult`], [`read_result`]),
+//! at most [`MAX_RESULT_BYTES`] of it, with every number within [`bounds`].
 //!
 //! Every JSON result the project writes implements [`VersionedResult`]: a bench's
 //! (`BenchResult`), a run's (`RunSummary`), the reference executor's (`ReferenceThroughput`),
@@ -12,6 +13,7 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod bounds;
 mod golden;
 mod output_path;
 mod result_file;
@@ -19,6 +21,6 @@ mod result_file;
 pub use golden::assert_golden;
 pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
-    FieldError, ResultReadError, VersionedResult, parse_result, read_result, schema_version,
-    write_result_file,
+    FieldError, MAX_RESULT_BYTES, ResultReadError, VersionedResult, parse_result, read_result,
+    read_result_bytes, schema_version, top_level_fields, write_result_file,
 };

@@ -12,7 +12,7 @@ use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::{
     ffi::OsString,
     fs::{self, File, OpenOptions},
-    io::{self, Write},
+    io::{self, Read, Write},
     path::{Path, PathBuf},
 };
 
@@ -104,6 +104,11 @@ pub trait VersionedResult: serde::de::DeserializeOwned {
     }
 }
 
+/// The largest result file a reader takes in, bytes: 512 MiB. A bench's JSON with every run's
+/// task profiles kept is tens of megabytes; a file past this is not one, and reading it whole
+/// (a typed result takes about as much memory as its text) could exhaust the machine's memory.
+pub const MAX_RESULT_BYTES: u64 = 512 << 20;
+
 /// Why a JSON result could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultReadError {
@@ -114,6 +119,17 @@ pub enum ResultReadError {
         path: PathBuf,
         /// The cause.
         source: io::Error,
+    },
+    /// The file is larger than any result ([`MAX_RESULT_BYTES`]).
+    #[error(
+        "{}: larger than {limit} bytes, more than any result holds (not a result file?)",
+        path.display()
+    )]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// [`MAX_RESULT_BYTES`].
+        limit: u64,
     },
     /// The file was written with another schema version.
     #[error(
@@ -166,13 +182,38 @@ pub enum ResultReadError {
     },
 }
 
-/// Reads the result at `path` ([`parse_result`]).
+/// Reads the result at `path` ([`parse_result`]), whole into one buffer
+/// ([`read_result_bytes`]).
 pub fn read_result<T: VersionedResult>(path: &Path) -> Result<T, ResultReadError> {
-    let bytes = fs::read(path).map_err(|source| ResultReadError::Read {
+    parse_result(path, &read_result_bytes(path)?)
+}
+
+/// The bytes of the result file at `path`, refused past [`MAX_RESULT_BYTES`] before more than
+/// that is read (a file that grows while read included). Every reader of a result file reads it
+/// through this, once, and parses that one buffer.
+pub fn read_result_bytes(path: &Path) -> Result<Vec<u8>, ResultReadError> {
+    read_bounded(path, MAX_RESULT_BYTES)
+}
+
+fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ResultReadError> {
+    let read_error = |source| ResultReadError::Read {
         path: path.into(),
         source,
-    })?;
-    parse_result(path, &bytes)
+    };
+    let file = File::open(path).map_err(read_error)?;
+    // The length is a hint for the buffer only: what counts is what is read.
+    let hint = file.metadata().map_or(0, |m| m.len()).min(limit) as usize;
+    let mut bytes = Vec::with_capacity(hint);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(read_error)?;
+    if bytes.len() as u64 > limit {
+        return Err(ResultReadError::TooLarge {
+            path: path.into(),
+            limit,
+        });
+    }
+    Ok(bytes)
 }
 
 /// Parses `bytes` (read from `path`, named in errors) as a `T`, after checking that they were
@@ -210,38 +251,63 @@ pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, 
 /// where its top is an array (`bench-db` results were arrays before they were versioned). The
 /// rest of the document is skipped, not built.
 pub fn schema_version(bytes: &[u8]) -> Result<u32, serde_json::Error> {
-    struct Version;
-    impl<'de> Visitor<'de> for Version {
-        type Value = u32;
+    outline(bytes).map(|o| o.schema_version)
+}
+
+/// The names of a JSON document's top-level fields, in order (none where its top is an array):
+/// what tells one kind of result from another. Their values are skipped, not built, so a file of
+/// any size costs no memory beyond its bytes.
+pub fn top_level_fields(bytes: &[u8]) -> Result<Vec<String>, serde_json::Error> {
+    outline(bytes).map(|o| o.fields)
+}
+
+/// A JSON result's version and top-level field names.
+struct Outline {
+    schema_version: u32,
+    fields: Vec<String>,
+}
+
+fn outline(bytes: &[u8]) -> Result<Outline, serde_json::Error> {
+    struct OutlineVisitor;
+    impl<'de> Visitor<'de> for OutlineVisitor {
+        type Value = Outline;
 
         fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
             f.write_str("a JSON object or array")
         }
 
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<u32, A::Error> {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Outline, A::Error> {
             let mut version = None;
+            let mut fields = Vec::new();
             while let Some(key) = map.next_key::<String>()? {
                 if key == "schema_version" {
                     version = Some(map.next_value::<u32>()?);
                 } else {
                     map.next_value::<IgnoredAny>()?;
                 }
+                fields.push(key);
             }
-            Ok(version.unwrap_or(1))
+            Ok(Outline {
+                schema_version: version.unwrap_or(1),
+                fields,
+            })
         }
 
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<u32, A::Error> {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Outline, A::Error> {
             while seq.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(1)
+            Ok(Outline {
+                schema_version: 1,
+                fields: Vec::new(),
+            })
         }
     }
-    struct Header(u32);
-    impl<'de> serde::Deserialize<'de> for Header {
+    struct Top(Outline);
+    impl<'de> serde::Deserialize<'de> for Top {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_any(Version).map(Header)
+            d.deserialize_any(OutlineVisitor).map(Top)
         }
     }
-    serde_json::from_slice::<Header>(bytes).map(|h| h.0)
+    serde_json::from_slice::<Top>(bytes).map(|t| t.0)
 }
 
 #[cfg(test)]
@@ -302,6 +368,23 @@ mod tests {
         write_result_file(&path, b"result").unwrap_err();
         assert_eq!(fs::read(path.join("inside")).unwrap(), b"kept");
         assert_eq!(names(dir.path()), ["report.md"]);
+    }
+
+    #[test]
+    fn a_file_past_the_limit_is_refused_and_one_at_it_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("bench.json");
+        fs::write(&path, b"[1,2,3,4]").unwrap();
+        assert_eq!(read_bounded(&path, 9).unwrap(), b"[1,2,3,4]");
+        let err = read_bounded(&path, 8).unwrap_err();
+        assert!(matches!(err, ResultReadError::TooLarge { limit: 8, .. }));
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: larger than 8 bytes, more than any result holds (not a result file?)",
+                path.display()
+            )
+        );
     }
 
     #[test]

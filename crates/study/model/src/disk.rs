@@ -1,6 +1,12 @@
 //! The disk: latency of a random 4 KiB read as a function of the reads in flight.
 
+use std::io::Read;
 use std::path::Path;
+
+/// Whether `x` lies from `low` to `high` (never a NaN).
+fn within(x: f64, (low, high): (f64, f64)) -> bool {
+    (low..=high).contains(&x)
+}
 
 /// One measured point of a disk's random-read curve.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -43,6 +49,23 @@ pub const RESEARCH_ROCKSDB_READS: [(usize, f64, f64); 5] = [
     (32, 320_000.0, 110.0),
 ];
 
+/// Points a disk's curve may have: fio's tables have a dozen, and the model reads the curve for
+/// every simulated read.
+pub const MAX_DISK_POINTS: usize = 10_000;
+
+/// The largest disk table read, bytes: far more than [`MAX_DISK_POINTS`] lines take.
+pub const MAX_DISK_TABLE_BYTES: u64 = 1 << 20;
+
+/// Reads in flight a curve may have a point at: the deepest queue an NVMe device takes.
+pub const MAX_DEPTH: f64 = 65_536.0;
+
+/// Reads a second a disk may serve, from 1 to 10^12: past any device, so an entered disk that
+/// never holds reads back is one of 10^12 IOPS.
+pub const IOPS_RANGE: (f64, f64) = (1.0, 1e12);
+
+/// A device's latency at low depth, µs: from 10 ns to 10 s.
+pub const LATENCY_US_RANGE: (f64, f64) = (0.01, 1e7);
+
 /// A disk model that cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum DiskModelError {
@@ -54,9 +77,12 @@ pub enum DiskModelError {
         /// Why.
         source: std::io::Error,
     },
-    /// A line of the table is not `depth iops [latency_us]`.
+    /// A line of the table is not `depth iops [latency_us]`, within [`MAX_DEPTH`] and
+    /// [`IOPS_RANGE`].
     #[error(
-        "{path}:{line}: expected `depth iops [mean_latency_us]` with depth >= 1 and iops > 0, got {text:?}"
+        "{path}:{line}: expected `depth iops [mean_latency_us]` with depth from 1 to {MAX_DEPTH} and iops from {} to {:e}, got {text:?}",
+        IOPS_RANGE.0,
+        IOPS_RANGE.1
     )]
     Line {
         /// The file.
@@ -66,14 +92,32 @@ pub enum DiskModelError {
         /// The line.
         text: String,
     },
+    /// The table is larger than any disk's curve ([`MAX_DISK_TABLE_BYTES`]).
+    #[error("{path}: larger than {MAX_DISK_TABLE_BYTES} bytes, more than a disk's curve takes")]
+    TooLarge {
+        /// The file.
+        path: String,
+    },
+    /// The table has more points than any disk's curve ([`MAX_DISK_POINTS`]).
+    #[error("{path}: more than {MAX_DISK_POINTS} `depth iops` lines (fio's tables have a dozen)")]
+    TooManyPoints {
+        /// The file.
+        path: String,
+    },
     /// No point at all.
     #[error("{path}: no `depth iops` line (the output of scripts/fio-random-reads.sh)")]
     Empty {
         /// The file.
         path: String,
     },
-    /// An entered device with a non-positive figure.
-    #[error("a disk needs IOPS > 0 and a latency > 0 (got {iops} IOPS, {latency_us} µs)")]
+    /// An entered device with a figure outside [`IOPS_RANGE`] or [`LATENCY_US_RANGE`].
+    #[error(
+        "a disk needs IOPS from {} to {:e} and a latency from {} to {:e} µs (got {iops} IOPS, {latency_us} µs)",
+        IOPS_RANGE.0,
+        IOPS_RANGE.1,
+        LATENCY_US_RANGE.0,
+        LATENCY_US_RANGE.1
+    )]
     Invalid {
         /// IOPS given.
         iops: f64,
@@ -107,8 +151,13 @@ impl DiskModel {
             let mut fields = line.split_whitespace();
             let depth: f64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
             let iops: f64 = fields.next().and_then(|f| f.parse().ok()).ok_or_else(bad)?;
-            if !(depth >= 1.0 && iops > 0.0 && depth.is_finite() && iops.is_finite()) {
+            if !((1.0..=MAX_DEPTH).contains(&depth) && within(iops, IOPS_RANGE)) {
                 return Err(bad());
+            }
+            if points.len() == MAX_DISK_POINTS {
+                return Err(DiskModelError::TooManyPoints {
+                    path: path.to_string(),
+                });
             }
             points.push(DiskPoint { depth, iops });
         }
@@ -147,17 +196,24 @@ impl DiskModel {
     /// Reads [`Self::parse_fio_table`]'s format from a file.
     pub fn from_fio_file(path: &Path) -> Result<Self, DiskModelError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|source| DiskModelError::Read {
+        let read_error = |source| DiskModelError::Read {
             path: name.clone(),
             source,
-        })?;
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_DISK_TABLE_BYTES + 1).read_to_string(&mut text))
+            .map_err(read_error)?;
+        if text.len() as u64 > MAX_DISK_TABLE_BYTES {
+            return Err(DiskModelError::TooLarge { path: name });
+        }
         Self::parse_fio_table(&text, &name)
     }
 
     /// A device that serves any read in `latency_us` until `iops` is reached: latency is
     /// `max(latency, depth / iops)` (an NVMe array's spec sheet in two numbers).
     pub fn from_spec(iops: f64, latency_us: f64) -> Result<Self, DiskModelError> {
-        if !(iops > 0.0 && latency_us > 0.0 && iops.is_finite() && latency_us.is_finite()) {
+        if !(within(iops, IOPS_RANGE) && within(latency_us, LATENCY_US_RANGE)) {
             return Err(DiskModelError::Invalid { iops, latency_us });
         }
         Ok(Self {
@@ -284,13 +340,74 @@ mod tests {
         let err = DiskModel::parse_fio_table("depth iops\n1 26600\n4 fast\n", "f.txt").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "f.txt:3: expected `depth iops [mean_latency_us]` with depth >= 1 and iops > 0, got \"4 fast\""
+            "f.txt:3: expected `depth iops [mean_latency_us]` with depth from 1 to 65536 and iops from 1 to 1e12, got \"4 fast\""
         );
         assert!(matches!(
             DiskModel::parse_fio_table("depth iops\n", "f.txt"),
             Err(DiskModelError::Empty { .. })
         ));
         assert!(DiskModel::from_spec(0.0, 85.0).is_err());
+    }
+
+    /// Figures no disk has (an IOPS of 1e-300 made a latency of hundreds of digits) are
+    /// refused on the line that holds them, as are entered ones.
+    #[test]
+    fn implausible_figures_are_refused() {
+        for line in [
+            "1 1e-300", "1 0.5", "1 2e12", "0.5 1000", "1e6 1000", "1 NaN", "inf 1",
+        ] {
+            let err =
+                DiskModel::parse_fio_table(&format!("1 26600\n{line}\n"), "f.txt").unwrap_err();
+            assert!(
+                matches!(&err, DiskModelError::Line { line: 2, text, .. } if text == line),
+                "{line}: {err}"
+            );
+        }
+        for (iops, latency_us) in [
+            (1e-300, 85.0),
+            (f64::NAN, 85.0),
+            (960_000.0, f64::INFINITY),
+            (960_000.0, 1e300),
+            (960_000.0, 0.0),
+        ] {
+            let err = DiskModel::from_spec(iops, latency_us).unwrap_err();
+            assert!(
+                err.to_string().starts_with(
+                    "a disk needs IOPS from 1 to 1e12 and a latency from 0.01 to 1e7 µs"
+                ),
+                "{err}"
+            );
+        }
+    }
+
+    /// A table of more points than any disk's curve is refused before it is modelled, and one
+    /// larger than any table before it is read whole.
+    #[test]
+    fn a_table_of_too_many_points_is_refused() {
+        let many: String = (1..=MAX_DISK_POINTS + 1)
+            .map(|d| format!("{} 1000\n", d.min(60_000)))
+            .collect();
+        assert!(matches!(
+            DiskModel::parse_fio_table(&many, "f.txt"),
+            Err(DiskModelError::TooManyPoints { .. })
+        ));
+        let dir = std::env::temp_dir().join(format!("disk-table-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let big = dir.join("big.txt");
+        std::fs::write(
+            &big,
+            "1 1000\n".repeat(MAX_DISK_TABLE_BYTES as usize / 7 + 1),
+        )
+        .unwrap();
+        let err = DiskModel::from_fio_file(&big).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "{}: larger than 1048576 bytes, more than a disk's curve takes",
+                big.display()
+            )
+        );
     }
 
     #[test]

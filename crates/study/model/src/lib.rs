@@ -12,10 +12,14 @@
 
 #![cfg_attr(not(test), warn(unused_crate_dependencies))]
 
+pub mod bounds;
 mod disk;
 pub mod simulate;
 
-pub use disk::{DiskModel, DiskModelError, DiskPoint, RESEARCH_ROCKSDB_READS};
+pub use disk::{
+    DiskModel, DiskModelError, DiskPoint, IOPS_RANGE, LATENCY_US_RANGE, MAX_DEPTH, MAX_DISK_POINTS,
+    MAX_DISK_TABLE_BYTES, RESEARCH_ROCKSDB_READS,
+};
 
 use bal_replay_engine::{BatchProfile, IoDesign, TaskProfile, WorkerStartCost};
 use simulate::{Cores, PhaseTimes, Race, ReadCost, Readers, simulate_phase};
@@ -689,6 +693,11 @@ pub struct ProjectionReport {
 impl bal_replay_results::VersionedResult for ProjectionReport {
     const KIND: &'static str = "projection";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+
+    /// Every number the report divides or draws, within [`bounds`].
+    fn check(&self) -> Result<(), bal_replay_results::FieldError> {
+        bounds::check_projection(self)
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,29 @@ pub enum ProjectionError {
          --target-iops with --target-latency-us), or --research-machine"
     )]
     IncompleteTarget,
+    /// A figure of the target machine no machine has.
+    #[error(
+        "{option} {}: expected a number from {} to {} ({what})",
+        short(*value),
+        short(*low),
+        short(*high)
+    )]
+    TargetFigure {
+        /// The option that gave it.
+        option: &'static str,
+        /// What it gave.
+        value: f64,
+        /// The lowest a machine has.
+        low: f64,
+        /// The highest.
+        high: f64,
+        /// What it is.
+        what: &'static str,
+    },
+}
+
+fn short(x: f64) -> String {
+    bal_replay_results::bounds::short(x)
 }
 
 /// Why a file could not be read as a projection.

@@ -2,7 +2,7 @@
 
 use crate::error::ProjectionError;
 use bal_replay_engine::WorkerStartCost;
-use bal_replay_model::{DiskModel, Machine};
+use bal_replay_model::{DiskModel, Machine, bounds};
 use std::{num::NonZeroUsize, path::PathBuf};
 
 /// The research's machine: 16 cores.
@@ -63,6 +63,35 @@ impl TargetOptions {
         &self,
         worker_start: Option<WorkerStartCost>,
     ) -> Result<Option<Machine>, ProjectionError> {
+        let figure = |option, value: f64, (low, high), what| {
+            if (low..=high).contains(&value) {
+                Ok(())
+            } else {
+                Err(ProjectionError::TargetFigure {
+                    option,
+                    value,
+                    low,
+                    high,
+                    what,
+                })
+            }
+        };
+        // Before anything is simulated: a speed of 0 or NaN projects nonsense, not an error.
+        figure(
+            "--target-cpu-speed",
+            self.cpu_speed,
+            bounds::CPU_SPEED_RANGE,
+            "a core's speed relative to the inputs'",
+        )?;
+        if let Some(us) = self.read_cpu_us {
+            let (low, high) = bounds::READ_CPU_NS_RANGE;
+            figure(
+                "--target-read-cpu-us",
+                us,
+                (low / 1e3, high / 1e3),
+                "µs of CPU per key read",
+            )?;
+        }
         let cores = self
             .cores
             .map(NonZeroUsize::get)
@@ -94,6 +123,40 @@ impl TargetOptions {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn figures_no_machine_has_are_refused_naming_the_option() {
+        for (cpu_speed, read_cpu_us, expected) in [
+            (
+                0.0,
+                None,
+                "--target-cpu-speed 0: expected a number from 0.001 to 1000 (a core's speed relative to the inputs')",
+            ),
+            (f64::NAN, None, "--target-cpu-speed NaN: expected"),
+            (f64::INFINITY, None, "--target-cpu-speed inf: expected"),
+            (
+                1.0,
+                Some(f64::NAN),
+                "--target-read-cpu-us NaN: expected a number from 0.001 to 1e6 (µs of CPU per key read)",
+            ),
+            (
+                1.0,
+                Some(f64::INFINITY),
+                "--target-read-cpu-us inf: expected",
+            ),
+            (1.0, Some(1e300), "--target-read-cpu-us 1e300: expected"),
+        ] {
+            let err = TargetOptions {
+                research_machine: true,
+                cpu_speed,
+                read_cpu_us,
+                ..TargetOptions::default()
+            }
+            .machine(None)
+            .unwrap_err();
+            assert!(err.to_string().starts_with(expected), "{err}");
+        }
+    }
 
     #[test]
     fn the_research_machine_reads_as_its_rocksdb_did() {

@@ -117,11 +117,7 @@ impl Input {
 
     /// Reads a JSON file written by `bal-replay bench --json`, named after its stem.
     pub fn load(path: &Path) -> Result<Self, ReportError> {
-        let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
-            path: path.into(),
-            source,
-        })?;
-        let result = bal_replay_bench::parse_result(path, &bytes)?;
+        let result = bal_replay_bench::read_result(path)?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())

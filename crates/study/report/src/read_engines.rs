@@ -9,25 +9,12 @@ use std::path::Path;
 
 /// Reads a file `bal-replay bench-db --json` wrote, or `None` when it is not one (so a caller can
 /// try the file as another kind of result). One written with another schema version (a bare array
-/// of stores: version 1) is refused, naming both versions.
+/// of stores: version 1) is refused, naming both versions. The file is read once, into one buffer
+/// of at most [`bal_replay_bench::read_result_bytes`]'s size, and what it looks like is told
+/// without building its values.
 pub fn load_bench_db(path: &Path) -> Result<Option<Vec<BenchDbReport>>, ReportError> {
-    let bytes = std::fs::read(path).map_err(|source| ReportError::Read {
-        path: path.into(),
-        source,
-    })?;
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
-        return Ok(None);
-    };
-    let store = |r: &serde_json::Value| r.get("backend").is_some() && r.get("rows").is_some();
-    let looks_like = match &value {
-        serde_json::Value::Array(stores) => !stores.is_empty() && stores.iter().all(store),
-        serde_json::Value::Object(fields) => fields
-            .get("stores")
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|stores| stores.iter().all(store)),
-        _ => false,
-    };
-    if !looks_like {
+    let bytes = bal_replay_bench::read_result_bytes(path)?;
+    if !bal_replay_bench::point_reads::looks_like_bench_db(&bytes) {
         return Ok(None);
     }
     let result: BenchDbResult = bal_replay_bench::parse_result(path, &bytes)?;

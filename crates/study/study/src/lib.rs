@@ -566,13 +566,9 @@ fn measure_disk(state_dir: &Path, quick: bool) -> Option<StudyDisk> {
 }
 
 /// `--disk-table`'s table: the user's, not a measurement.
-/// A bench's JSON, read whole.
+/// A bench's JSON, read whole (within the size of any result).
 fn read_bench(path: &Path) -> Result<BenchResult, StudyError> {
-    let bytes = std::fs::read(path).map_err(|source| OutputError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(bal_replay_bench::parse_result(path, &bytes)?)
+    Ok(bal_replay_bench::read_result(path)?)
 }
 
 fn read_given_disk(path: &Path) -> Result<StudyDisk, StudyError> {
@@ -620,10 +616,7 @@ impl EarlierRuns {
         let manifest = StudyManifest::read(dir)?.filter(|m| m.files.iter().any(|f| f.name == name));
         let bytes = match &manifest {
             Some(manifest) => manifest.read_listed(dir, &name)?.unwrap_or_default(),
-            None => std::fs::read(path).map_err(|source| OutputError::Io {
-                path: path.to_path_buf(),
-                source,
-            })?,
+            None => bal_replay_bench::read_result_bytes(path)?,
         };
         let mut bench: BenchResult = bal_replay_bench::parse_result(path, &bytes)?;
         let recorded = bench
