@@ -119,6 +119,21 @@ pub enum BenchError {
         /// Why not.
         why: &'static str,
     },
+    /// The state already holds blocks of the dump: a replay from it would skip them, and every
+    /// run would measure only the rest (or nothing).
+    #[error(
+        "state {} already holds blocks up to {held}, and the dump starts at block {dump_first}: a bench replays the whole dump, from a state at block {} (its first block's parent); bench a fresh copy of the state at that block (`bal-replay run` moves the state it replays over on, unless --rewind)",
+        state.display(),
+        dump_first.saturating_sub(1)
+    )]
+    StateAhead {
+        /// The state's directory.
+        state: PathBuf,
+        /// The last block the state holds.
+        held: u64,
+        /// The dump's first block.
+        dump_first: u64,
+    },
     /// Writing the JSON result failed.
     #[error("writing {path}")]
     Io {
@@ -913,6 +928,40 @@ fn check_pristine_identity(state: &StateSpec) -> Result<(), BenchError> {
     Ok(())
 }
 
+/// Refuses a pristine chained-replay state that already holds blocks of the dump, before anything
+/// is loaded or run: each run would skip them, as `run` resumes, and measure the rest as the
+/// dump ([`BenchError::StateAhead`]). A state below the dump's first block's parent, or past its
+/// last, is left to the runs' own error; a dump of independent blocks has a state per block,
+/// each checked as it runs. [`run_bench`] checks this first; a caller that does work of its own
+/// before it (a study) checks it sooner.
+pub fn check_state_at_dump_start(state: &StateSpec, dump: &DumpReader) -> Result<(), BenchError> {
+    let manifest = dump.manifest();
+    let (true, Some(first), Some(last)) =
+        (manifest.chained, manifest.first_block, manifest.last_block)
+    else {
+        return Ok(());
+    };
+    let applied = match state {
+        StateSpec::RocksDb(dir) => RocksStore::open_read_only(dir)?.applied_block()?,
+        StateSpec::Mdbx(dir) => {
+            let mdbx_err = |source| BenchError::Mdbx {
+                path: dir.clone(),
+                source,
+            };
+            let db = RethDb::open_for_random_reads(dir).map_err(mdbx_err)?;
+            MdbxStore::new(&db).map_err(mdbx_err)?.applied_block()?
+        }
+    };
+    match applied {
+        Some(held) if (first..=last).contains(&held) => Err(BenchError::StateAhead {
+            state: state.path().to_path_buf(),
+            held,
+            dump_first: first,
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// The contents and the identity (block hash, chain) of a pristine RocksDB state, from which each
 /// in-memory run builds its `MemStore`.
 struct InMemoryState {
@@ -1004,6 +1053,16 @@ impl Bench<'_> {
                 Measured::unprobed(report, false, samples)
             }
         };
+        // The pristine state was checked before the first run (`check_state_at_dump_start`); a run
+        // that skipped blocks all the same measured a part of the dump as if it were the whole.
+        if measured.report.skipped > 0 {
+            let dump_first = self.dump.manifest().first_block.unwrap_or(0);
+            return Err(BenchError::StateAhead {
+                state: self.state.path().to_path_buf(),
+                held: dump_first + measured.report.skipped - 1,
+                dump_first,
+            });
+        }
         let mut result = RunResult::from_report(run, measured.cold, measured.report);
         result.io_threads = (run.mode == ExecMode::Parallel
             && matches!(
@@ -1173,6 +1232,7 @@ pub fn run_bench(
             dump: dump_dir.to_path_buf(),
         });
     }
+    check_state_at_dump_start(state, &dump)?;
     if !matrix.trust_state && dump.manifest().chained {
         check_pristine_identity(state)?;
     }

@@ -369,6 +369,14 @@ pub fn run_study(
         given_disk: options.disk.as_deref().map(read_given_disk).transpose()?,
         beside: options.beside.as_deref().map(read_bench).transpose()?,
     };
+    if options.from_bench.is_none() {
+        // Before the disk is measured and the output claimed: every run would skip the blocks
+        // the state holds.
+        bal_replay_bench::check_state_at_dump_start(
+            &StateSpec::RocksDb(state_dir.to_path_buf()),
+            &dump,
+        )?;
+    }
     let out = OutDir::claim(&options.out)?;
     let studied = study_into(&out, dump_dir, state_dir, options, inputs, on_run);
     if studied.is_err() {
