@@ -144,3 +144,104 @@ fn the_pack_script_leaves_an_existing_output_as_it_is() {
     assert_eq!(std::fs::read(&target).unwrap(), b"behind the link");
     assert!(link.is_symlink());
 }
+
+/// The 16-core study beside the page: peer-pevm.sh's raw outputs at 8 and 16 workers, kept under
+/// ../shared (next to the checkout in CI too).
+const SIXTEEN_CORES: &str = "../shared/studies/2026-11-28-pevm-16-cores";
+
+/// `python3 scripts/peer_pevm_table.py <args>` from the workspace's root, as the page names it.
+fn table_script(args: &[&str]) -> std::process::Output {
+    let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+    Command::new("python3")
+        .current_dir(&root)
+        .arg("scripts/peer_pevm_table.py")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// docs/peer-pevm.md is what the table script makes of it: the 16-core study's section computed
+/// again from that study's raw outputs (the first race, whose raw outputs stayed on its machine,
+/// kept as the page has it), its figures those of the study's own table.
+#[test]
+fn the_peer_page_holds_the_sixteen_core_races_computed_from_their_raw_outputs() {
+    let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+    let out = table_script(&["--study", "docs/peer-pevm.md", SIXTEEN_CORES]);
+    let made = assert_ok(&out, "peer_pevm_table.py --study");
+    let page = std::fs::read_to_string(root.join("docs/peer-pevm.md")).unwrap();
+    let differ = page.lines().zip(made.lines()).find(|(a, b)| a != b);
+    assert!(
+        made == page,
+        "docs/peer-pevm.md is not what `python3 scripts/peer_pevm_table.py --study \
+         docs/peer-pevm.md {SIXTEEN_CORES}` makes (first difference: {differ:?})"
+    );
+    let begin = format!("<!-- begin: the races of {SIXTEEN_CORES} -->");
+    let end = format!("<!-- end: the races of {SIXTEEN_CORES} -->");
+    let section = page
+        .split(&begin)
+        .nth(1)
+        .and_then(|rest| rest.split(&end).next())
+        .expect("the 16-core study's markers");
+    // The study's README table, Mgas/s: Block-STM and our engine from the full BAL at 8 and 16.
+    for row in [
+        "| pevm, Block-STM | 4098 (4064-4131) | 4015 (3985-4073) |",
+        "| ours, engine from the full BAL | 5818 (5368-6299) | 5445 (4963-5908) |",
+        "| sequential, warm, ours less the receipts-root check | 0.74 (0.71-0.75) | 0.79 (0.77-0.82) |",
+        "| pevm's Block-STM threads | 8 | 8 |",
+    ] {
+        assert!(section.contains(row), "{row} not in\n{section}");
+    }
+    for words in [
+        "16 cores (Intel(R) Xeon(R) Processor, 125 GiB of memory)",
+        "ahead of pevm's Block-STM: 1.42x (1.31-1.53) its speed at 8 workers and 1.36x (1.23-1.47) at 16",
+        "at 16 workers it ran 8 threads on 16 CPUs",
+        "behind pevm in the runs at 8 and 16 workers: 0.74 (0.71-0.75) and 0.79 (0.77-0.82)",
+    ] {
+        assert!(section.contains(words), "{words} not in\n{section}");
+    }
+}
+
+/// The plain table of one of the study's runs (peer-pevm.sh's own print) gives the same figures:
+/// at 8 workers, pevm's Block-STM and our engine from the full BAL as the study's README has them.
+#[test]
+fn the_table_of_the_eight_worker_run_gives_the_studys_figures() {
+    let work8 = format!("{SIXTEEN_CORES}/work8");
+    let out = table_script(&[&work8, "8"]);
+    let stdout = assert_ok(&out, "peer_pevm_table.py work8 8");
+    assert!(stdout.contains("8 blocks, 206.5 Mgas;"), "{stdout}");
+    assert!(
+        stdout.contains("| pevm (Block-STM) | - | 3197 (3171-3218) | - | - | 4098 (4064-4131) |"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "| ours (reference executor; engine from the full BAL) | 1662 (1516-1754) | \
+             2076 (1996-2114) | 2361 (2275-2404) | 1861 (1718-2023) | 5818 (5368-6299) |"
+        ),
+        "{stdout}"
+    );
+}
+
+/// A study that cannot be read (here, no machine.txt) is refused by name before anything is
+/// printed: the page redirected from the script is never half written.
+#[test]
+fn the_page_step_refuses_a_study_without_its_machine_and_prints_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let study = tmp.path().to_str().unwrap();
+    let out = table_script(&["--study", "docs/peer-pevm.md", study]);
+    assert!(!out.status.success(), "{out:?}");
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.trim(),
+        format!(
+            "{}: No such file or directory: a study names its machine there \
+             (nproc, /proc/cpuinfo's model name, free -g)",
+            tmp.path().join("machine.txt").display()
+        )
+    );
+}
