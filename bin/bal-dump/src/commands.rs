@@ -27,6 +27,7 @@ pub(crate) enum Outcome {
 /// Runs `command`, writing its report to `out`. `Ok(Outcome::Failed)`: it ran to its end and
 /// printed which blocks failed (`import-chain`, `verify-fixtures`); main exits 1 for it.
 pub(crate) fn run(command: Command, out: &mut impl Write) -> eyre::Result<Outcome> {
+    check_paths(&command)?;
     match command {
         Command::ImportFixture {
             dirs,
@@ -93,6 +94,28 @@ pub(crate) fn run(command: Command, out: &mut impl Write) -> eyre::Result<Outcom
             Ok(Outcome::Passed)
         }
     }
+}
+
+/// Refuses a dump or state to create inside a directory the command reads, or around one, before
+/// any work ([`check_apart`](bal_replay_cli::paths::check_apart)).
+fn check_paths(command: &Command) -> eyre::Result<()> {
+    use bal_replay_cli::paths::{Input, Output, check_apart};
+    let (outputs, inputs) = match command {
+        Command::ImportFixture { dirs, out, state } => (
+            vec![Output::dir("--out", out), Output::dir("--state", state)],
+            dirs.iter().map(|dir| Input::dir("input", dir)).collect(),
+        ),
+        Command::ImportChain { dir, out, state } => (
+            vec![Output::dir("--out", out), Output::dir("--state", state)],
+            vec![Input::dir("input", dir)],
+        ),
+        Command::SeedState { dump, state } => (
+            vec![Output::dir("--state", state)],
+            vec![Input::dir("input", dump)],
+        ),
+        _ => return Ok(()),
+    };
+    Ok(check_apart(&outputs, &inputs)?)
 }
 
 /// `import-fixture`: every fixture executed before anything is written.

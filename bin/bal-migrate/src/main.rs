@@ -5,6 +5,7 @@
 
 use std::{path::PathBuf, sync::Mutex, time::Duration};
 
+use bal_replay_cli::paths::{Input, Output, check_apart};
 use bal_replay_migrate::{CopyArgs, MigrateOptions, Progress, migrate};
 use bal_replay_reth_db::{GenerateOptions, TableKind, generate_source, write_source_from_store};
 use clap::{Parser, Subcommand};
@@ -119,6 +120,10 @@ fn main() -> eyre::Result<()> {
             from_state: Some(state),
             ..
         }) => {
+            check_apart(
+                &[Output::dir("--out", &out)],
+                &[Input::dir("--from-state", &state)],
+            )?;
             let bar = ProgressBar::new_spinner();
             bar.set_style(
                 ProgressStyle::with_template("{spinner} writing {human_pos} entries, {per_sec}")
@@ -149,6 +154,7 @@ fn run_migrate(args: MigrateArgs) -> eyre::Result<()> {
     let (Some(src), Some(dst)) = (args.src, args.dst) else {
         bail!("--src and --dst are required (or a subcommand; see --help)");
     };
+    check_apart(&[Output::dir("--dst", &dst)], &[Input::dir("--src", &src)])?;
     let opts = MigrateOptions::from(&args.copy);
     if let Some(addr) = args.metrics {
         bal_replay_metrics::install_exporter(addr)?;

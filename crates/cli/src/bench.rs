@@ -99,6 +99,13 @@ impl BenchCommand {
 
     /// Runs the matrix and prints its tables.
     pub fn run(&self) -> eyre::Result<()> {
+        let inputs: Vec<_> = self
+            .chain
+            .inputs()
+            .into_iter()
+            .chain(self.disk_table.inputs())
+            .collect();
+        crate::paths::check_apart(&self.output.outputs(), &inputs)?;
         // Contradicting disk flags are refused before the process enters a cgroup.
         let disk = self.disk.resolve([&self.chain.state])?;
         // A result that cannot be written is refused now, not after the runs it would hold.
@@ -300,6 +307,12 @@ pub struct BenchDbCommand {
 impl BenchDbCommand {
     /// Reads every store and prints the table.
     pub fn run(&self) -> eyre::Result<()> {
+        let stores: Vec<_> = self
+            .db
+            .iter()
+            .map(|s| crate::paths::Input::dir("--db", s.path()))
+            .collect();
+        crate::paths::check_apart(&self.output.outputs(), &stores)?;
         let any_mdbx = self.db.iter().any(|s| matches!(s, StateSpec::Mdbx(_)));
         let disk = self.disk.resolve(&self.db)?;
         self.output.check()?;
@@ -357,6 +370,8 @@ pub struct BenchReferenceCommand {
 impl BenchReferenceCommand {
     /// Times the reference executor and prints the two throughputs.
     pub fn run(&self) -> eyre::Result<()> {
+        let dump = crate::paths::Input::dir("--dump", &self.dump);
+        crate::paths::check_apart(&self.output.outputs(), &[dump])?;
         self.output.check()?;
         let reader = DumpReader::open(&self.dump)?;
         let config = ChainConfig::for_dump(&reader)?;

@@ -14,6 +14,7 @@
 
 pub mod bench;
 pub mod disk;
+pub mod paths;
 pub mod project;
 pub mod record;
 pub mod run;
@@ -104,12 +105,33 @@ pub struct ReportCommand {
 
 impl ReportCommand {
     /// Draws the charts, writes the summary and lists what it wrote and what it could not draw.
+    /// `--out` is claimed first, as a study claims its own ([`bal_replay_study::OutDir`]): new,
+    /// empty, or holding only an earlier report's files, as its manifest lists them; the files
+    /// are drawn into a staging directory there and land together, beside the earlier report's.
     pub fn run(&self) -> eyre::Result<()> {
+        let mut inputs: Vec<_> = self
+            .inputs
+            .iter()
+            .map(|path| paths::Input::file("input", path))
+            .collect();
+        inputs.extend(self.disk_table.inputs());
+        inputs.push(paths::Input::file("--font", &self.font));
+        paths::check_apart(&[paths::Output::dir("--out", &self.out)], &inputs)?;
         // Before the inputs are read and any chart drawn.
         bal_replay_bench::check_output_dir(&self.out)?;
+        let out = bal_replay_study::OutDir::claim_for(&bal_replay_study::REPORT, &self.out)?;
+        let reported = self.report_into(&out);
+        if reported.is_err() {
+            out.release_if_unused();
+        }
+        reported
+    }
+
+    fn report_into(&self, out: &bal_replay_study::OutDir) -> eyre::Result<()> {
+        let mut staged = out.stage()?;
         let options = bal_replay_report::ReportOptions {
             font: self.font.clone(),
-            ..bal_replay_report::ReportOptions::new(self.out.clone())
+            ..bal_replay_report::ReportOptions::new(staged.dir())
         };
         let fio = self.disk_table.read()?;
         // `project --json` output is drawn on its own charts, `bench-db --json` sweeps together
@@ -142,13 +164,24 @@ impl ReportCommand {
             let inputs = bal_replay_report::load_inputs(&benches)?;
             written.push(bal_replay_report::write_report(&inputs, &options)?);
         }
+        let mut lines = Vec::new();
         for w in &written {
             for file in w.files(&options.out) {
-                println!("wrote {}", file.display());
+                let name = file
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .ok_or_else(|| eyre::eyre!("{}: not a file name", file.display()))?;
+                staged.written(name)?;
+                lines.push(format!("wrote {}", out.path().join(name).display()));
             }
             for reason in &w.skipped {
-                println!("not drawn: {reason}");
+                lines.push(format!("not drawn: {reason}"));
             }
+        }
+        staged.keep_earlier();
+        staged.land(None)?;
+        for line in lines {
+            println!("{line}");
         }
         Ok(())
     }
@@ -247,6 +280,16 @@ pub struct ChainArgs {
     pub state: StateSpec,
 }
 
+impl ChainArgs {
+    /// The dump and the state, as inputs no output may lie inside ([`paths::check_apart`]).
+    pub fn inputs(&self) -> [paths::Input<'_>; 2] {
+        [
+            paths::Input::dir("--dump", &self.dump),
+            paths::Input::dir("--state", self.state.path()),
+        ]
+    }
+}
+
 /// How a replay runs, the same in `run` and `bench`: the command line's part of
 /// [`ReplayOptions`](bal_replay_engine::ReplayOptions) and
 /// [`BenchMatrix`](bal_replay_bench::BenchMatrix) that neither varies. Worker counts, batch sizes
@@ -279,6 +322,13 @@ pub struct DiskTableArgs {
 }
 
 impl DiskTableArgs {
+    /// The table, as an input no output may be ([`paths::check_apart`]).
+    pub fn inputs(&self) -> Option<paths::Input<'_>> {
+        self.path
+            .as_deref()
+            .map(|path| paths::Input::file("--disk-table", path))
+    }
+
     /// The table read and parsed, where one was given.
     pub fn read(&self) -> eyre::Result<Option<bal_replay_model::DiskModel>> {
         Ok(self
@@ -306,6 +356,14 @@ impl OutputArgs {
         self.json
             .as_deref()
             .map_or(Ok(()), bal_replay_bench::check_output_file)
+    }
+
+    /// The outputs these name, for [`paths::check_apart`].
+    pub fn outputs(&self) -> Vec<paths::Output<'_>> {
+        self.json
+            .iter()
+            .map(|json| paths::Output::file("--json", json))
+            .collect()
     }
 }
 

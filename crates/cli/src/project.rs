@@ -84,6 +84,18 @@ impl ProjectCommand {
 
     /// Calibrates, checks, projects, prints the tables and writes the JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
+        let mut inputs: Vec<_> = self
+            .inputs
+            .iter()
+            .map(|path| crate::paths::Input::file("input", path))
+            .collect();
+        inputs.extend(self.disk_table.inputs());
+        inputs.extend(
+            self.target_disk
+                .as_deref()
+                .map(|path| crate::paths::Input::file("--target-disk", path)),
+        );
+        crate::paths::check_apart(&self.output.outputs(), &inputs)?;
         self.output.check()?;
         let report = bal_replay_projection::project(&self.options()?, &mut |note| {
             eprintln!("note: {note}")

@@ -87,6 +87,7 @@ impl RunCommand {
 
     /// Replays, prints the summary and writes it as JSON if asked.
     pub fn run(&self) -> eyre::Result<()> {
+        crate::paths::check_apart(&self.output.outputs(), &self.chain.inputs())?;
         // Contradicting disk flags are refused before anything is served, opened or entered.
         let disk = self.disk.resolve([&self.chain.state])?;
         // Before the replay, which without --rewind moves the state on: a summary that cannot be

@@ -77,6 +77,18 @@ impl StudyCommand {
 
     /// Runs the study ([`study_with_progress`]).
     pub fn run(&self) -> eyre::Result<bal_replay_study::StudyOutput> {
+        // `--from-bench` may lie inside `--out`: a study's own runs there are kept as they are.
+        let mut inputs = vec![
+            crate::paths::Input::dir("--dump", &self.dump),
+            crate::paths::Input::dir("--state", &self.state),
+        ];
+        inputs.extend(self.disk_table.inputs());
+        inputs.extend(
+            self.beside
+                .as_deref()
+                .map(|path| crate::paths::Input::file("--beside", path)),
+        );
+        crate::paths::check_apart(&[crate::paths::Output::dir("--out", &self.out)], &inputs)?;
         study_with_progress(&self.dump, &self.state, &self.options())
     }
 }

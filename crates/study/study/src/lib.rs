@@ -31,7 +31,10 @@ pub mod sweep;
 pub use bal_replay_bench::Interval;
 pub use bal_replay_probe::{Residency, ResidencyBasis};
 pub use findings::{BesideFrontier, Findings, FrontierPoint, Regime};
-pub use outputs::{DISK_TABLE, GIVEN_DISK_TABLE, MANIFEST, OutDir, OutputError, StudyManifest};
+pub use outputs::{
+    DISK_TABLE, GIVEN_DISK_TABLE, MANIFEST, OutDir, OutputError, Owner, REPORT, STUDY,
+    StudyManifest,
+};
 pub use page::{frontier_svg, render_page};
 pub use projected::{LeftOut, Projected, ProjectedRow};
 pub use shape::ChainShape;
@@ -345,9 +348,9 @@ fn data_size(entry: &std::fs::DirEntry) -> u64 {
 /// Runs the study of the dump in `dump_dir` over the RocksDB state in `state_dir` (never written:
 /// each run works on a checkpoint), writes `findings.md`, `frontier.svg`, `bench.json`, the disk's
 /// table and the study's manifest into `options.out`, and returns what it found. `options.out` is
-/// claimed before the first run ([`OutDir::claim`]: new, empty, or an earlier study's own), and
-/// the study's files land there together ([`outputs`]). `on_run` sees each run as it ends (a
-/// progress bar).
+/// claimed and locked before the first run ([`OutDir::claim`]: new, empty, or holding only an
+/// earlier study's files as its manifest lists them), and the study's files land there together
+/// ([`outputs`]). `on_run` sees each run as it ends (a progress bar).
 pub fn run_study(
     dump_dir: &Path,
     state_dir: &Path,

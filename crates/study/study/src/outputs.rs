@@ -1,12 +1,20 @@
 //! Where a study's outputs go, and how they land. A study writes only into a directory that is
-//! new, empty, or holds an earlier study's own outputs (named by its manifest, [`MANIFEST`]),
-//! claimed before the first run. Its files are written whole into a staging directory inside it,
-//! then moved into place together, the manifest last: the manifest lists each file with its hash,
-//! so a reader tells a page of an interrupted study, or a disk table an earlier study left there,
-//! from this study's own.
+//! new, empty, or holds nothing but an earlier study's own files: each listed by its manifest
+//! ([`MANIFEST`]) with the hash it was written with. A file the manifest does not list, or lists
+//! with another hash (edited since), makes the study refuse the directory before its first run,
+//! naming the file; nothing in it is deleted or replaced. The directory is locked (`flock` on the
+//! directory itself) from the claim until the files have landed, so a second study into it at
+//! once is refused. The files are written whole into a staging directory inside it, then moved
+//! into place, the manifest last; the staged manifest lists every file, so a study killed while
+//! landing leaves a staging directory whose manifest names the files already moved, and the
+//! next study into the directory recognises them and removes the staging directory.
+//!
+//! `bal-replay report` claims its `--out` by the same rule, with a manifest of its own
+//! ([`REPORT`]).
 
 use alloy_primitives::{B256, keccak256};
 use std::{
+    fs::{File, TryLockError},
     io,
     os::unix::fs::MetadataExt,
     path::{Path, PathBuf},
@@ -30,49 +38,102 @@ pub const SWEEP_JSON: &str = "sweep.json";
 /// The regime sweep's chart.
 pub const SWEEP_CHART: &str = "sweep.svg";
 
-/// Every name a study writes into its directory.
-const OUTPUT_NAMES: [&str; 8] = [
-    MANIFEST,
-    BENCH_JSON,
-    DISK_TABLE,
-    GIVEN_DISK_TABLE,
-    PAGE,
-    FRONTIER_CHART,
-    SWEEP_JSON,
-    SWEEP_CHART,
-];
-/// The staging directory's prefix: one a study killed mid-write left is its own, not a user's.
-const STAGING_PREFIX: &str = ".study-staging.";
-/// [`StudyManifest::written_by`].
-const WRITTEN_BY: &str = "bal-replay study";
+/// Who writes a directory of outputs, by the rule of this module: its manifest's name and
+/// `written_by`, and its staging directories' prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Owner {
+    /// The command, as messages name it ("study").
+    pub who: &'static str,
+    /// What its manifest's `written_by` says.
+    pub written_by: &'static str,
+    /// Its manifest's name in the directory.
+    pub manifest: &'static str,
+    /// Its staging directories' prefix: one it left (killed while landing) is its own.
+    pub staging_prefix: &'static str,
+}
 
-/// Why a study's outputs could not be claimed, read or written.
+/// `bal-replay study`'s directories.
+pub const STUDY: Owner = Owner {
+    who: "study",
+    written_by: "bal-replay study",
+    manifest: MANIFEST,
+    staging_prefix: ".study-staging.",
+};
+
+/// `bal-replay report`'s directories.
+pub const REPORT: Owner = Owner {
+    who: "report",
+    written_by: "bal-replay report",
+    manifest: "report-files.json",
+    staging_prefix: ".report-staging.",
+};
+
+/// Why a study's (or a report's) outputs could not be claimed, read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
     /// `--out` names what is not a directory, or lies under a file.
-    #[error("--out {}: not a directory a study can write into: {source}", path.display())]
+    #[error("--out {}: not a directory a {who} can write into: {source}", path.display())]
     NotADirectory {
         /// The path.
         path: PathBuf,
+        /// The command.
+        who: &'static str,
         /// Why.
         source: io::Error,
     },
-    /// `--out` is a symbolic link, which a study does not write through.
-    #[error("--out {}: a symbolic link; a study writes only into a directory itself", path.display())]
+    /// `--out` is a symbolic link, which is not written through.
+    #[error("--out {}: a symbolic link; a {who} writes only into a directory itself", path.display())]
     Link {
         /// The path.
         path: PathBuf,
+        /// The command.
+        who: &'static str,
     },
-    /// The directory holds what no study wrote.
+    /// Another process holds the directory's lock: a study (or report) writing into it now.
     #[error(
-        "--out {}: holds {} that no study wrote; a study writes only into a new or empty directory, or over its own earlier outputs (named by its {MANIFEST}): give another --out",
+        "--out {}: another {who} is writing into it now (it holds the directory's lock); wait for it to end or give another --out",
+        path.display()
+    )]
+    Busy {
+        /// The directory.
+        path: PathBuf,
+        /// The command.
+        who: &'static str,
+    },
+    /// The directory holds what its manifest does not list.
+    #[error(
+        "--out {}: holds {} that no {who} wrote (its {manifest} does not list {}); a {who} writes only into a new or empty directory, or over its own earlier files: move {} or give another --out",
         path.display(),
-        entries.join(", ")
+        entries.join(", "),
+        if entries.len() == 1 { "it" } else { "them" },
+        if entries.len() == 1 { "it" } else { "them" },
     )]
     Foreign {
         /// The directory.
         path: PathBuf,
-        /// What it holds that is not a study's.
+        /// The command.
+        who: &'static str,
+        /// Its manifest's name.
+        manifest: &'static str,
+        /// What it holds that is not the command's.
+        entries: Vec<String>,
+    },
+    /// The directory holds a file of the manifest's, changed since it was written.
+    #[error(
+        "--out {}: {} changed since the {who} wrote {} (not the hash its {manifest} lists); a {who} replaces only its own files as it wrote them: move {} or give another --out",
+        path.display(),
+        entries.join(", "),
+        if entries.len() == 1 { "it" } else { "them" },
+        if entries.len() == 1 { "it" } else { "them" },
+    )]
+    Changed {
+        /// The directory.
+        path: PathBuf,
+        /// The command.
+        who: &'static str,
+        /// Its manifest's name.
+        manifest: &'static str,
+        /// The files changed.
         entries: Vec<String>,
     },
     /// A study's file is not the one its manifest lists.
@@ -84,11 +145,13 @@ pub enum OutputError {
         /// The file.
         path: PathBuf,
     },
-    /// A manifest that is not a study's.
-    #[error("{}: not a study's manifest: {reason}", path.display())]
+    /// A manifest that is not a study's (or a report's).
+    #[error("{}: not a {who}'s manifest: {reason}", path.display())]
     BadManifest {
         /// The manifest.
         path: PathBuf,
+        /// The command.
+        who: &'static str,
         /// Why.
         reason: String,
     },
@@ -128,6 +191,13 @@ impl OutputFile {
             keccak256: keccak256(bytes),
         }
     }
+
+    /// The file `name` in `dir` as it is now.
+    fn read(dir: &Path, name: &str) -> Result<Self, OutputError> {
+        let path = dir.join(name);
+        let bytes = std::fs::read(&path).map_err(io_error(&path))?;
+        Ok(Self::of(name, &bytes))
+    }
 }
 
 /// The files of one study, written last into its directory.
@@ -146,22 +216,25 @@ pub struct StudyManifest {
 impl StudyManifest {
     /// The manifest of the study in `dir`, if it holds one.
     pub fn read(dir: &Path) -> Result<Option<Self>, OutputError> {
-        let path = dir.join(MANIFEST);
+        Self::read_of(&STUDY, dir)
+    }
+
+    /// The manifest `owner` wrote in `dir`, if it holds one.
+    pub fn read_of(owner: &Owner, dir: &Path) -> Result<Option<Self>, OutputError> {
+        let path = dir.join(owner.manifest);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(OutputError::Io { path, source }),
         };
-        let manifest: Self =
-            serde_json::from_slice(&bytes).map_err(|e| OutputError::BadManifest {
-                path: path.clone(),
-                reason: e.to_string(),
-            })?;
-        if manifest.written_by != WRITTEN_BY {
-            return Err(OutputError::BadManifest {
-                path,
-                reason: format!("written by {:?}", manifest.written_by),
-            });
+        let bad = |reason: String| OutputError::BadManifest {
+            path: path.clone(),
+            who: owner.who,
+            reason,
+        };
+        let manifest: Self = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+        if manifest.written_by != owner.written_by {
+            return Err(bad(format!("written by {:?}", manifest.written_by)));
         }
         Ok(Some(manifest))
     }
@@ -179,39 +252,69 @@ impl StudyManifest {
         }
         Ok(Some(bytes))
     }
+
+    /// Whether it lists `name`.
+    fn lists(&self, name: &str) -> bool {
+        self.files.iter().any(|f| f.name == name)
+    }
 }
 
-/// The directory a study writes into, claimed before its first run.
+/// The directory a study (or report) writes into, claimed before its first run and locked
+/// until its files have landed.
 #[derive(Debug)]
 pub struct OutDir {
     path: PathBuf,
-    /// This study made it: a study that fails removes it again (if nothing else is in it).
+    owner: &'static Owner,
+    /// This process made it: a command that fails removes it again (if nothing else is in it).
     created: bool,
-    /// It held an earlier study's outputs (a manifest).
-    held_a_study: bool,
+    /// The files in it when it was claimed, each the owner's (listed with its hash): the only
+    /// files a landing may remove.
+    own: Vec<OutputFile>,
+    /// The directory opened and `flock`ed, held while this lives; none where the filesystem has
+    /// no `flock`.
+    _lock: Option<File>,
 }
 
 impl OutDir {
-    /// Claims `path` for a study's outputs: creates it where it does not exist; otherwise it must
-    /// be a directory (not a link to one) that is empty or holds only a study's own outputs.
+    /// Claims `path` for a study's outputs ([`OutDir::claim_for`] [`STUDY`]).
     pub fn claim(path: &Path) -> Result<Self, OutputError> {
+        Self::claim_for(&STUDY, path)
+    }
+
+    /// Claims `path` for `owner`'s outputs: creates it where it does not exist; otherwise it must
+    /// be a directory (not a link to one) whose every entry is `owner`'s manifest, a file that
+    /// manifest lists with the hash it has now, or a staging directory `owner` left. It is locked
+    /// first: another process holding it is refused. A staging directory left by one killed
+    /// while landing is removed, after the manifest is written again to list the files it had
+    /// already moved into place. Nothing else is touched, refused or not.
+    pub fn claim_for(owner: &'static Owner, path: &Path) -> Result<Self, OutputError> {
         let not_a_dir = |source| OutputError::NotADirectory {
             path: path.to_path_buf(),
+            who: owner.who,
             source,
         };
+        let mut created = false;
         match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                std::fs::create_dir_all(path).map_err(not_a_dir)?;
-                return Ok(Self {
-                    path: path.to_path_buf(),
-                    created: true,
-                    held_a_study: false,
-                });
+                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    std::fs::create_dir_all(parent).map_err(not_a_dir)?;
+                }
+                match std::fs::create_dir(path) {
+                    Ok(()) => created = true,
+                    // Made by another process since: claimed below as any existing directory.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(not_a_dir(e)),
+                }
             }
+            Err(e) => return Err(not_a_dir(e)),
+            Ok(_) => {}
+        }
+        match std::fs::symlink_metadata(path) {
             Err(e) => return Err(not_a_dir(e)),
             Ok(meta) if meta.file_type().is_symlink() => {
                 return Err(OutputError::Link {
                     path: path.to_path_buf(),
+                    who: owner.who,
                 });
             }
             Ok(meta) if !meta.is_dir() => {
@@ -219,32 +322,26 @@ impl OutDir {
             }
             Ok(_) => {}
         }
-        let mut foreign = Vec::new();
-        let mut names = Vec::new();
-        for entry in std::fs::read_dir(path).map_err(io_error(path))? {
-            let entry = entry.map_err(io_error(path))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-            let own = (is_file && OUTPUT_NAMES.contains(&name.as_str()))
-                || (is_dir && name.starts_with(STAGING_PREFIX));
-            (if own { &mut names } else { &mut foreign }).push(name);
-        }
-        let held_a_study = !names.is_empty();
-        if held_a_study && StudyManifest::read(path)?.is_none() {
-            foreign.append(&mut names);
-        }
-        if !foreign.is_empty() {
-            foreign.sort();
-            return Err(OutputError::Foreign {
-                path: path.to_path_buf(),
-                entries: foreign,
-            });
-        }
+        let dir = File::open(path).map_err(io_error(path))?;
+        let lock = match dir.try_lock() {
+            Ok(()) => Some(dir),
+            Err(TryLockError::WouldBlock) => {
+                return Err(OutputError::Busy {
+                    path: path.to_path_buf(),
+                    who: owner.who,
+                });
+            }
+            // A filesystem without `flock` (some network mounts): claimed without the lock.
+            Err(TryLockError::Error(e)) if e.kind() == io::ErrorKind::Unsupported => None,
+            Err(TryLockError::Error(e)) => return Err(io_error(path)(e)),
+        };
+        let own = claim_entries(owner, path)?;
         Ok(Self {
             path: path.to_path_buf(),
-            created: false,
-            held_a_study,
+            owner,
+            created,
+            own,
+            _lock: lock,
         })
     }
 
@@ -259,8 +356,8 @@ impl OutDir {
         id(file).is_some_and(|f| id(&self.path.join(name)) == Some(f))
     }
 
-    /// Removes the directory if this study made it and it is empty: a study that failed leaves
-    /// nothing behind.
+    /// Removes the directory if this process made it and it is empty: a command that failed
+    /// leaves nothing behind.
     pub fn release_if_unused(&self) {
         if self.created {
             // Fails, and leaves it, unless it is empty.
@@ -271,7 +368,7 @@ impl OutDir {
     /// A staging directory for one study's files, inside this one.
     pub fn stage(&self) -> Result<Staged<'_>, OutputError> {
         let dir = tempfile::Builder::new()
-            .prefix(STAGING_PREFIX)
+            .prefix(self.owner.staging_prefix)
             .tempdir_in(&self.path)
             .map_err(io_error(&self.path))?;
         Ok(Staged {
@@ -281,6 +378,129 @@ impl OutDir {
             kept: Vec::new(),
         })
     }
+}
+
+/// The files in `path` (locked), each `owner`'s, or why it is not `owner`'s; staging
+/// directories `owner` left are removed once the manifest lists what they had landed.
+fn claim_entries(owner: &Owner, path: &Path) -> Result<Vec<OutputFile>, OutputError> {
+    let manifest = StudyManifest::read_of(owner, path)?;
+    let mut staging = Vec::new();
+    let mut files = Vec::new();
+    let mut foreign = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(io_error(path))? {
+        let entry = entry.map_err(io_error(path))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let kind = entry.file_type().map_err(io_error(&entry.path()))?;
+        if kind.is_file() && name == owner.manifest {
+            continue;
+        }
+        if kind.is_dir()
+            && name.starts_with(owner.staging_prefix)
+            && let Some(staged) = left_staging(owner, &entry.path())?
+        {
+            staging.push((entry.path(), staged));
+            continue;
+        }
+        if kind.is_file() && entry.file_name().to_str().is_some() {
+            files.push(name);
+        } else {
+            foreign.push(name);
+        }
+    }
+    // A file is the owner's where the manifest lists it with the hash it has, or where the
+    // manifest a killed landing staged does (it was moved into place before that manifest).
+    let listings = || {
+        manifest
+            .iter()
+            .chain(staging.iter().filter_map(|(_, m)| m.as_ref()))
+    };
+    let mut own = Vec::new();
+    let mut changed = Vec::new();
+    for name in files {
+        if !listings().any(|m| m.lists(&name)) {
+            foreign.push(name);
+            continue;
+        }
+        let now = OutputFile::read(path, &name)?;
+        if listings().any(|m| m.files.contains(&now)) {
+            own.push(now);
+        } else {
+            changed.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        return Err(OutputError::Foreign {
+            path: path.to_path_buf(),
+            who: owner.who,
+            manifest: owner.manifest,
+            entries: foreign,
+        });
+    }
+    if !changed.is_empty() {
+        changed.sort();
+        return Err(OutputError::Changed {
+            path: path.to_path_buf(),
+            who: owner.who,
+            manifest: owner.manifest,
+            entries: changed,
+        });
+    }
+    if staging.iter().any(|(_, m)| m.is_some()) {
+        // Listed before the staging directories go, so a kill between leaves them listed still.
+        own.sort_by(|a, b| a.name.cmp(&b.name));
+        let staged = staging.iter().rev().find_map(|(_, m)| m.as_ref());
+        let given = |m: &StudyManifest| {
+            m.disk_given_from.clone().filter(|_| {
+                own.iter()
+                    .any(|f| f.name == GIVEN_DISK_TABLE && m.files.contains(f))
+            })
+        };
+        let repaired = StudyManifest {
+            written_by: owner.written_by.into(),
+            files: own.clone(),
+            disk_given_from: staged
+                .and_then(given)
+                .or_else(|| manifest.as_ref().and_then(given)),
+        };
+        let json = serde_json::to_vec_pretty(&repaired).expect("a manifest serializes");
+        let at = path.join(owner.manifest);
+        bal_replay_bench::write_result_file(&at, &json).map_err(io_error(&at))?;
+    }
+    for (dir, _) in &staging {
+        remove_staging(dir)?;
+    }
+    Ok(own)
+}
+
+/// The manifest in `dir`, a staging directory of `owner`'s by its name, where it holds one:
+/// `Some(None)` where it holds none (killed before landing), `None` where `dir` is not one
+/// `owner` left (it holds more than files, or a manifest of another's).
+fn left_staging(owner: &Owner, dir: &Path) -> Result<Option<Option<StudyManifest>>, OutputError> {
+    for entry in std::fs::read_dir(dir).map_err(io_error(dir))? {
+        let entry = entry.map_err(io_error(dir))?;
+        if !entry
+            .file_type()
+            .map_err(io_error(&entry.path()))?
+            .is_file()
+        {
+            return Ok(None);
+        }
+    }
+    match StudyManifest::read_of(owner, dir) {
+        Ok(manifest) => Ok(Some(manifest)),
+        Err(OutputError::BadManifest { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes a staging directory a killed study left (its files, then itself).
+fn remove_staging(dir: &Path) -> Result<(), OutputError> {
+    for entry in std::fs::read_dir(dir).map_err(io_error(dir))? {
+        let path = entry.map_err(io_error(dir))?.path();
+        std::fs::remove_file(&path).map_err(io_error(&path))?;
+    }
+    std::fs::remove_dir(dir).map_err(io_error(dir))
 }
 
 /// One study's files, written into a staging directory, then moved into place together.
@@ -293,11 +513,16 @@ pub struct Staged<'a> {
 }
 
 impl Staged<'_> {
+    /// The staging directory (a writer of many files writes there, then [`Staged::written`]).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// Writes `name`, whole, into the staging directory.
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<(), OutputError> {
         let path = self.dir.path().join(name);
         bal_replay_bench::write_result_file(&path, bytes).map_err(io_error(&path))?;
-        self.staged.push(OutputFile::of(name, bytes));
+        self.list(OutputFile::of(name, bytes));
         Ok(())
     }
 
@@ -308,10 +533,15 @@ impl Staged<'_> {
 
     /// Lists `name`, written at [`Staged::path_of`], as one of the study's files.
     pub fn written(&mut self, name: &str) -> Result<(), OutputError> {
-        let path = self.path_of(name);
-        let bytes = std::fs::read(&path).map_err(io_error(&path))?;
-        self.staged.push(OutputFile::of(name, &bytes));
+        let file = OutputFile::read(self.dir.path(), name)?;
+        self.list(file);
         Ok(())
+    }
+
+    /// Lists `file` once (a file written again is listed as last written).
+    fn list(&mut self, file: OutputFile) {
+        self.staged.retain(|f| f.name != file.name);
+        self.staged.push(file);
     }
 
     /// Lists `name`, already in the output directory with these `bytes`, as this study's, and
@@ -320,38 +550,56 @@ impl Staged<'_> {
         self.kept.push(OutputFile::of(name, bytes));
     }
 
-    /// Moves the staged files into place and writes the manifest last, `disk_given_from` in it;
-    /// then removes what an earlier study left that this one did not write (a disk table measured
-    /// with other runs).
-    pub fn land(mut self, disk_given_from: Option<String>) -> Result<(), OutputError> {
+    /// Lists every file an earlier run left in the directory (as the claim found it) that this
+    /// one has not written, as kept: a report adds its charts beside an earlier report's.
+    pub fn keep_earlier(&mut self) {
+        for earlier in &self.out.own {
+            if !self
+                .staged
+                .iter()
+                .chain(&self.kept)
+                .any(|f| f.name == earlier.name)
+            {
+                self.kept.push(earlier.clone());
+            }
+        }
+    }
+
+    /// Moves the staged files into place, removes what an earlier study left that this one did
+    /// not write (a disk table measured with other runs; only a file the claim found listed,
+    /// still as listed), and moves the manifest, `disk_given_from` in it, into place last. The
+    /// manifest is staged first: a kill on the way leaves it in the staging directory, naming
+    /// the files already moved, for the next claim ([`OutDir::claim_for`]).
+    pub fn land(self, disk_given_from: Option<String>) -> Result<(), OutputError> {
         let manifest = StudyManifest {
-            written_by: WRITTEN_BY.into(),
+            written_by: self.out.owner.written_by.into(),
             files: self.kept.iter().chain(&self.staged).cloned().collect(),
             disk_given_from,
         };
         let json = serde_json::to_vec_pretty(&manifest).expect("a manifest serializes");
-        let staged = std::mem::take(&mut self.staged);
-        self.write(MANIFEST, &json)?;
-        for file in staged.iter().chain(&self.staged) {
-            let (from, to) = (
-                self.dir.path().join(&file.name),
-                self.out.path.join(&file.name),
-            );
-            std::fs::rename(&from, &to).map_err(io_error(&to))?;
+        let name = self.out.owner.manifest;
+        let at = self.dir.path().join(name);
+        bal_replay_bench::write_result_file(&at, &json).map_err(io_error(&at))?;
+        for file in &self.staged {
+            self.move_into_place(&file.name)?;
         }
-        if self.out.held_a_study {
-            for name in OUTPUT_NAMES {
-                if !manifest.files.iter().any(|f| f.name == name) && name != MANIFEST {
-                    let path = self.out.path.join(name);
-                    match std::fs::remove_file(&path) {
-                        Err(e) if e.kind() != io::ErrorKind::NotFound => {
-                            return Err(OutputError::Io { path, source: e });
-                        }
-                        _ => {}
-                    }
+        for earlier in &self.out.own {
+            if manifest.lists(&earlier.name) {
+                continue;
+            }
+            let path = self.out.path.join(&earlier.name);
+            match OutputFile::read(&self.out.path, &earlier.name) {
+                Ok(now) if now == *earlier => {
+                    std::fs::remove_file(&path).map_err(io_error(&path))?
                 }
+                _ => {}
             }
         }
-        Ok(())
+        self.move_into_place(name)
+    }
+
+    fn move_into_place(&self, name: &str) -> Result<(), OutputError> {
+        let (from, to) = (self.dir.path().join(name), self.out.path.join(name));
+        std::fs::rename(&from, &to).map_err(io_error(&to))
     }
 }

@@ -187,7 +187,21 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
         names(&out),
         ["bench.json", "findings.md", "frontier.svg", "study.json"]
     );
+    // A disk table put there since, which the manifest does not list, is not the study's to
+    // read, replace or remove: the study refuses the directory.
     std::fs::write(out.join(DISK_TABLE), measured).unwrap();
+    let error = run_study(&dump, &state, &again, |_| panic!("replayed"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("holds disk.txt that no study wrote"),
+        "{error}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join(DISK_TABLE)).unwrap(),
+        measured
+    );
+    std::fs::remove_file(out.join(DISK_TABLE)).unwrap();
     let output = run_study(&dump, &state, &again, |_| panic!("replayed")).unwrap();
     let page = std::fs::read_to_string(&output.page).unwrap();
     assert!(page.contains("left out: no disk curve"), "{page}");
