@@ -12,6 +12,8 @@ use std::{
 /// past them, batch 1, 10 and 50, repeated; the BAL sizes; the disk's bound (fio); a findings page,
 /// with the model's projection onto the research's machine.
 #[derive(Debug, Clone, Args)]
+// The shared `--dump` help names the commands that refuse independent blocks, this one among them.
+#[command(mut_arg("dump", |a| a.help("Dump directory: a chain (independent blocks are for `bench`)")))]
 pub struct StudyCommand {
     #[command(flatten)]
     pub dump: DumpArgs,
@@ -39,7 +41,7 @@ pub struct StudyCommand {
     #[command(flatten)]
     pub disk_table: DiskTableArgs,
     /// What the page calls the chain (default: the dump's directory).
-    #[arg(long)]
+    #[arg(long, value_parser = one_line)]
     pub title: Option<String>,
     /// Compute the page again from an earlier study's bench.json of the same dump and state.
     #[arg(long, value_name = "FILE")]
@@ -209,12 +211,27 @@ impl StudyPace {
         }
         let sample_s = now.duration_since(first).as_secs_f64();
         let left = self.runs - self.ended;
+        // The ended runs are the sample and the one before it whose end the timing starts from,
+        // so the counts said add up to the whole: ended + left = runs.
         Some(format!(
-            "study: {} runs (every design and thread count at the first batch size) took {}: the {left} left take about {} (the bar's estimate follows the runs)",
+            "study: {} of {} runs done; the {} after the first (every design and thread count at the first batch size) took {}: the {left} left take about {} (the bar's estimate follows the runs)",
+            self.ended,
+            self.runs,
             self.sample,
             minutes(sample_s),
             minutes(sample_s / self.sample as f64 * left as f64),
         ))
+    }
+}
+
+/// A title, which heads the page: one line, so a newline or another control character in it is
+/// refused rather than left to break the heading.
+fn one_line(s: &str) -> Result<String, String> {
+    match s.chars().find(|c| c.is_control()) {
+        Some(c) => Err(format!(
+            "a title is one line of text, and this one holds {c:?}"
+        )),
+        None => Ok(s.to_owned()),
     }
 }
 
@@ -244,7 +261,7 @@ mod tests {
         }
         let line = pace.run_ended(start + Duration::from_secs(240)).unwrap();
         assert!(
-            line.contains("10 runs (every design and thread count at the first batch size) took 4 min: the 29 left take about 12 min"),
+            line.contains("11 of 40 runs done; the 10 after the first (every design and thread count at the first batch size) took 4 min: the 29 left take about 12 min"),
             "{line}"
         );
         assert_eq!(pace.run_ended(start + Duration::from_secs(264)), None);
@@ -258,7 +275,7 @@ mod tests {
             .run_ended(start + Duration::from_millis(1400))
             .unwrap();
         assert!(
-            line.contains("took 1.4 s: the 1 left take about 0.7 s"),
+            line.contains("3 of 4 runs done; the 2 after the first (every design and thread count at the first batch size) took 1.4 s: the 1 left take about 0.7 s"),
             "{line}"
         );
     }

@@ -113,6 +113,22 @@ impl Interval {
         self.low <= 1.0 && 1.0 <= self.high
     }
 
+    /// Whether the repeats left a range to tell: a ratio of two single runs (or of repeats that
+    /// all agree) is its own low and high, and a range "0.44-0.44" would claim a spread measured.
+    pub fn has_range(&self) -> bool {
+        self.low < self.high
+    }
+
+    /// The ratio with its range as the pages print them, two decimals: "0.58 (0.57-0.60)", or
+    /// "0.58" alone where [`Interval::has_range`] does not hold.
+    pub fn median_and_range(&self) -> String {
+        if self.has_range() {
+            format!("{:.2} ({:.2}-{:.2})", self.median, self.low, self.high)
+        } else {
+            format!("{:.2}", self.median)
+        }
+    }
+
     /// The range as the tables print it, two decimals: "0.58-0.60", with ", within noise" where
     /// it holds 1.0.
     pub fn range_label(&self) -> String {
@@ -243,5 +259,10 @@ mod tests {
         let i = Interval::of_extremes([50.0, 0.0, 0.0], [100.0, 0.0, 0.0]);
         assert_eq!((i.median, i.low, i.high), (0.5, 0.5, 0.5));
         assert!(!i.includes_one());
+        // No range to tell: the share alone, not "0.50 (0.50-0.50)".
+        assert!(!i.has_range());
+        assert_eq!(i.median_and_range(), "0.50");
+        let repeated = Interval::of_extremes([50.0, 48.0, 51.0], [100.0, 99.0, 102.0]);
+        assert_eq!(repeated.median_and_range(), "0.50 (0.47-0.52)");
     }
 }

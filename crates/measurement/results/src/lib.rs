@@ -24,3 +24,4 @@ pub use result_file::{
     FieldError, MAX_RESULT_BYTES, ResultReadError, VersionedResult, parse_result, read_result,
     read_result_bytes, schema_version, top_level_fields, write_result_file,
 };
+pub use result_file::{JSON_DEPTH_LIMIT, too_deep};

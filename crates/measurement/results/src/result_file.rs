@@ -109,6 +109,21 @@ pub trait VersionedResult: serde::de::DeserializeOwned {
 /// (a typed result takes about as much memory as its text) could exhaust the machine's memory.
 pub const MAX_RESULT_BYTES: u64 = 512 << 20;
 
+/// How deep serde_json reads a JSON document before it refuses it.
+pub const JSON_DEPTH_LIMIT: usize = 128;
+
+/// What a document serde_json stopped reading at its depth limit is, as errors say it (serde_json
+/// reports it as a syntax error, yet the document may well be JSON): nested deeper than any
+/// `kind` of result; `None` for any other failure.
+pub fn too_deep(kind: &str, source: &serde_json::Error) -> Option<String> {
+    source
+        .to_string()
+        .starts_with("recursion limit exceeded")
+        .then(|| {
+            format!("nested deeper than {JSON_DEPTH_LIMIT} levels, more than any {kind} holds")
+        })
+}
+
 /// Why a JSON result could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ResultReadError {
@@ -147,7 +162,7 @@ pub enum ResultReadError {
         expected: u32,
     },
     /// The file is not JSON, or not a result of this kind.
-    #[error("{}: not a {kind} (`schema_version` {version})", path.display())]
+    #[error("{}: {}", path.display(), too_deep(kind, source).unwrap_or_else(|| format!("not a {kind} (`schema_version` {version})")))]
     Parse {
         /// The file.
         path: PathBuf,
@@ -171,7 +186,7 @@ pub enum ResultReadError {
         expected: String,
     },
     /// The file is not JSON, or has no object or array at its top.
-    #[error("{}: not a JSON {kind}", path.display())]
+    #[error("{}: {}", path.display(), too_deep(kind, source).unwrap_or_else(|| format!("not a JSON {kind}")))]
     NotJson {
         /// The file.
         path: PathBuf,

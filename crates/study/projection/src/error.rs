@@ -56,7 +56,7 @@ pub enum ReadProjectionError {
         source: std::io::Error,
     },
     /// The file is not JSON.
-    #[error("{}: not JSON", path.display())]
+    #[error("{}: {}", path.display(), bal_replay_results::too_deep("projection", source).unwrap_or_else(|| "not JSON".into()))]
     NotJson {
         /// The file.
         path: PathBuf,

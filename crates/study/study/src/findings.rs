@@ -578,15 +578,16 @@ impl Findings {
             (f(&batched.bal_bytes_per_mgas) - f(&parallel.bal_bytes_per_mgas)) / 1000.0
         };
         Some(format!(
-            "Dropping the read keys (parallel I/O against batched I/O, batch {}) keeps {:.2} ({:.2}-{:.2}{}) of batched I/O's throughput and saves {:.2} KB per Mgas in RLP ({:.2} KB snappy).",
+            "Dropping the read keys (parallel I/O against batched I/O, batch {}) keeps {:.2}{} of batched I/O's throughput and saves {:.2} KB per Mgas in RLP ({:.2} KB snappy).",
             self.headline_batch,
             ratio.median,
-            ratio.low,
-            ratio.high,
-            if ratio.includes_one() {
-                ", within the runs' noise"
-            } else {
-                ""
+            match (ratio.has_range(), ratio.includes_one()) {
+                (false, _) => String::new(),
+                (true, true) => format!(
+                    " ({:.2}-{:.2}, within the runs' noise)",
+                    ratio.low, ratio.high
+                ),
+                (true, false) => format!(" ({:.2}-{:.2})", ratio.low, ratio.high),
             },
             saved(|s| s.rlp),
             saved(|s| s.snappy),
@@ -609,11 +610,9 @@ impl Findings {
                     ""
                 };
                 format!(
-                    "{} keeps {:.2} ({:.2}-{:.2}) of full BAL's throughput at {:.0}% of its size ({} thread{}){noise}",
+                    "{} keeps {} of full BAL's throughput at {:.0}% of its size ({} thread{}){noise}",
                     design_name(design),
-                    r.share_of_full.median,
-                    r.share_of_full.low,
-                    r.share_of_full.high,
+                    r.share_of_full.median_and_range(),
                     100.0 * r.size_share_of_full,
                     r.threads,
                     if r.threads == 1 { "" } else { "s" },

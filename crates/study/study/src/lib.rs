@@ -448,10 +448,13 @@ fn study_into(
         None => None,
     };
     let context = StudyContext {
+        // The title is the page's first heading, one line: a newline in it (a dump directory's
+        // name can hold one) would end the heading and spill the rest into the page as text.
         title: options
             .title
             .clone()
-            .unwrap_or_else(|| dump_dir.display().to_string()),
+            .unwrap_or_else(|| dump_dir.display().to_string())
+            .replace(char::is_control, " "),
         command: options.command.clone(),
         generated: format!(
             "{} build, {} blocks, {} repeats each",

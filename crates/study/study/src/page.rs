@@ -165,25 +165,21 @@ fn headline(w: &mut String, findings: &Findings) {
         let share = &r.share_of_full;
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {} | {:.1} | {:.2} ({:.2}-{:.2}){} | {} | {:.1} ({:.2}) | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.1} | {}{} | {} | {:.1} ({:.2}) | {} | {} | {} | {} |",
             design_name(r.design),
             kb(r.size.rlp),
             kb(r.size.snappy),
             r.size_share_of_full,
             r.threads,
             r.mgas_per_s,
-            share.median,
-            share.low,
-            share.high,
+            share.median_and_range(),
             if r.design != IoDesign::Full && share.includes_one() {
                 " (within noise)"
             } else {
                 ""
             },
-            r.share_of_verified.map_or_else(
-                || "-".into(),
-                |v| format!("{:.2} ({:.2}-{:.2})", v.median, v.low, v.high)
-            ),
+            r.share_of_verified
+                .map_or_else(|| "-".into(), |v| v.median_and_range()),
             r.end_to_end_mgas_per_s,
             r.end_to_end_share_of_full,
             findings.projected.row(r.design).map_or_else(
@@ -481,12 +477,10 @@ fn frontier(w: &mut String, findings: &Findings, context: &StudyContext) {
     for (p, batch) in here.chain(beside) {
         let _ = writeln!(
             w,
-            "| {} | {batch} | {:.2} | {:.2} ({:.2}-{:.2}) |",
+            "| {} | {batch} | {:.2} | {} |",
             design_name(p.design),
             p.size_share,
-            p.throughput_share.median,
-            p.throughput_share.low,
-            p.throughput_share.high
+            p.throughput_share.median_and_range(),
         );
     }
     let _ = writeln!(w);

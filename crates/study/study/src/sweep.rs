@@ -412,12 +412,10 @@ pub fn sweep_sentence(rows: &[SweepRow]) -> Option<String> {
         Some(cell) => {
             let _ = write!(
                 out,
-                " In the research's own regime (buffered reads, page cache emptied before each run) parallel I/O read {} device blocks per Mgas and kept {:.2} ({:.2}-{:.2}).",
+                " In the research's own regime (buffered reads, page cache emptied before each run) parallel I/O read {} device blocks per Mgas and kept {}.",
                 cell.device_reads_per_mgas
                     .map_or_else(|| "an unmeasured number of".into(), |r| format!("{r:.1}")),
-                cell.share_of_full.median,
-                cell.share_of_full.low,
-                cell.share_of_full.high,
+                cell.share_of_full.median_and_range(),
             );
         }
         None => out.push_str(
@@ -450,13 +448,11 @@ pub fn sweep_table(w: &mut String, rows: &[SweepRow], batch: usize) {
             };
             let _ = writeln!(
                 w,
-                "| {regime} | {full} | {} | {} | {:.2} ({:.2}-{:.2}){} | {} | {} |",
+                "| {regime} | {full} | {} | {} | {}{} | {} | {} |",
                 design_name(c.design),
                 c.threads,
-                c.share_of_full.median,
-                c.share_of_full.low,
-                c.share_of_full.high,
-                if c.share_of_full.includes_one() {
+                c.share_of_full.median_and_range(),
+                if c.share_of_full.has_range() && c.share_of_full.includes_one() {
                     ", within noise"
                 } else {
                     ""
