@@ -218,8 +218,11 @@ pub struct ResearchGap {
     /// The share of full BAL's throughput that CPU alone leaves parallel I/O on the same cores:
     /// execution over execution and reads.
     pub cpu_bound_share: f64,
+    /// The most time per Mgas the research's parallel I/O can have spent on one thread (batch
+    /// 50) on execution, reads and waiting together: one thread over its throughput, ms. A bound.
+    pub research_one_thread_ms: f64,
     /// The most CPU per Mgas the research's full BAL can have used: 16 threads over its
-    /// throughput, ms.
+    /// throughput, ms. An estimate, not a bound: it holds only where all 16 threads were busy.
     pub research_full_ms: f64,
     /// The same for its parallel I/O, ms.
     pub research_parallel_ms: f64,
@@ -276,6 +279,8 @@ impl ResearchGap {
             execution_ms,
             reads_ms,
             cpu_bound_share: execution_ms / (execution_ms + reads_ms).max(f64::MIN_POSITIVE),
+            research_one_thread_ms: 1e3
+                / bal_replay_report::research::PARALLEL_BATCH_50[0].mgas_per_s,
             research_full_ms: threads * 1e3 / bal_replay_report::research::FULL_BATCH_50_T16,
             research_parallel_ms: threads * 1e3
                 / bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
@@ -304,9 +309,9 @@ impl ResearchGap {
     pub fn answer_clause(&self) -> String {
         if let (true, Some(disk)) = (self.limits_alike(), self.disk_limit) {
             return format!(
-                "what parts this machine from it is the reads' CPU and the disk alike: {:.2} ms of CPU per Mgas here against at most {:.2} in the research's figures, and {} random reads/s with {} in flight here against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
-                self.reads_ms,
-                self.research_reads_ms(),
+                "what parts this machine from it is the CPU and the disk alike: parallel I/O's execution and reads take {:.2} ms of CPU per Mgas here against at most {:.2} in the research's one-thread run, and {} random reads/s with {} in flight here against {} through the research's RocksDB at 16 threads, at {:.1} device reads per Mgas",
+                self.parallel_ms(),
+                self.research_one_thread_ms,
                 thousands(disk.iops),
                 disk.workers,
                 thousands(ROCKSDB_IOPS_T16),
@@ -321,18 +326,53 @@ impl ResearchGap {
                 thousands(ROCKSDB_IOPS_T16),
                 disk.device_reads_per_mgas,
             ),
-            None => format!(
-                "what parts this machine from it is the reads' CPU, {:.2} ms per Mgas here against at most {:.2} in the research's figures",
+            None if self.cpu_parts() => format!(
+                "what parts this machine from it is the CPU per Mgas: parallel I/O's execution and reads take {:.2} ms here (its reads {:.2}), against at most {:.2} for execution, reads and waiting in the research's one-thread run",
+                self.parallel_ms(),
                 self.reads_ms,
-                self.research_reads_ms()
+                self.research_one_thread_ms
+            ),
+            None => format!(
+                "neither the CPU nor the disk parts this machine from it: parallel I/O's execution and reads take {:.2} ms of CPU per Mgas here, within the {:.2} the research's one-thread run allows",
+                self.parallel_ms(),
+                self.research_one_thread_ms
             ),
         }
     }
 
-    /// The research's parallel I/O reads' CPU per Mgas at most, ms: what its parallel I/O can
-    /// have spent beyond its full BAL with 16 threads busy.
+    /// The research's parallel I/O reads' CPU per Mgas, ms, estimated from its 16-thread
+    /// figures: what its parallel I/O can have spent beyond its full BAL were all 16 threads busy
+    /// in both (its parallel I/O's scaling says they were not, so this is no bound).
     pub fn research_reads_ms(&self) -> f64 {
         self.research_parallel_ms - self.research_full_ms
+    }
+
+    /// Parallel I/O's execution and reads here, CPU per Mgas, ms: what the research's one-thread
+    /// run bounds on its side.
+    pub fn parallel_ms(&self) -> f64 {
+        self.execution_ms + self.reads_ms
+    }
+
+    /// Whether parallel I/O takes more CPU per Mgas here than the research's one-thread run
+    /// allowed its own (execution, reads and waiting together): only then does the CPU part
+    /// this machine from the research.
+    pub fn cpu_parts(&self) -> bool {
+        self.parallel_ms() > self.research_one_thread_ms
+    }
+
+    /// The research's side, a bound and an estimate, as a sentence.
+    fn research_side(&self) -> String {
+        let one = bal_replay_report::research::PARALLEL_BATCH_50[0].mgas_per_s;
+        let sixteen = bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s;
+        format!(
+            "The research's one-thread run is a bound on its side: its parallel I/O ran at {one:.0} Mgas/s on one thread (batch 50), so it spent at most {:.2} ms per Mgas on execution, reads and waiting together; here execution and reads take {:.2} ms of CPU, {:.1} times that. Its 16-thread figures give only an estimate (full BAL at {:.0} and parallel I/O at {sixteen:.0} Mgas/s leave its reads at most {:.2} ms per Mgas were all 16 threads busy, which its parallel I/O's {:.1}x on 16 threads says they were not).",
+            self.research_one_thread_ms,
+            self.parallel_ms(),
+            self.parallel_ms() / self.research_one_thread_ms,
+            bal_replay_report::research::FULL_BATCH_50_T16,
+            self.research_reads_ms(),
+            sixteen / one,
+        )
     }
 
     /// The page's sentences: the tighter of the two limits, CPU and the disk at the workers'
@@ -377,25 +417,26 @@ impl ResearchGap {
                 )
             })
             .unwrap_or_default();
+        let conclusion = if alike {
+            let mut opening = ALIKE_CONCLUSION.to_string();
+            opening[..1].make_ascii_uppercase();
+            opening
+        } else if self.cpu_parts() {
+            "The CPU per Mgas, not the disk, is where this machine and the research part: the reads' share of it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).".into()
+        } else {
+            match self.disk_limit {
+                Some(_) => "Within that bound the CPU per Mgas does not part this machine from the research, and the disk allows more than was measured: neither limit explains the difference here.",
+                None => "Within that bound the CPU per Mgas does not part this machine from the research; the disk was not measured.",
+            }
+            .into()
+        };
         format!(
-            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside execution's {:.2} ms (each design's one-worker run, or its fastest where it has none), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. The research's figures leave its reads far less: with its 16 threads busy, full BAL used at most {:.2} ms of CPU per Mgas (16 over {:.0} Mgas/s) and parallel I/O at most {:.2} ms (16 over {:.0}), so its reads cost at most {:.2} ms per Mgas, {:.1} times fewer than here.{disk_clause} {}",
+            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside full BAL's {:.2} ms (each the whole process's CPU over the design's one-worker run, or its fastest where it has none: planning, the dump's reading and the commit included), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. {}{disk_clause} {conclusion}",
             self.reads_ms,
             self.execution_ms,
             self.cpu_bound_share,
             measured,
-            self.research_full_ms,
-            bal_replay_report::research::FULL_BATCH_50_T16,
-            self.research_parallel_ms,
-            bal_replay_report::research::PARALLEL_BATCH_50[4].mgas_per_s,
-            self.research_reads_ms(),
-            self.reads_ms / self.research_reads_ms().max(f64::MIN_POSITIVE),
-            if alike {
-                let mut opening = ALIKE_CONCLUSION.to_string();
-                opening[..1].make_ascii_uppercase();
-                opening
-            } else {
-                "The reads' CPU per Mgas, not the disk, is where this machine and the research part: it is the count of key reads per Mgas times the CPU of each (RocksDB's lookups, the shared cache, the kernel).".into()
-            },
+            self.research_side(),
         )
     }
 }
@@ -479,6 +520,16 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 impl Findings {
+    /// Whether the model's projection is made and within [`MAX_PROJECTION_ERROR`] of the
+    /// research's own figures: only then do the answer, its tables and its charts quote it.
+    pub fn projection_in_answer(&self) -> bool {
+        matches!(self.projected, Projected::Made { .. })
+            && self
+                .projection_check
+                .kept_out(MAX_PROJECTION_ERROR)
+                .is_none()
+    }
+
     /// The findings of `bench`, with the sizes of its dump and the disk's curve where measured.
     /// Residency is as the bench judged each run ([`Residency`]).
     pub fn compute(bench: &BenchResult, sizes: &DesignSizes, disk: Option<&DiskModel>) -> Self {
@@ -929,10 +980,47 @@ mod tests {
                 .contains("CPU alone holds it to 0.33 of full BAL's throughput (measured: 0.31)"),
             "{sentence}"
         );
+        // The research's side: its one-thread run a bound (1,000 / 943), its 16-thread figures
+        // an estimate.
+        assert!((gap.research_one_thread_ms - 1.0604).abs() < 0.001);
+        assert!(gap.cpu_parts());
         assert!(
-            sentence.contains("at most 0.32 ms per Mgas, 5.5 times fewer"),
+            sentence.contains("so it spent at most 1.06 ms per Mgas on execution, reads and waiting together; here execution and reads take 2.68 ms of CPU, 2.5 times that"),
             "{sentence}"
         );
+        assert!(
+            sentence.contains("leave its reads at most 0.32 ms per Mgas were all 16 threads busy, which its parallel I/O's 11.5x on 16 threads says they were not"),
+            "{sentence}"
+        );
+        assert!(
+            gap.answer_clause().contains("parallel I/O's execution and reads take 2.68 ms here (its reads 1.79), against at most 1.06"),
+            "{}",
+            gap.answer_clause()
+        );
+        // A chain whose reads cost next to nothing (a state in memory): within the research's
+        // bound, so the page says the CPU does not part them, not "0.0 times fewer".
+        let light = ResearchGap::of(
+            &[
+                row(IoDesign::Full, 0.98, None),
+                row(IoDesign::Parallel, 0.98, Some(0.0)),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(!light.cpu_parts());
+        assert!(
+            light.answer_clause().starts_with("neither the CPU nor the disk parts this machine from it: parallel I/O's execution and reads take 0.98 ms"),
+            "{}",
+            light.answer_clause()
+        );
+        assert!(
+            light.sentence(None).ends_with(
+                "does not part this machine from the research; the disk was not measured."
+            ),
+            "{}",
+            light.sentence(None)
+        );
+        assert!(!light.sentence(None).contains("times fewer"));
         // Without parallel I/O's run there is no gap to state.
         assert_eq!(
             ResearchGap::of(&[row(IoDesign::Full, 0.9, None)], None),
@@ -1046,14 +1134,16 @@ mod tests {
         );
         assert!(
             alike.answer_clause().starts_with(
-                "what parts this machine from it is the reads' CPU and the disk alike"
+                "what parts this machine from it is the CPU and the disk alike: parallel I/O's execution and reads take 2.45 ms of CPU per Mgas here against at most 1.06 in the research's one-thread run"
             ),
             "{}",
             alike.answer_clause()
         );
         assert!(
             gap.answer_clause()
-                .contains("the reads' CPU, 0.89 ms per Mgas")
+                .contains("execution and reads take 2.45 ms here (its reads 0.89)"),
+            "{}",
+            gap.answer_clause()
         );
         assert!(
             gap.sentence(None).contains("leave it 0.93 of full BAL's"),

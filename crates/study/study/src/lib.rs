@@ -774,7 +774,10 @@ fn write_outputs(
             given_from = Some(path.display().to_string());
         }
     }
-    staged.write(&context.frontier_chart, frontier_svg(&findings).as_bytes())?;
+    staged.write(
+        &context.frontier_chart,
+        frontier_svg(&findings, shape).as_bytes(),
+    )?;
     let text = render_page(&context, &findings, sizes, shape);
     staged.write(outputs::PAGE, text.as_bytes())?;
     staged.land(given_from)?;

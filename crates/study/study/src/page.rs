@@ -3,13 +3,13 @@
 
 use crate::{
     ChainShape, DesignSizes, Findings, Regime, StudyContext, chart,
-    findings::{BesideFrontier, FrontierPoint, MIN_P99_SAMPLES},
+    findings::{FrontierPoint, MIN_P99_SAMPLES},
     names::{design_colour, design_name},
     projected::{PROJECTED_WORKERS, Projected},
     shape::MAINNET_RECENT_KEYS_PER_MGAS,
 };
 use bal_replay_engine::IoDesign;
-use bal_replay_probe::residency::DISK_RESIDENT_SHARE;
+use bal_replay_probe::residency::{DISK_RESIDENT_SHARE, MIN_KEY_READS, Residency, ResidencyBasis};
 use bal_replay_report::research;
 use std::fmt::Write;
 
@@ -200,7 +200,7 @@ fn headline(w: &mut String, findings: &Findings) {
                     .filter(|_| r.design != IoDesign::Full),
                 2
             ),
-            r.residency.label(),
+            residency_cell(&r.residency),
         );
     }
     let _ = writeln!(
@@ -536,8 +536,13 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
     if context.cores < PROJECTED_WORKERS {
         let _ = writeln!(
             w,
-            "- **{PROJECTED_WORKERS} cores**: not measured, as this machine has {}; the research's thread count on its own cores is the model's projection above, not a measurement.",
-            context.cores
+            "- **{PROJECTED_WORKERS} cores**: not measured, as this machine has {}; the research's thread count on its own cores {}.",
+            context.cores,
+            if findings.projection_in_answer() {
+                "is the model's projection in the headline table, not a measurement"
+            } else {
+                "is neither measured here nor projected within the answer's error"
+            }
         );
     }
     if let Some(share) = findings.others_cpu_share {
@@ -550,7 +555,7 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
     let _ = writeln!(w, "- {}", projected_bullet(findings, context));
     let _ = writeln!(
         w,
-        "- **The chain's shape**: {} blocks, {:.1} Mgas; {:.0} state keys per Mgas (mainnet's recent blocks: {:.0}, shared/fixtures/mainnet/PROFILE.md); {:.0}% of a block's keys are touched by no other block of the dump.",
+        "- **The chain's shape**: {} blocks, {:.1} Mgas; {:.0} state keys per Mgas (mainnet's recent blocks: {:.0}, over the 2023-2024 mainnet fixture blocks the tests replay); {:.0}% of a block's keys are touched by no other block of the dump.",
         shape.blocks,
         shape.mgas,
         shape.state_keys_per_mgas,
@@ -576,6 +581,25 @@ fn cannot_say(w: &mut String, context: &StudyContext, findings: &Findings, shape
 }
 
 /// What the headline table's projected column holds, or why it is empty.
+/// A run's regime as a figure: the share of its block lookups that reached the device, and the
+/// word that share earns; a run of under [`MIN_KEY_READS`] key reads (full BAL, or a chain too
+/// small to tell) says so rather than "reads no state".
+fn residency_cell(residency: &Residency) -> String {
+    match (residency.basis, residency.reached_device) {
+        (ResidencyBasis::NoReads, _) => format!("under {MIN_KEY_READS} key reads"),
+        (_, None) => "no counter".into(),
+        (_, Some(share)) => format!(
+            "{:.0}% to the device ({})",
+            100.0 * share,
+            if residency.disk_resident {
+                "disk-resident"
+            } else {
+                "cache-resident"
+            }
+        ),
+    }
+}
+
 fn projected_note(findings: &Findings) -> String {
     match &findings.projected {
         Projected::Made { .. } => format!(
@@ -615,28 +639,57 @@ fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
     }
 }
 
+/// The series a frontier chart draws beside its measured points: the research's three designs
+/// (only on a chain of the kind the research measured them on), the model's projection (only
+/// where it is within the answer's error) and another machine's runs.
+struct FrontierSeries<'a> {
+    research: Vec<(IoDesign, f64, f64)>,
+    projected: Vec<(IoDesign, f64, f64)>,
+    beside: &'a [FrontierPoint],
+    cores: usize,
+}
+
+impl<'a> FrontierSeries<'a> {
+    fn of(findings: &'a Findings, shape: &ChainShape) -> Self {
+        let projected = findings
+            .headline
+            .iter()
+            .filter(|_| findings.projection_in_answer())
+            .filter_map(|r| {
+                let share = findings.projected.row(r.design)?.share_of_full?;
+                Some((r.design, r.size_share_of_full, share))
+            })
+            .collect();
+        // The research's figures are of mainnet's average case: a chain that reads like its
+        // worst case is set beside those in the page's text, not beside these points.
+        let research = if worst_case_line(shape).is_none() {
+            research_frontier().to_vec()
+        } else {
+            Vec::new()
+        };
+        Self {
+            research,
+            projected,
+            beside: findings.beside.as_ref().map_or(&[], |b| &b.points),
+            cores: findings.beside.as_ref().map_or(0, |b| b.cores),
+        }
+    }
+}
+
 /// The frontier chart as SVG: BAL size (share of full BAL's) against throughput (share of full
 /// BAL's), one filled point per design and batch with its interval, the research's three designs
 /// (hollow squares) and the model's projection onto the research's machine (hollow diamonds)
-/// beside, a legend, and labels placed where they overlap neither each other nor the legend.
-pub fn frontier_svg(findings: &Findings) -> String {
+/// beside where they apply ([`FrontierSeries`]), a legend of what is drawn, and labels placed
+/// where they overlap neither each other nor the legend.
+pub fn frontier_svg(findings: &Findings, shape: &ChainShape) -> String {
     let points = &findings.frontier;
-    let projected: Vec<(IoDesign, f64, f64)> = findings
-        .headline
-        .iter()
-        .filter_map(|r| {
-            let share = findings.projected.row(r.design)?.share_of_full?;
-            Some((r.design, r.size_share_of_full, share))
-        })
-        .collect();
-    let research = research_frontier();
-    let beside: &[FrontierPoint] = findings.beside.as_ref().map_or(&[], |b| &b.points);
+    let series = FrontierSeries::of(findings, shape);
     let highest = points
         .iter()
-        .chain(beside)
+        .chain(series.beside)
         .map(|p| p.throughput_share.high)
-        .chain(research.iter().map(|r| r.2))
-        .chain(projected.iter().map(|p| p.2))
+        .chain(series.research.iter().map(|r| r.2))
+        .chain(series.projected.iter().map(|p| p.2))
         .fold(0.0, f64::max);
     // The axis ends at the next 0.2 above the data (and a little room).
     let y_top = ((highest * 1.05 / 0.2).ceil() * 0.2).max(0.4);
@@ -667,8 +720,8 @@ pub fn frontier_svg(findings: &Findings) -> String {
         &x,
         &y,
     );
-    let legend_rows = if beside.is_empty() { 6 } else { 7 };
-    let mut labels = LabelPlacer::new(legend_box(plot_right, margin, legend_rows));
+    let legend = frontier_legend(points, &series);
+    let mut labels = LabelPlacer::new(legend_box(plot_right, margin, legend.len()));
     for p in points {
         let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
         let _ = writeln!(
@@ -678,15 +731,10 @@ pub fn frontier_svg(findings: &Findings) -> String {
             y(p.throughput_share.high),
             c = design_colour(p.design)
         );
-        labels.place(
-            &mut svg,
-            (cx, cy),
-            &format!("b{}", p.batch),
-            design_colour(p.design),
-        );
+        let label = format!("b{}", p.batch);
+        labels.place(&mut svg, (cx, cy), &label, design_colour(p.design));
     }
-    let cores = findings.beside.as_ref().map_or(0, |b| b.cores);
-    for p in beside {
+    for p in series.beside {
         let (cx, cy) = (x(p.size_share), y(p.throughput_share.median));
         let _ = writeln!(
             svg,
@@ -696,36 +744,16 @@ pub fn frontier_svg(findings: &Findings) -> String {
             triangle((cx, cy), "none", design_colour(p.design)),
             c = design_colour(p.design)
         );
-        labels.place(
-            &mut svg,
-            (cx, cy),
-            &format!("{cores}c b{}", p.batch),
-            design_colour(p.design),
-        );
+        let label = format!("{} cores, b{}", series.cores, p.batch);
+        labels.place(&mut svg, (cx, cy), &label, design_colour(p.design));
     }
-    for (design, size, throughput) in research {
-        let (cx, cy) = (x(size), y(throughput));
-        let _ = writeln!(
-            svg,
-            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
-            cx - 4.5,
-            cy - 4.5,
-            design_colour(design)
-        );
+    for (design, size, throughput) in &series.research {
+        svg.push_str(&square((x(*size), y(*throughput)), design_colour(*design)));
     }
-    for (design, size, throughput) in &projected {
-        let (cx, cy) = (x(*size), y(*throughput));
-        let _ = writeln!(
-            svg,
-            "<path d=\"M {cx:.1} {:.1} L {:.1} {cy:.1} L {cx:.1} {:.1} L {:.1} {cy:.1} Z\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
-            cy - 6.0,
-            cx + 6.0,
-            cy + 6.0,
-            cx - 6.0,
-            design_colour(*design)
-        );
+    for (design, size, throughput) in &series.projected {
+        svg.push_str(&diamond((x(*size), y(*throughput)), design_colour(*design)));
     }
-    frontier_legend(&mut svg, plot_right, margin, findings.beside.as_ref());
+    draw_legend(&mut svg, plot_right + 16.0, margin, &legend);
     svg.push_str("</svg>\n");
     svg
 }
@@ -752,64 +780,100 @@ fn triangle((cx, cy): (f64, f64), fill: &str, stroke: &str) -> String {
     )
 }
 
-/// The legend: a colour per design, then what each mark is.
-fn frontier_legend(svg: &mut String, plot_right: f64, top: f64, beside: Option<&BesideFrontier>) {
-    let x0 = plot_right + 16.0;
-    let mut row = 0.0;
-    let mut next = || {
-        row += 1.0;
-        top + 18.0 * row
-    };
-    for design in [IoDesign::Full, IoDesign::Batched, IoDesign::Parallel] {
-        let ly = next();
-        let _ = writeln!(
-            svg,
-            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{c}\"/><text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            x0 + 4.0,
-            ly - 4.0,
-            x0 + 14.0,
-            ly,
-            design_name(design),
-            c = design_colour(design)
-        );
+/// A hollow square centred on `(cx, cy)`: the research's figures.
+fn square((cx, cy): (f64, f64), stroke: &str) -> String {
+    format!(
+        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.5\"/>\n",
+        cx - 4.5,
+        cy - 4.5
+    )
+}
+
+/// A hollow diamond centred on `(cx, cy)`: the model's projection.
+fn diamond((cx, cy): (f64, f64), stroke: &str) -> String {
+    format!(
+        "<path d=\"M {cx:.1} {:.1} L {:.1} {cy:.1} L {cx:.1} {:.1} L {:.1} {cy:.1} Z\" fill=\"none\" stroke=\"{stroke}\" stroke-width=\"1.5\"/>\n",
+        cy - 6.0,
+        cx + 6.0,
+        cy + 6.0,
+        cx - 6.0
+    )
+}
+
+/// A legend row: its mark (drawn at a point) and its text.
+struct LegendRow {
+    mark: fn((f64, f64), &str) -> String,
+    colour: &'static str,
+    text: String,
+}
+
+/// The frontier's legend: one row per design drawn, then one per kind of mark drawn, each only
+/// where the chart draws it.
+fn frontier_legend(points: &[FrontierPoint], series: &FrontierSeries<'_>) -> Vec<LegendRow> {
+    fn dot(at: (f64, f64), colour: &str) -> String {
+        format!(
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"{colour}\"/>",
+            at.0, at.1
+        )
     }
-    let ly = next();
-    let _ = writeln!(
-        svg,
-        "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"4\" fill=\"#555\"/><text x=\"{:.1}\" y=\"{ly:.1}\">measured here (b = batch)</text>",
-        x0 + 4.0,
-        ly - 4.0,
-        x0 + 14.0
+    fn hollow_triangle(at: (f64, f64), colour: &str) -> String {
+        triangle(at, "none", colour)
+    }
+    let drawn = |d: IoDesign| {
+        points.iter().chain(series.beside).any(|p| p.design == d)
+            || series
+                .research
+                .iter()
+                .chain(&series.projected)
+                .any(|r| r.0 == d)
+    };
+    let mut rows: Vec<LegendRow> = IoDesign::ALL
+        .into_iter()
+        .filter(|d| drawn(*d))
+        .map(|d| LegendRow {
+            mark: dot,
+            colour: design_colour(d),
+            text: design_name(d).to_string(),
+        })
+        .collect();
+    let mut kind = |present: bool, mark: fn((f64, f64), &str) -> String, text: String| {
+        if present {
+            rows.push(LegendRow {
+                mark,
+                colour: "#555",
+                text,
+            });
+        }
+    };
+    kind(!points.is_empty(), dot, "measured here (b = batch)".into());
+    kind(
+        !series.research.is_empty(),
+        square,
+        "research, 16 threads, b50".into(),
     );
-    let ly = next();
-    let _ = writeln!(
-        svg,
-        "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"9\" height=\"9\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{ly:.1}\">research, 16 threads, b50</text>",
-        x0 - 0.5,
-        ly - 8.5,
-        x0 + 14.0
+    kind(
+        !series.projected.is_empty(),
+        diamond,
+        "model, research's machine".into(),
     );
-    let ly = next();
-    let _ = writeln!(
-        svg,
-        "<path d=\"M {c:.1} {:.1} L {:.1} {:.1} L {c:.1} {:.1} L {:.1} {:.1} Z\" fill=\"none\" stroke=\"#555\" stroke-width=\"1.5\"/><text x=\"{:.1}\" y=\"{ly:.1}\">model, research's machine</text>",
-        ly - 10.0,
-        x0 + 10.0,
-        ly - 4.0,
-        ly + 2.0,
-        x0 - 2.0,
-        ly - 4.0,
-        x0 + 14.0,
-        c = x0 + 4.0
+    kind(
+        !series.beside.is_empty(),
+        hollow_triangle,
+        format!("{} cores, another machine", series.cores),
     );
-    if let Some(b) = beside {
-        let ly = next();
+    rows
+}
+
+/// Draws `rows` from `top`, marks at `x0`, 18 px apart.
+fn draw_legend(svg: &mut String, x0: f64, top: f64, rows: &[LegendRow]) {
+    for (i, row) in rows.iter().enumerate() {
+        let ly = top + 18.0 * (i + 1) as f64;
         let _ = writeln!(
             svg,
-            "{}<text x=\"{:.1}\" y=\"{ly:.1}\">{} cores, another machine</text>",
-            triangle((x0 + 4.0, ly - 4.0), "none", "#555"),
+            "{}<text x=\"{:.1}\" y=\"{ly:.1}\">{}</text>",
+            (row.mark)((x0 + 4.0, ly - 4.0), row.colour),
             x0 + 14.0,
-            b.cores
+            row.text
         );
     }
 }
@@ -911,6 +975,60 @@ fn research_frontier() -> [(IoDesign, f64, f64); 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The findings of the bench format's golden sample, every design measured.
+    fn golden_findings() -> Findings {
+        let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+        let bench: bal_replay_bench::BenchResult =
+            bal_replay_results::read_result(&root.join(format!(
+                "crates/measurement/bench/tests/golden/bench-result-v{}.json",
+                bal_replay_bench::SCHEMA_VERSION
+            )))
+            .unwrap();
+        let size = |rlp| crate::sizes::MeanSize { rlp, snappy: rlp };
+        let sizes = DesignSizes {
+            blocks: 10,
+            full: size(30_000.0),
+            batched: size(20_000.0),
+            parallel: size(10_000.0),
+            network: None,
+        };
+        Findings::compute(&bench, &sizes, None)
+    }
+
+    fn chain(state_keys_per_mgas: f64) -> ChainShape {
+        ChainShape {
+            blocks: 10,
+            mgas: 300.0,
+            state_keys_per_mgas,
+            unshared_key_share: 0.5,
+        }
+    }
+
+    #[test]
+    fn the_frontier_s_legend_is_what_it_draws_and_its_ticks_read_true() {
+        let findings = golden_findings();
+        let svg = frontier_svg(&findings, &chain(70.0));
+        crate::chart::read_back::assert_ticks_true(&svg);
+        // Every design with a point has its legend row, and no row is without points.
+        for design in IoDesign::ALL {
+            let drawn = findings.frontier.iter().any(|p| p.design == design)
+                || research_frontier().iter().any(|r| r.0 == design);
+            assert_eq!(
+                svg.contains(&format!(">{}</text>", design_name(design))),
+                drawn,
+                "{design:?}\n{svg}"
+            );
+        }
+        assert!(svg.contains("research, 16 threads, b50"), "{svg}");
+        // Nothing projected (no disk curve): no model row.
+        assert!(!svg.contains("model, research's machine"), "{svg}");
+        // A chain that reads like the research's worst case: the average case's boxes are not
+        // drawn, nor their row.
+        let worst = frontier_svg(&findings, &chain(457.0));
+        assert!(!worst.contains("research, 16 threads"), "{worst}");
+        assert!(worst.matches("<rect x=").count() < svg.matches("<rect x=").count());
+    }
 
     #[test]
     fn a_chain_that_reads_like_the_worst_case_is_set_beside_the_research_s_worst_case() {

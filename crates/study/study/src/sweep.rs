@@ -360,7 +360,7 @@ pub fn sweep_summary(rows: &[SweepRow], share: f64) -> Option<String> {
             format!("it keeps {share:.2} at about {at:.1} device reads per Mgas or fewer")
         }
         Crossing::Always { .. } => format!("it keeps at least {share:.2} at every one"),
-        Crossing::Never { .. } => format!("it keeps {share:.2} at none"),
+        Crossing::Never { .. } => format!("it keeps {share:.2} in none of them"),
     };
     let buffered = rows
         .iter()
@@ -492,15 +492,16 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
     };
     let all: Vec<(f64, f64)> = designs.iter().flat_map(|d| points(*d)).collect();
     let x_max = nice_ceiling(all.iter().map(|p| p.0).fold(bound, f64::max).max(1.0) * 1.05);
+    // The axis ends at the next 0.2 above the data (and a little room), so its top is a tick.
     let y_max = (all
         .iter()
         .map(|p| p.1)
         .fold(research_share, f64::max)
         .max(0.2)
         * 1.1
-        * 10.0)
+        / 0.2)
         .ceil()
-        / 10.0;
+        * 0.2;
     let plot_right = width - margin - 150.0;
     let x = |v: f64| margin + v.clamp(0.0, x_max) / x_max * (plot_right - margin);
     let y = |v: f64| height - margin - v.clamp(0.0, y_max) / y_max * (height - 2.0 * margin);
@@ -510,10 +511,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         "Share of full BAL's throughput against device reads per Mgas, one point per regime",
         width / 2.0,
     );
-    let x_ticks: Vec<(f64, String)> = (0..=5)
-        .map(|i| x_max * f64::from(i) / 5.0)
-        .map(|v| (v, format!("{v:.0}")))
-        .collect();
+    let x_ticks = chart::even_ticks(x_max, 5);
     chart::axes(
         &mut svg,
         chart::Frame {
@@ -556,8 +554,26 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         ry - 4.5,
         design_colour(IoDesign::Parallel)
     );
-    // The legend, right of the plot: one line per design, then the research's mark.
-    let legend_x = plot_right + 14.0;
+    sweep_legend(
+        &mut svg,
+        plot_right + 14.0,
+        margin,
+        &designs,
+        (research_share, bound),
+    );
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// The sweep's legend from `top`, right of the plot at `legend_x`: one line per design, then the
+/// research's mark with its share and bound.
+fn sweep_legend(
+    svg: &mut String,
+    legend_x: f64,
+    margin: f64,
+    designs: &[IoDesign],
+    (research_share, bound): (f64, f64),
+) {
     for (i, design) in designs.iter().enumerate() {
         let ly = margin + 10.0 + 18.0 * i as f64;
         let _ = writeln!(
@@ -582,8 +598,6 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         legend_x + 24.0,
         ly + 18.0,
     );
-    svg.push_str("</svg>\n");
-    svg
 }
 
 /// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
@@ -778,7 +792,7 @@ mod tests {
         assert!(
             sweep_summary(&rows, 0.99)
                 .unwrap()
-                .contains("it keeps 0.99 at none")
+                .contains("it keeps 0.99 in none of them")
         );
         assert_eq!(sweep_summary(&[], 0.78), None);
     }
@@ -821,6 +835,11 @@ mod tests {
         );
         assert!(svg.contains("research: parallel I/O"));
         assert!(svg.contains("<polyline"));
+        crate::chart::read_back::assert_ticks_true(&svg);
+        // A sweep whose shares end at 0.8: the axis ends on a tick (1.0), not between two.
+        let svg = sweep_svg(&[row(3.0, 0.8), row(1.0, 0.7)]);
+        crate::chart::read_back::assert_ticks_true(&svg);
+        assert!(svg.contains(">1.0</text>"), "{svg}");
         assert_eq!(nice_ceiling(31.5), 50.0);
         assert_eq!(nice_ceiling(17.4), 20.0);
         assert_eq!(nice_ceiling(0.9), 1.0);
