@@ -5,7 +5,7 @@ use crate::{
     cold::{ColdKey, ColdState},
     config::{HOT_WALLETS, MAINNET_GAS_LIMIT},
     genesis::{self, World},
-    staged::StagedDir,
+    staged::StagedPair,
     stats::{ProfileAccumulator, ProfileStats},
     txgen::{GasModel, MAX_PRIORITY_FEE, TxGenerator, TxPlan, worst_case_gas_limit},
 };
@@ -123,10 +123,13 @@ pub fn generate_in_memory(
 ///
 /// Records are appended as their blocks execute, so memory stays bounded by the state, not the
 /// chain. Each output is built beside its target, in a fresh `<target>.partial-<pid>-<random>`
-/// directory, and renamed into place once complete, the state first and the dump last: a dump at
-/// `out_dump` is always the whole chain, with its state in place. On error the partial outputs are
-/// removed; a run killed part-way leaves only its `.partial-` directories. Each target must not
-/// exist, or be an empty directory of this user's ([`SynthError::OutputExists`] otherwise).
+/// directory, and both are renamed into place once complete, the state first and the dump last:
+/// a dump at `out_dump` is always the whole chain, with its state in place. On error the partial
+/// outputs, and the parent directories this run created, are removed; a run killed part-way
+/// leaves only its `.partial-` directories, or, killed between the two renames, a marked state
+/// that the next run to the same paths finishes placing or removes. Each target must not exist,
+/// or be an empty directory of this user's ([`SynthError::OutputExists`] otherwise), and the two
+/// must be separate directories, neither inside the other ([`SynthError::OutputsOverlap`]).
 pub fn generate(
     config: &GeneratorConfig,
     out_dump: &Path,
@@ -134,8 +137,7 @@ pub fn generate(
     progress: Option<&indicatif::ProgressBar>,
 ) -> Result<GeneratedChain, SynthError> {
     config.validate()?;
-    let state_stage = StagedDir::begin(out_state)?;
-    let dump_stage = StagedDir::begin(out_dump)?;
+    let staged = StagedPair::begin(out_state, out_dump)?;
     if let Some(bar) = progress {
         bar.set_length(config.blocks);
         bar.set_message("writing genesis state");
@@ -150,14 +152,14 @@ pub fn generate(
     write_genesis(
         &genesis,
         world.cold.as_ref(),
-        state_stage.path(),
+        staged.state_path(),
         config.first_block - 1,
         meta.chain_id,
         config.table_layout,
         progress,
     )?;
 
-    let mut writer = DumpWriter::create(dump_stage.path(), meta, WriterOptions::default())?;
+    let mut writer = DumpWriter::create(staged.dump_path(), meta, WriterOptions::default())?;
     if let Some(bar) = progress {
         bar.set_length(config.blocks);
         bar.set_position(0);
@@ -175,9 +177,7 @@ pub fn generate(
         }
     }
     writer.finish()?;
-    // The dump last: one at `out_dump` means the state it builds on is in place too.
-    state_stage.commit()?;
-    dump_stage.commit()?;
+    staged.land()?;
     let stats = stats.finish();
     tracing::debug!(
         blocks = stats.blocks,

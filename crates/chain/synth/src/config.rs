@@ -124,6 +124,20 @@ pub(crate) const TOKEN_UNIT: u128 = 1_000_000_000_000_000_000;
 /// written, which bounds generation's memory to under 1 GiB.
 pub const MAX_HOLDERS_PER_TOKEN: u64 = 16 << 20;
 
+/// Most EOAs: the hot world holds each in memory with its signing key and genesis account (about
+/// 200 bytes), and derives each key by a scalar multiplication, so this many take about 2 GiB and
+/// minutes. A larger state comes from `state_entries`, whose cold entries are streamed to disk.
+pub const MAX_ACCOUNTS: usize = 10_000_000;
+
+/// Most ERC-20 contracts: each is deployed with its holders' balance and allowance slots in
+/// memory, and pools are chosen among their pairs.
+pub const MAX_TOKENS: usize = 10_000;
+
+/// Most storage slots of the hot world (token balances and allowances, the worst-case reader's
+/// slots): all are held in memory (about 100 bytes each) before they are written, so this many
+/// take about 3 GiB.
+pub const MAX_HOT_SLOTS: u64 = 32 << 20;
+
 /// Mainnet's first proof-of-stake block: mainnet's schedule decides the merge by block number, so
 /// generated (post-merge) headers must be numbered from here on.
 pub(crate) const FIRST_POST_MERGE_BLOCK: u64 = 15_537_394;
@@ -151,6 +165,21 @@ impl GeneratorConfig {
                 self.cold_share_permille
             ));
         }
+        if self.accounts > MAX_ACCOUNTS {
+            return fail(format!(
+                "accounts is {}, at most {MAX_ACCOUNTS}: the hot world's accounts are held in \
+                 memory with their signing keys; for a larger state raise state_entries, whose \
+                 cold entries are streamed to disk",
+                self.accounts
+            ));
+        }
+        if self.tokens > MAX_TOKENS {
+            return fail(format!(
+                "tokens is {}, at most {MAX_TOKENS}: each token's contract and holders are held \
+                 in memory",
+                self.tokens
+            ));
+        }
         let most_holders = self.state_entries.div_ceil(self.tokens.max(1) as u64);
         if most_holders > MAX_HOLDERS_PER_TOKEN {
             return fail(format!(
@@ -162,6 +191,15 @@ impl GeneratorConfig {
             return fail(format!("tokens is {}, at least 2 are needed", self.tokens));
         }
         let max_pools = self.tokens * (self.tokens - 1) / 2;
+        let hot_slots = self.hot_slots();
+        if hot_slots > MAX_HOT_SLOTS {
+            return fail(format!(
+                "the hot world would hold {hot_slots} storage slots (tokens x holders_per_token \
+                 balances, an allowance per trader, and the worst-case reader's slots: blocks x \
+                 worst_case_txs x worst_case_slots), at most {MAX_HOT_SLOTS}: they are held in \
+                 memory before they are written; lower tokens, holders_per_token or blocks"
+            ));
+        }
         if self.pools == 0 || self.pools > max_pools {
             return fail(format!(
                 "pools is {}, must be 1 to {max_pools} (one per pair of tokens)",
@@ -203,13 +241,24 @@ impl GeneratorConfig {
     }
 
     /// Slots the worst-case reader holds in genesis: one per read of the whole chain, so no slot is
-    /// read twice.
+    /// read twice. ([`validate`](Self::validate) bounds it; saturating, so that it can.)
     pub(crate) fn reader_slots(&self) -> u64 {
         match self.profile {
             Profile::MainnetLike => 0,
-            Profile::WorstCaseIo => {
-                self.blocks * self.worst_case_txs as u64 * self.worst_case_slots
-            }
+            Profile::WorstCaseIo => self
+                .blocks
+                .saturating_mul(self.worst_case_txs as u64)
+                .saturating_mul(self.worst_case_slots),
         }
+    }
+
+    /// Storage slots the hot world holds in memory: each token's holders' balances, the traders'
+    /// (half the holders) allowances, and the worst-case reader's slots. Saturating.
+    fn hot_slots(&self) -> u64 {
+        let per_token =
+            (self.holders_per_token as u64).saturating_add(self.holders_per_token as u64 / 2);
+        (self.tokens as u64)
+            .saturating_mul(per_token)
+            .saturating_add(self.reader_slots())
     }
 }

@@ -35,6 +35,15 @@ pub enum SynthError {
         /// What is there.
         reason: String,
     },
+    /// The dump and the state would be one directory, or one inside the other: placing one would
+    /// put it over, or into, the other.
+    #[error("the dump directory {} and the state directory {} are the same directory or one is inside the other; name two separate directories", dump.display(), state.display())]
+    OutputsOverlap {
+        /// The dump directory asked for.
+        dump: PathBuf,
+        /// The state directory asked for.
+        state: PathBuf,
+    },
     /// Creating, renaming or removing an output directory failed.
     #[error("{}: I/O error: {source}", path.display())]
     Output {
@@ -44,9 +53,8 @@ pub enum SynthError {
         #[source]
         source: std::io::Error,
     },
-    /// A finished output could not be renamed to the path asked for; it is kept where it was
-    /// built.
-    #[error("could not rename the finished output {} to {}: {source}; it is kept where it is", built.display(), target.display())]
+    /// A finished output could not be renamed to the path asked for; neither output is placed.
+    #[error("could not rename the finished output {} to {}: {source}", built.display(), target.display())]
     NotPlaced {
         /// Where it was built.
         built: PathBuf,
