@@ -1,7 +1,7 @@
 //! Many fixtures at once: into one dump with a seeded state per block, or verified one by one.
 
 use crate::{ImportError, import_fixture, seed_rocks_state, verify_fixture};
-use bal_replay_dump::{BlockRecord, DumpMeta, DumpWriter, Manifest, WriterOptions};
+use bal_replay_dump::{BlockRecord, DumpMeta, DumpReader, DumpWriter, Manifest, WriterOptions};
 use bal_replay_executor::{BlockCheck, BlockOutput, ChainConfig};
 use bal_replay_fixtures::{Fixture, fixture_dirs};
 use bal_replay_rocks::RocksOptions;
@@ -59,6 +59,12 @@ pub fn wipes_existing_storage(record: &BlockRecord, output: &BlockOutput) -> boo
 /// Writes `records` as a dump of independent blocks in `out` (source `"fixture"`) and, per block,
 /// a RocksDB state seeded with its pre-state in `state/<number>` ([`seed_rocks_state`]), calling
 /// `on_record` after each. Returns the dump's manifest.
+///
+/// The dump appears whole or not at all: it is written in a fresh directory beside `out`
+/// (`<out>.partial-<random>`) and renamed to `out` only once every record and state is written and
+/// the finished dump reads back with all of them. `out` must not exist, or be an empty directory
+/// ([`ImportError::AlreadyExists`] otherwise). On error nothing is left at `out`, and the block
+/// states, and `state` itself, that this call created are removed.
 pub fn write_fixture_dump(
     config: &ChainConfig,
     records: &[BlockRecord],
@@ -66,20 +72,116 @@ pub fn write_fixture_dump(
     state: &Path,
     mut on_record: impl FnMut(),
 ) -> Result<Manifest, ImportError> {
+    check_new_output(out)?;
     let meta = DumpMeta {
         chain_id: config.chain_id,
         chained: false,
         source: "fixture".into(),
         schedule: None,
     };
-    let mut writer = DumpWriter::create(out, meta, WriterOptions::default())?;
-    for record in records {
-        writer.append(record)?;
-        let db = state.join(record.number().to_string());
-        seed_rocks_state(&db, record, config.chain_id, &RocksOptions::default())?;
-        on_record();
+    let name = out
+        .file_name()
+        .ok_or_else(|| ImportError::AlreadyExists { path: out.into() })?
+        .to_string_lossy();
+    let parent = match out.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut created = CreatedStates::default();
+    std::fs::create_dir_all(parent).map_err(|source| output_io(parent, source))?;
+    // Removed on drop, with everything written in it, unless renamed into place.
+    let staging = tempfile::Builder::new()
+        .prefix(&format!("{name}.partial-"))
+        .tempdir_in(parent)
+        .map_err(|source| output_io(parent, source))?;
+    let result = (|| {
+        let mut writer = DumpWriter::create(staging.path(), meta, WriterOptions::default())?;
+        if !state.exists() {
+            std::fs::create_dir_all(state).map_err(|source| output_io(state, source))?;
+            created.root = Some(state.to_path_buf());
+        }
+        for record in records {
+            writer.append(record)?;
+            let db = state.join(record.number().to_string());
+            if !db.exists() {
+                created.blocks.push(db.clone());
+            }
+            seed_rocks_state(&db, record, config.chain_id, &RocksOptions::default())?;
+            on_record();
+        }
+        let manifest = writer.finish()?;
+        let read_back = DumpReader::open(staging.path())?.manifest().record_count;
+        if read_back != records.len() as u64 {
+            return Err(ImportError::Incomplete {
+                dir: staging.path().to_path_buf(),
+                expected: records.len() as u64,
+                found: read_back,
+            });
+        }
+        Ok(manifest)
+    })();
+    let placed = result.and_then(|manifest| {
+        let built = staging.keep();
+        std::fs::rename(&built, out).map_err(|source| {
+            let _ = std::fs::remove_dir_all(&built);
+            output_io(out, source)
+        })?;
+        Ok(manifest)
+    });
+    if placed.is_ok() {
+        created.keep();
     }
-    Ok(writer.finish()?)
+    placed
+}
+
+/// An import's output must not exist, or be an empty directory (which the output replaces).
+fn check_new_output(out: &Path) -> Result<(), ImportError> {
+    let taken = || ImportError::AlreadyExists { path: out.into() };
+    match std::fs::symlink_metadata(out) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(source) => Err(output_io(out, source)),
+        Ok(metadata) if !metadata.is_dir() => Err(taken()),
+        Ok(_) => {
+            let mut entries = std::fs::read_dir(out).map_err(|source| output_io(out, source))?;
+            match entries.next() {
+                None => Ok(()),
+                Some(_) => Err(taken()),
+            }
+        }
+    }
+}
+
+fn output_io(path: &Path, source: std::io::Error) -> ImportError {
+    ImportError::Output {
+        path: path.into(),
+        source,
+    }
+}
+
+/// The block states (and the states directory) a fixture import created: removed if it fails.
+#[derive(Debug, Default)]
+struct CreatedStates {
+    root: Option<PathBuf>,
+    blocks: Vec<PathBuf>,
+}
+
+impl CreatedStates {
+    /// The import succeeded: its states stay.
+    fn keep(&mut self) {
+        self.root = None;
+        self.blocks.clear();
+    }
+}
+
+impl Drop for CreatedStates {
+    fn drop(&mut self) {
+        // Only what this import created: a block state that was there before is not ours.
+        for path in self.blocks.iter().chain(&self.root) {
+            // Best effort, as the staged dump's removal: the import's own error is what is
+            // reported.
+            let _ = std::fs::remove_dir_all(path);
+        }
+    }
 }
 
 /// Every fixture under a directory, verified one by one ([`verify_fixture`]): an iterator of the

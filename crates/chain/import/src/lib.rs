@@ -96,6 +96,25 @@ pub enum ImportError {
         /// The dump directory.
         dir: PathBuf,
     },
+    /// Creating, renaming or removing an import's output failed.
+    #[error("{}: {source}", path.display())]
+    Output {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A dump just written does not read back with every record: nothing is placed.
+    #[error("the dump written at {} reads back with {found} records, not {expected}", dir.display())]
+    Incomplete {
+        /// Where it was written.
+        dir: PathBuf,
+        /// Records written.
+        expected: u64,
+        /// Records read back.
+        found: u64,
+    },
     /// An import would overwrite a dump or state.
     #[error("{} already exists; an import writes a new dump and state", path.display())]
     AlreadyExists {
