@@ -6,7 +6,7 @@ use crate::{
 };
 use bal_replay_bench::{
     BenchMatrix, TaskProfiles,
-    point_reads::{BenchDbOptions, bench_db, render_bench_db},
+    point_reads::{BenchDbOptions, MAX_MULTIGET_KEYS, bench_db, render_bench_db},
     render_tables, run_bench,
 };
 use bal_replay_dump::DumpReader;
@@ -291,7 +291,7 @@ pub struct BenchDbCommand {
     pub seed: u64,
     /// Read engine: sorted multi-gets of this many keys per call, not point reads (latency per key).
     // RocksDB's `MultiGet` with sorted input; MDBX reads the keys one by one in key order.
-    #[arg(long, value_name = "N", value_parser = at_least_one::<usize>)]
+    #[arg(long, value_name = "N", value_parser = multiget_keys)]
     pub multiget: Option<usize>,
     /// Where the results go.
     #[command(flatten)]
@@ -302,6 +302,18 @@ pub struct BenchDbCommand {
     /// Last: its help heading would otherwise be the heading of the options declared after it.
     #[command(flatten)]
     pub disk: DiskArgs,
+}
+
+/// Parses `--multiget`: 1 to [`MAX_MULTIGET_KEYS`] keys per call.
+fn multiget_keys(s: &str) -> Result<usize, String> {
+    let keys = at_least_one::<usize>(s)?;
+    if keys > MAX_MULTIGET_KEYS {
+        return Err(format!(
+            "at most {MAX_MULTIGET_KEYS} keys per call: a call's keys are gathered and sorted in \
+             memory and read as one batch, so a larger call costs memory and measures nothing more"
+        ));
+    }
+    Ok(keys)
 }
 
 impl BenchDbCommand {

@@ -71,7 +71,53 @@ pub enum BenchDbError {
     /// A reader thread panicked.
     #[error("a reader thread panicked")]
     Panicked,
+    /// More keys per multi-get call than [`MAX_MULTIGET_KEYS`].
+    #[error(
+        "multi-gets of {keys} keys per call: at most {MAX_MULTIGET_KEYS} (a call's keys are held \
+         in memory and read as one batch)"
+    )]
+    TooManyKeysPerCall {
+        /// Keys per call asked for.
+        keys: usize,
+    },
+    /// A run's reader threads could not all be started (the system's thread or memory limit).
+    #[error("running the reads of {spec}")]
+    Run {
+        /// The store.
+        spec: StateSpec,
+        /// Why.
+        #[source]
+        source: RunError,
+    },
 }
+
+/// Why a timed run ([`run_reads`]) stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A read failed.
+    #[error(transparent)]
+    Read(#[from] StateError),
+    /// A reader thread could not be started: the readers already started stop, and the run
+    /// fails as a whole.
+    #[error(
+        "cannot start reader thread {index} of {threads} (the system's limit on threads or \
+         memory: run fewer threads)"
+    )]
+    ThreadStart {
+        /// The thread that could not start (from 0).
+        index: usize,
+        /// The run's thread count.
+        threads: usize,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Most keys per multi-get call ([`BenchDbOptions::multiget_keys`]): a call's keys are gathered,
+/// copied and sorted in memory, and RocksDB reads them as one batch, so a larger call only costs
+/// memory (a million keys is tens of MiB per thread) and measures nothing more.
+pub const MAX_MULTIGET_KEYS: usize = 1 << 20;
 
 /// How to run bench-db.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -522,7 +568,8 @@ fn read_share(
     let n = keys.len() as u64;
     let mut tally = Tally::default();
     let per_call = multiget.unwrap_or(1).max(1) as u64;
-    let mut batch: Vec<&SampledKey> = Vec::with_capacity(per_call as usize);
+    // Never more than this thread reads: a call larger than the run is its whole share.
+    let mut batch: Vec<&SampledKey> = Vec::with_capacity(per_call.min(share) as usize);
     let mut left = share;
     while left > 0 {
         if stop.load(Ordering::Relaxed) {
@@ -559,27 +606,45 @@ pub fn run_reads(
     reads: u64,
     seed: u64,
     multiget: Option<usize>,
-) -> Result<BenchDbRow, StateError> {
+) -> Result<BenchDbRow, RunError> {
     let threads = threads.max(1);
     let stop = AtomicBool::new(false);
     let cpu_before = process_cpu_time();
     let start = Instant::now();
-    let results: Vec<Result<Tally, StateError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads as u64)
-            .map(|t| {
-                let share = reads / threads as u64 + u64::from(t < reads % threads as u64);
-                let stop = &stop;
-                s.spawn(move || read_share(reader, keys, share, (seed, t), multiget, stop))
-            })
-            .collect();
+    let results: Vec<Result<Tally, RunError>> = std::thread::scope(|s| {
+        // Grown as threads start: a count no system can start is not allocated up front.
+        let mut handles = Vec::new();
+        for t in 0..threads as u64 {
+            let share = reads / threads as u64 + u64::from(t < reads % threads as u64);
+            let stop = &stop;
+            let spawned = std::thread::Builder::new()
+                .name(format!("bench-db-reader-{t}"))
+                .spawn_scoped(s, move || {
+                    read_share(reader, keys, share, (seed, t), multiget, stop)
+                });
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                Err(source) => {
+                    // The readers already started stop at their next read; the scope joins them.
+                    stop.store(true, Ordering::Relaxed);
+                    return vec![Err(RunError::ThreadStart {
+                        index: t as usize,
+                        threads,
+                        source,
+                    })];
+                }
+            }
+        }
         handles
             .into_iter()
             .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(StateError::Unavailable {
-                        reason: "a reader thread panicked".into(),
+                h.join()
+                    .unwrap_or_else(|_| {
+                        Err(StateError::Unavailable {
+                            reason: "a reader thread panicked".into(),
+                        })
                     })
-                })
+                    .map_err(RunError::from)
             })
             .collect()
     });
@@ -626,6 +691,9 @@ pub fn bench_db(
     opts: &BenchDbOptions,
     drop_caches: DropCaches<'_>,
 ) -> Result<BenchDbReport, BenchDbError> {
+    if let Some(keys) = opts.multiget_keys.filter(|&k| k > MAX_MULTIGET_KEYS) {
+        return Err(BenchDbError::TooManyKeysPerCall { keys });
+    }
     let (sample, scheme, rows) = match spec {
         StateSpec::Mdbx(path) => bench_mdbx(spec, path, opts, drop_caches)?,
         StateSpec::RocksDb(path) => bench_rocks(spec, path, opts, drop_caches)?,
@@ -758,9 +826,15 @@ fn timed_row(
         opts.seed,
         opts.multiget_keys,
     )
-    .map_err(|source| BenchDbError::State {
-        spec: spec.clone(),
-        source,
+    .map_err(|source| match source {
+        RunError::Read(source) => BenchDbError::State {
+            spec: spec.clone(),
+            source,
+        },
+        source => BenchDbError::Run {
+            spec: spec.clone(),
+            source,
+        },
     })?;
     let delta = bal_replay_probe::device::IoSample::take(spec.path()).since(&before);
     row.device_reads = delta.device_reads;
