@@ -98,10 +98,13 @@ fn bad_input_exits_non_zero_with_the_reason() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    std::fs::write(tmp.path().join("mdbx.dat"), b"not a database").unwrap();
+    // A source beside the destination (one inside the source is refused for that alone).
+    let src = tmp.path().join("src");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::write(src.join("mdbx.dat"), b"not a database").unwrap();
     let out = bal_migrate()
         .arg("--src")
-        .arg(tmp.path())
+        .arg(&src)
         .arg("--dst")
         .arg(tmp.path().join("d"))
         .output()

@@ -245,24 +245,14 @@ fn a_study_killed_while_landing_is_run_again_into_its_out() {
     assert!(foreign.join("photos").is_dir());
 }
 
-/// `project prof.json --json prof.json`, `bench --disk-table fio.txt --json fio.txt`, `run
-/// --rewind --json <dump>/manifest.json` and the like are refused before any work, naming both
-/// paths, and leave the input as it was.
-#[test]
-fn no_output_is_an_input_or_inside_the_dump_or_the_state() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (dump, state) = small_chain(tmp.path());
-    let at = |name: &str| tmp.path().join(name);
-    std::fs::write(at("prof.json"), b"{\"the user's\": \"profile\"}").unwrap();
-    std::fs::write(at("fio.txt"), b"depth iops mean_latency_us\n1 100 10.0\n").unwrap();
-    std::fs::create_dir(at("results")).unwrap();
-    std::fs::write(at("results/in.json"), b"{}").unwrap();
+/// Commands whose output is one of their inputs or lies inside one, each with the error it must
+/// give: the files `dir` holds (prof.json, fio.txt, results/in.json), the dump and the state.
+fn clashing_commands(dir: &Path, dump: &Path, state: &Path) -> Vec<(Vec<String>, String)> {
+    let at = |name: &str| dir.join(name);
     let p = |path: &Path| path.to_str().unwrap().to_owned();
-    let (dump_arg, state_arg) = (p(&dump), p(&state));
-    let manifest = dump.join("manifest.json");
-    let manifest_before = std::fs::read(&manifest).unwrap();
+    let (dump_arg, state_arg) = (p(dump), p(state));
     let relative_manifest = format!("{}/./../dump/manifest.json", dump_arg);
-    let cases: Vec<(Vec<String>, String)> = vec![
+    vec![
         (
             vec![
                 "project".into(),
@@ -347,7 +337,24 @@ fn no_output_is_an_input_or_inside_the_dump_or_the_state() {
                 p(&at("results"))
             ),
         ),
-    ];
+    ]
+}
+
+/// `project prof.json --json prof.json`, `bench --disk-table fio.txt --json fio.txt`, `run
+/// --rewind --json <dump>/manifest.json` and the like are refused before any work, naming both
+/// paths, and leave the input as it was.
+#[test]
+fn no_output_is_an_input_or_inside_the_dump_or_the_state() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (dump, state) = small_chain(tmp.path());
+    let at = |name: &str| tmp.path().join(name);
+    std::fs::write(at("prof.json"), b"{\"the user's\": \"profile\"}").unwrap();
+    std::fs::write(at("fio.txt"), b"depth iops mean_latency_us\n1 100 10.0\n").unwrap();
+    std::fs::create_dir(at("results")).unwrap();
+    std::fs::write(at("results/in.json"), b"{}").unwrap();
+    let manifest = dump.join("manifest.json");
+    let manifest_before = std::fs::read(&manifest).unwrap();
+    let cases = clashing_commands(tmp.path(), &dump, &state);
     for (args, expected) in cases {
         let out = bal_replay().args(&args).output().unwrap();
         let stderr = assert_refused(&out, &args.join(" "));

@@ -7,7 +7,6 @@
 //! low enough that sums over a file's tasks fit in a `u64` and the model's simulation (one event
 //! per read) stays in proportion to the file.
 
-use crate::point_reads::{BenchDbReport, BenchDbResult, BenchDbRow};
 use crate::{BatchSample, BenchResult, DesignRatio, ReferenceThroughput, RunResult};
 use bal_replay_engine::{BatchProfile, PrefetchProfile, TaskProfile};
 use bal_replay_host::WorkerStartCost;
@@ -124,71 +123,6 @@ fn check_ratio(at: &str, ratio: &DesignRatio) -> Result<(), FieldError> {
         ranges::ratio(|| field(name), value)?;
     }
     Ok(())
-}
-
-/// Checks every number of a `bench-db` result: each row's rates divide by its wall time.
-pub fn check_bench_db(result: &BenchDbResult) -> Result<(), FieldError> {
-    for (i, store) in result.stores.iter().enumerate() {
-        check_store(&format!("stores[{i}]"), store)?;
-    }
-    Ok(())
-}
-
-fn check_store(at: &str, store: &BenchDbReport) -> Result<(), FieldError> {
-    let field = |name: &str| format!("{at}.{name}");
-    for (name, value) in [
-        ("sampled_accounts", store.sampled_accounts as u64),
-        ("sampled_slots", store.sampled_slots as u64),
-        ("total_accounts", store.total_accounts),
-        ("total_slots", store.total_slots),
-    ] {
-        ranges::count(|| field(name), value)?;
-    }
-    ranges::threads(|| field("cpus"), store.cpus as u64)?;
-    for (r, row) in store.rows.iter().enumerate() {
-        check_db_row(&field(&format!("rows[{r}]")), row)?;
-    }
-    Ok(())
-}
-
-fn check_db_row(at: &str, row: &BenchDbRow) -> Result<(), FieldError> {
-    let field = |name: &str| format!("{at}.{name}");
-    ranges::threads(|| field("threads"), row.threads as u64)?;
-    for (name, value) in [
-        ("reads", Some(row.reads)),
-        ("account_reads", Some(row.account_reads)),
-        ("slot_reads", Some(row.slot_reads)),
-        ("found", Some(row.found)),
-        ("device_reads", row.device_reads),
-        ("multiget_keys", row.multiget_keys.map(|k| k as u64)),
-        ("read_syscalls", row.read_syscalls),
-    ] {
-        if let Some(value) = value {
-            ranges::count(|| field(name), value)?;
-        }
-    }
-    ranges::seconds(|| field("wall_s"), row.wall_s)?;
-    // A read takes at least a nanosecond of some thread's time.
-    let max_iops = 1e9 * MAX_THREADS as f64;
-    ranges::within(
-        || field("iops"),
-        row.iops,
-        (0.0, max_iops),
-        "reads a second",
-    )?;
-    ranges::within(
-        || field("avg_latency_us"),
-        row.avg_latency_us,
-        (0.0, ranges::MAX_SECONDS * 1e6),
-        "microseconds",
-    )?;
-    ranges::part_seconds(|| field("cpu_s"), row.cpu_s)?;
-    ranges::within(
-        || field("cpu_pct"),
-        row.cpu_pct,
-        (0.0, 100.0 * MAX_THREADS as f64),
-        "percent of one core",
-    )
 }
 
 /// Checks every number of a reference executor's result: its rates divide by its times.

@@ -225,7 +225,7 @@ impl VersionedResult for BenchDbResult {
 
     /// Every row's numbers, which the report divides and draws, within [`crate::bounds`].
     fn check(&self) -> Result<(), crate::bounds::FieldError> {
-        crate::bounds::check_bench_db(self)
+        check_bench_db(self)
     }
 }
 
@@ -950,6 +950,71 @@ pub fn write_json(reports: &[BenchDbReport], path: &std::path::Path) -> std::io:
     };
     let json = serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?;
     crate::write_result_file(path, &json)
+}
+
+/// Checks every number of a `bench-db` result: each row's rates divide by its wall time.
+fn check_bench_db(result: &BenchDbResult) -> Result<(), crate::bounds::FieldError> {
+    for (i, store) in result.stores.iter().enumerate() {
+        check_store(&format!("stores[{i}]"), store)?;
+    }
+    Ok(())
+}
+
+fn check_store(at: &str, store: &BenchDbReport) -> Result<(), crate::bounds::FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    for (name, value) in [
+        ("sampled_accounts", store.sampled_accounts as u64),
+        ("sampled_slots", store.sampled_slots as u64),
+        ("total_accounts", store.total_accounts),
+        ("total_slots", store.total_slots),
+    ] {
+        bal_replay_results::bounds::count(|| field(name), value)?;
+    }
+    bal_replay_results::bounds::threads(|| field("cpus"), store.cpus as u64)?;
+    for (r, row) in store.rows.iter().enumerate() {
+        check_db_row(&field(&format!("rows[{r}]")), row)?;
+    }
+    Ok(())
+}
+
+fn check_db_row(at: &str, row: &BenchDbRow) -> Result<(), crate::bounds::FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    bal_replay_results::bounds::threads(|| field("threads"), row.threads as u64)?;
+    for (name, value) in [
+        ("reads", Some(row.reads)),
+        ("account_reads", Some(row.account_reads)),
+        ("slot_reads", Some(row.slot_reads)),
+        ("found", Some(row.found)),
+        ("device_reads", row.device_reads),
+        ("multiget_keys", row.multiget_keys.map(|k| k as u64)),
+        ("read_syscalls", row.read_syscalls),
+    ] {
+        if let Some(value) = value {
+            bal_replay_results::bounds::count(|| field(name), value)?;
+        }
+    }
+    bal_replay_results::bounds::seconds(|| field("wall_s"), row.wall_s)?;
+    // A read takes at least a nanosecond of some thread's time.
+    let max_iops = 1e9 * crate::bounds::MAX_THREADS as f64;
+    bal_replay_results::bounds::within(
+        || field("iops"),
+        row.iops,
+        (0.0, max_iops),
+        "reads a second",
+    )?;
+    bal_replay_results::bounds::within(
+        || field("avg_latency_us"),
+        row.avg_latency_us,
+        (0.0, bal_replay_results::bounds::MAX_SECONDS * 1e6),
+        "microseconds",
+    )?;
+    bal_replay_results::bounds::part_seconds(|| field("cpu_s"), row.cpu_s)?;
+    bal_replay_results::bounds::within(
+        || field("cpu_pct"),
+        row.cpu_pct,
+        (0.0, 100.0 * crate::bounds::MAX_THREADS as f64),
+        "percent of one core",
+    )
 }
 
 #[cfg(test)]

@@ -1028,11 +1028,9 @@ mod tests {
         );
     }
 
-    /// Where the disk at the workers' depth allows less than the CPU, it is what the page names:
-    /// the 16-core machine's figures (16 workers, 90,400 reads/s at depth 16, 31.3 device reads
-    /// per Mgas, full BAL at 12,390 Mgas/s).
-    #[test]
-    fn the_disk_at_the_workers_depth_is_named_where_it_binds() {
+    /// The 16-core machine's figures (16 workers, 90,400 reads/s at depth 16, 31.3 device reads
+    /// per Mgas, full BAL at 12,390 Mgas/s): the disk's limit there, and the gap it makes.
+    fn sixteen_core_gap() -> (DiskLimit, ResearchGap) {
         let carry_row = |design, cpu: f64, reads: Option<f64>| CarryRow {
             design,
             threads: 1,
@@ -1083,6 +1081,13 @@ mod tests {
             Some(limit),
         )
         .unwrap();
+        (limit, gap)
+    }
+
+    /// Where the disk at the workers' depth allows less than the CPU, it is what the page names.
+    #[test]
+    fn the_disk_at_the_workers_depth_is_named_where_it_binds() {
+        let (_, gap) = sixteen_core_gap();
         assert!(gap.disk_binds().is_some());
         let sentence = gap.sentence(Some(0.18));
         assert!(
@@ -1099,6 +1104,12 @@ mod tests {
             "{}",
             gap.answer_clause()
         );
+    }
+
+    /// A faster disk leaves the CPU binding; limits within 15% of each other are both named.
+    #[test]
+    fn the_cpu_binds_on_a_faster_disk_and_alike_limits_are_both_named() {
+        let (limit, gap) = sixteen_core_gap();
         // With a disk four times as fast the CPU binds again, and the disk's allowance is said.
         let fast = DiskLimit {
             iops: 4.0 * limit.iops,

@@ -6,7 +6,7 @@
 
 use bal_replay_bench::{BenchResult, RunResult};
 use bal_replay_engine::{ExecMode, IoDesign};
-use bal_replay_study::{CacheRegime, RegimeSweep, StudyOptions, run_study};
+use bal_replay_study::{CacheRegime, RegimeSweep, StudyOptions, StudyOutput, run_study};
 use bal_replay_synth::{GeneratorConfig, generate};
 use std::{
     num::NonZeroUsize,
@@ -502,6 +502,29 @@ fn is_fresh(dir: &Path, out: &Path) -> bool {
         && written == ["bench.json", "findings.md", "frontier.svg", "study.json"]
 }
 
+/// What carries, on the page and in the findings: parallel I/O's one-worker run's key reads per
+/// Mgas, and its BAL bytes per Mgas under batched I/O's.
+fn assert_what_carries(page: &str, output: &StudyOutput) {
+    let bench: BenchResult =
+        serde_json::from_slice(&std::fs::read(&output.bench_json).unwrap()).unwrap();
+    let one = bench
+        .runs
+        .iter()
+        .find(|r| r.design == IoDesign::Parallel && r.threads == 1)
+        .unwrap();
+    let mgas = one.gas as f64 / 1e6;
+    let cells = row_under(page, "## What carries to another machine", "parallel I/O");
+    assert_eq!(cells[1], "1");
+    assert_eq!(cells[2], format!("{:.1}", one.disk.key_reads as f64 / mgas));
+    let carry = output.findings.carry_row(IoDesign::Parallel).unwrap();
+    let per_block = output.findings.carry_row(IoDesign::Batched).unwrap();
+    assert!(carry.bal_bytes_per_mgas.rlp < per_block.bal_bytes_per_mgas.rlp);
+    assert!(
+        page.contains("Dropping the read keys (parallel I/O against batched I/O, batch 2) keeps "),
+        "{page}"
+    );
+}
+
 #[test]
 fn the_sweep_lands_beside_the_runs_and_the_page_reads_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -574,25 +597,7 @@ fn the_sweep_lands_beside_the_runs_and_the_page_reads_it() {
         "parallel I/O's share {share:.2}: {parallel_row:?}"
     );
 
-    // What carries: parallel I/O's one-worker run's key reads and BAL bytes per Mgas.
-    let bench: BenchResult =
-        serde_json::from_slice(&std::fs::read(&output.bench_json).unwrap()).unwrap();
-    let one = bench
-        .runs
-        .iter()
-        .find(|r| r.design == IoDesign::Parallel && r.threads == 1)
-        .unwrap();
-    let mgas = one.gas as f64 / 1e6;
-    let cells = row_under(&page, "## What carries to another machine", "parallel I/O");
-    assert_eq!(cells[1], "1");
-    assert_eq!(cells[2], format!("{:.1}", one.disk.key_reads as f64 / mgas));
-    let carry = output.findings.carry_row(IoDesign::Parallel).unwrap();
-    let per_block = output.findings.carry_row(IoDesign::Batched).unwrap();
-    assert!(carry.bal_bytes_per_mgas.rlp < per_block.bal_bytes_per_mgas.rlp);
-    assert!(
-        page.contains("Dropping the read keys (parallel I/O against batched I/O, batch 2) keeps "),
-        "{page}"
-    );
+    assert_what_carries(&page, &output);
 
     // The page again from the runs: the same sweep, read back through the manifest.
     let again = dir.path().join("again");
