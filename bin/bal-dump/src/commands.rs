@@ -97,9 +97,9 @@ pub(crate) fn run(command: Command, out: &mut impl Write) -> eyre::Result<Outcom
 }
 
 /// Refuses a dump or state to create inside a directory the command reads, or around one, before
-/// any work ([`check_apart`](bal_replay_cli::paths::check_apart)).
+/// any work ([`check_apart`](bal_replay_results::paths::check_apart)).
 fn check_paths(command: &Command) -> eyre::Result<()> {
-    use bal_replay_cli::paths::{Input, Output, check_apart};
+    use bal_replay_results::paths::{Input, Output, check_apart};
     let (outputs, inputs) = match command {
         Command::ImportFixture { dirs, out, state } => (
             vec![Output::dir("--out", out), Output::dir("--state", state)],

@@ -5,8 +5,8 @@
 
 use std::{path::PathBuf, sync::Mutex, time::Duration};
 
-use bal_replay_cli::paths::{Input, Output, check_apart};
 use bal_replay_migrate::{CopyArgs, MigrateOptions, Progress, migrate};
+use bal_replay_results::paths::{Input, Output, check_apart};
 use bal_replay_reth_db::{GenerateOptions, TableKind, generate_source, write_source_from_store};
 use clap::{Parser, Subcommand};
 use eyre::{WrapErr, bail};

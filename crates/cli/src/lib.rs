@@ -14,7 +14,7 @@
 
 pub mod bench;
 pub mod disk;
-pub mod paths;
+pub use bal_replay_results::paths;
 pub mod project;
 pub mod record;
 pub mod run;

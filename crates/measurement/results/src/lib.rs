@@ -1,6 +1,6 @@
 //! Result files, the one home of their plumbing: a result replaces what its path held only once
 //! it is complete ([`write_result_file`]); output paths are checked before a run starts
-//! ([`check_output_file`], [`check_output_dir`]); and a JSON result carries its schema's version
+//! ([`check_output_file`], [`check_output_dir`]) and kept apart from the inputs ([`paths`]); and a JSON result carries its schema's version
 //! and is read only by a build that reads that version ([`VersionedResult`], [`read_result`]),
 //! at most [`MAX_RESULT_BYTES`] of it, with every number within [`bounds`].
 //!
@@ -16,6 +16,7 @@
 pub mod bounds;
 mod golden;
 mod output_path;
+pub mod paths;
 mod result_file;
 
 pub use golden::assert_golden;
