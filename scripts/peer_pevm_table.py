@@ -42,17 +42,19 @@ def criterion(work, n, kind, home="criterion"):
 
 # The result schemas this reads (`schema_version`, crates/measurement/bench): a bench run's execution time is
 # under `timing`, its repeats' throughputs in `repeat_mgas_per_s`; the reference executor's result
-# holds each block's first and warm executions, and each warm one's receipts-root check.
-BENCH_SCHEMA_VERSION = 3
-REFERENCE_SCHEMA_VERSION = 2
+# holds each block's first and warm executions, and each warm one's receipts-root check. Version 4 of
+# the bench result only added fields, so version 3 reads the same.
+BENCH_SCHEMA_VERSIONS = (3, 4)
+REFERENCE_SCHEMA_VERSIONS = (2,)
 
 
 def load(path, expected, kind):
     with open(path) as f:
         result = json.load(f)
     version = result.get("schema_version", 1)
-    if version != expected:
-        sys.exit(f"{path}: {kind} schema version {version}, this script reads version {expected}")
+    if version not in expected:
+        reads = " or ".join(str(v) for v in expected)
+        sys.exit(f"{path}: {kind} schema version {version}, this script reads version {reads}")
     return result
 
 
@@ -60,7 +62,7 @@ def engine(path, key):
     """Ours: each run's repeats as execution times, ms, by `key`."""
     out = {}
     if os.path.exists(path):
-        for run in load(path, BENCH_SCHEMA_VERSION, "bench result")["runs"]:
+        for run in load(path, BENCH_SCHEMA_VERSIONS, "bench result")["runs"]:
             gas = run["gas"]
             times = [gas / m / 1e3 for m in run.get("repeat_mgas_per_s") or [] if m > 0]
             if not times:
@@ -74,7 +76,7 @@ def reference(d, prefix=""):
     warm one less its receipts-root check, ms (the build's whose files carry `prefix`)."""
     first, warm, unchecked, profile = [], [], [], None
     for path in sorted(glob.glob(os.path.join(d, f"{prefix}reference-*.json"))):
-        result = load(path, REFERENCE_SCHEMA_VERSION, "reference executor result")
+        result = load(path, REFERENCE_SCHEMA_VERSIONS, "reference executor result")
         profile = result["build_profile"]
         for block in result["per_block"]:
             first.append(block["memory_first_s"] * 1e3)

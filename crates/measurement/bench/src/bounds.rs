@@ -7,7 +7,7 @@
 //! low enough that sums over a file's tasks fit in a `u64` and the model's simulation (one event
 //! per read) stays in proportion to the file.
 
-use crate::{BatchSample, BenchResult, DesignRatio, ReferenceThroughput, RunResult};
+use crate::{BatchSample, BenchResult, DesignRatio, ReadFloor, ReferenceThroughput, RunResult};
 use bal_replay_engine::{BatchProfile, PrefetchProfile, TaskProfile};
 use bal_replay_host::WorkerStartCost;
 use bal_replay_probe::{CpuUse, DiskEvidence};
@@ -107,6 +107,9 @@ pub fn check_bench(bench: &BenchResult) -> Result<(), FieldError> {
     }
     for (i, ratio) in bench.ratios_to_full.iter().enumerate() {
         check_ratio(&format!("ratios_to_full[{i}]"), ratio)?;
+    }
+    for (i, floor) in bench.read_floors.iter().enumerate() {
+        check_floor(&format!("read_floors[{i}]"), floor)?;
     }
     Ok(())
 }
@@ -269,6 +272,39 @@ fn check_disk(at: &str, disk: &DiskEvidence) -> Result<(), FieldError> {
     if let Some(reached) = disk.residency.reached_device {
         finite(|| field("residency.reached_device"), reached, 1.0)?;
     }
+    for (name, value) in [
+        ("rocksdb_read_s", disk.rocksdb_read_s),
+        ("rocksdb_file_read_s", disk.rocksdb_file_read_s),
+    ] {
+        if let Some(value) = value {
+            finite(|| field(name), value, MAX_SECONDS)?;
+        }
+    }
+    Ok(())
+}
+
+/// The floor of a key read at one batch size: its costs per key are divided by its keys.
+fn check_floor(at: &str, floor: &ReadFloor) -> Result<(), FieldError> {
+    let field = |name: &str| format!("{at}.{name}");
+    ranges::count(|| field("batch"), floor.batch as u64)?;
+    ranges::count(|| field("blocks"), floor.blocks)?;
+    for (reader, reads) in [("point", &floor.point), ("multiget", &floor.multiget)] {
+        let field = |name: &str| format!("{at}.{reader}.{name}");
+        ranges::count(|| field("keys"), reads.keys)?;
+        ranges::count(|| field("sleeps"), reads.sleeps)?;
+        if let Some(device_reads) = reads.device_reads {
+            ranges::count(|| field("device_reads"), device_reads)?;
+        }
+        for (name, value) in [
+            ("cpu_s", reads.cpu_s),
+            ("system_s", reads.system_s),
+            ("wall_s", reads.wall_s),
+            ("rocksdb_read_s", reads.rocksdb_read_s),
+            ("rocksdb_file_read_s", reads.rocksdb_file_read_s),
+        ] {
+            finite(|| field(name), value, MAX_SECONDS)?;
+        }
+    }
     Ok(())
 }
 
@@ -322,6 +358,16 @@ fn check_cpu(at: &str, cpu: &CpuUse) -> Result<(), FieldError> {
         ("steal_s", cpu.steal_s),
     ] {
         finite(|| format!("{at}.{name}"), value, MAX_SECONDS)?;
+    }
+    for (name, value) in [("user_s", cpu.user_s), ("system_s", cpu.system_s)] {
+        if let Some(value) = value {
+            finite(|| format!("{at}.{name}"), value, MAX_SECONDS)?;
+        }
+    }
+    for (name, value) in [("sleeps", cpu.sleeps), ("preemptions", cpu.preemptions)] {
+        if let Some(value) = value {
+            ranges::count(|| format!("{at}.{name}"), value)?;
+        }
     }
     Ok(())
 }

@@ -18,6 +18,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod bounds;
+mod floor;
 mod interval;
 mod measured;
 pub mod point_reads;
@@ -27,6 +28,7 @@ pub use bal_replay_results::{
     OutputPathError, ResultReadError, VersionedResult, check_output_dir, check_output_file,
     parse_result, read_result, read_result_bytes, schema_version, write_result_file,
 };
+pub use floor::{FLOOR_KEYS, FloorReads, ReadFloor, read_floor};
 pub use interval::{
     DesignRatio, INTERVAL_METHOD, Interval, MIN_BOOTSTRAP_REPEATS, median_of as median,
 };
@@ -745,8 +747,11 @@ impl std::fmt::Display for DumpIdentity {
 
 /// The schema version of [`BenchResult`] this build writes and reads. Files written before
 /// results carried one are version 1; version 3 records the build that ran the runs
-/// ([`BenchResult::build_profile`]).
-pub const SCHEMA_VERSION: u32 = 3;
+/// ([`BenchResult::build_profile`]); version 4 the read cost account (each run's CPU in user
+/// mode and in the kernel, its threads' sleeps and preemptions, its time inside RocksDB's reads
+/// and file reads) and the floor of a key read ([`BenchResult::read_floors`]). Version 3 files
+/// are read too, without them ([`VersionedResult::ALSO_READS`]).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// The Cargo profile this build was made with: "dev", "release" or "measure" (the measurement
 /// profile: release with fat LTO and one codegen unit).
@@ -795,11 +800,18 @@ pub struct BenchResult {
     /// beside full BAL over the same store.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ratios_to_full: Vec<DesignRatio>,
+    /// The floor of a key read at each batch size of the runs over a RocksDB state: RocksDB's
+    /// own point reads and multi-gets of the BALs' keys, on one thread, over the same state and
+    /// options ([`read_floor`]). Absent in results written before it was measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub read_floors: Vec<ReadFloor>,
 }
 
 impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
+    /// Version 4 only added optional fields.
+    const ALSO_READS: &'static [u32] = &[3];
 
     /// Every number the projection and the study read, within [`bounds`].
     fn check(&self) -> Result<(), bounds::FieldError> {
@@ -825,6 +837,7 @@ impl BenchResult {
             dump_identity: self.dump_identity.clone(),
             runs: self.runs.iter().filter(|r| keep(r)).cloned().collect(),
             ratios_to_full: Vec::new(),
+            read_floors: self.read_floors.clone(),
         }
     }
 
@@ -1029,6 +1042,31 @@ impl Measured {
 }
 
 impl Bench<'_> {
+    /// The floor of a key read at each batch size of the matrix ([`read_floor`]), over a
+    /// RocksDB state that a chained dump's runs start from, opened read-only with the runs'
+    /// options; none over other states.
+    fn read_floors(&self) -> Result<Vec<ReadFloor>, BenchError> {
+        let StateSpec::RocksDb(path) = self.state else {
+            return Ok(Vec::new());
+        };
+        if !self.dump.manifest().chained {
+            return Ok(Vec::new());
+        }
+        self.matrix
+            .batches
+            .iter()
+            .map(|batch| {
+                read_floor(
+                    &self.dump,
+                    path,
+                    &self.rocks_options,
+                    batch.get(),
+                    self.matrix.drop_caches,
+                )
+            })
+            .collect()
+    }
+
     /// Replays the dump once in `run`'s configuration, from the pristine state.
     fn run(&self, run: &RunConfig) -> Result<RunResult, BenchError> {
         let options = self.replay_options(run);
@@ -1287,6 +1325,7 @@ pub fn run_bench(
         pinned_workers: matrix.pin_workers.clone(),
         dump_identity: Some(DumpIdentity::of(dump_dir, &bench.dump)?),
         ratios_to_full: DesignRatio::of_runs(&runs, disk_store),
+        read_floors: bench.read_floors()?,
         runs,
     })
 }
@@ -1685,6 +1724,8 @@ mod tests {
                     block_cache_hits: 500,
                     block_cache_misses: 9_500,
                     block_cache_data_misses: 9_500,
+                    read_micros: 60_000,
+                    file_read_micros: 25_000,
                 }),
                 true,
             ),
@@ -1693,6 +1734,10 @@ mod tests {
                 process_s: 12.0,
                 other_s: 1.0,
                 steal_s: 0.0,
+                user_s: Some(11.0),
+                system_s: Some(1.0),
+                sleeps: Some(3_000),
+                preemptions: Some(400),
             }),
             batches: vec![BatchSample {
                 first_block: 1,
@@ -1722,6 +1767,30 @@ mod tests {
             pinned_workers: None,
             dump_identity: None,
             ratios_to_full: Vec::new(),
+            read_floors: vec![ReadFloor {
+                batch: 50,
+                blocks: 200,
+                point: FloorReads {
+                    keys: 10_000,
+                    cpu_s: 0.03,
+                    system_s: 0.005,
+                    wall_s: 0.5,
+                    sleeps: 1_700,
+                    rocksdb_read_s: 0.45,
+                    rocksdb_file_read_s: 0.43,
+                    device_reads: Some(1_500),
+                },
+                multiget: FloorReads {
+                    keys: 10_000,
+                    cpu_s: 0.02,
+                    system_s: 0.002,
+                    wall_s: 0.05,
+                    sleeps: 40,
+                    rocksdb_read_s: 0.04,
+                    rocksdb_file_read_s: 0.025,
+                    device_reads: Some(300),
+                },
+            }],
             runs,
         }
     }
@@ -1788,7 +1857,7 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         // The version first, then each group as an object of its own.
         assert!(
-            text.starts_with("{\n  \"schema_version\": 3,\n  \"build_profile\": \"dev\",\n"),
+            text.starts_with("{\n  \"schema_version\": 4,\n  \"build_profile\": \"dev\",\n"),
             "{text}"
         );
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1837,6 +1906,30 @@ mod tests {
         let golden =
             bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
         bal_replay_results::assert_golden(&golden, &bench_result(vec![grouped_run()]));
+    }
+
+    /// Version 4 only added optional fields: a version 3 file is read whole, without the read
+    /// cost account or the floors; version 2 is refused, naming both.
+    #[test]
+    fn a_version_3_bench_result_is_read_without_the_account() {
+        let golden =
+            bal_replay_test_utils::package_dir(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+        let v3 = golden.join("bench-result-v3.json");
+        let read: BenchResult = bal_replay_results::read_result(&v3).unwrap();
+        assert_eq!(read.schema_version, 3);
+        assert!(read.read_floors.is_empty());
+        assert_eq!(read.runs[0].cpu.unwrap().system_s, None);
+        assert_eq!(read.runs[0].disk.rocksdb_read_s, None);
+        let text = std::fs::read_to_string(&v3).unwrap().replacen(
+            "\"schema_version\": 3",
+            "\"schema_version\": 2",
+            1,
+        );
+        let err = parse_result::<BenchResult>(Path::new("b.json"), text.as_bytes()).unwrap_err();
+        assert!(
+            err.to_string().contains("version 2") && err.to_string().contains("version 4"),
+            "{err}"
+        );
     }
 
     /// The golden bench result with `edit` applied to its JSON, read back: the error's text.
@@ -1928,7 +2021,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads version 3",
+                "{}: written with bench result schema version 1, this build reads version 4",
                 v1.display()
             )
         );
@@ -1938,7 +2031,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads version 3",
+                "{}: written with bench result schema version 99, this build reads version 4",
                 v99.display()
             )
         );

@@ -176,8 +176,9 @@ fn replay_seen<S: StateReader + StateWriter>(
 }
 
 /// The schema version of [`RunSummary`] this build writes and reads. Files written before
-/// results carried one (every figure at the top level) are version 1.
-pub const RUN_SCHEMA_VERSION: u32 = 2;
+/// results carried one (every figure at the top level) are version 1; version 3 adds the read
+/// cost account (the CPU split by mode, sleeps and preemptions, RocksDB's time in reads).
+pub const RUN_SCHEMA_VERSION: u32 = 3;
 
 /// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
 /// its reads were served from and the CPU it had, grouped as a bench's runs are
@@ -291,6 +292,7 @@ mod tests {
                     block_cache_hits: 20,
                     block_cache_misses: 80,
                     block_cache_data_misses: 60,
+                    ..Default::default()
                 }),
                 false,
             ),
@@ -309,7 +311,7 @@ mod tests {
         std::fs::write(&path, serde_json::to_vec_pretty(&summary()).unwrap()).unwrap();
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(json["schema_version"], 2);
+        assert_eq!(json["schema_version"], 3);
         assert_eq!(json["timing"]["commit_s"], 0.0625);
         assert_eq!(json["cache"]["hits"], 30);
         // Read through the page cache with no device byte read: cache-resident, and said how.
@@ -339,7 +341,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 1, this build reads version 2",
+                "{}: written with run result schema version 1, this build reads version 3",
                 v1.display()
             )
         );
@@ -350,7 +352,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 99, this build reads version 2",
+                "{}: written with run result schema version 99, this build reads version 3",
                 v99.display()
             )
         );

@@ -35,6 +35,7 @@ pub fn render_tables(result: &BenchResult) -> String {
     tables.hybrid_race(&mut out);
     tables.disk_evidence(&mut out);
     bal_sizes(result, &mut out);
+    read_floors(result, &mut out);
     out
 }
 
@@ -518,6 +519,32 @@ fn bal_sizes(result: &BenchResult, out: &mut String) {
             "| {name} | {:.1} KB | {:.0}% |",
             v / 1000.0,
             100.0 * v / s.full.max(1e-9)
+        );
+    }
+}
+
+/// The floor of a key read at each batch size: what RocksDB alone costs per key, on one thread.
+fn read_floors(result: &BenchResult, out: &mut String) {
+    if result.read_floors.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\n### The floor of a key read (RocksDB alone, one thread, the BALs' keys over the same state)\n"
+    );
+    let _ = writeln!(
+        out,
+        "| Batch | Blocks | Keys | Point reads: CPU per key (µs) | Sorted multi-gets: CPU per key (µs) |\n| --- | --- | --- | --- | --- |"
+    );
+    for floor in &result.read_floors {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {:.2} | {:.2} |",
+            floor.batch,
+            floor.blocks,
+            floor.point.keys,
+            floor.point.cpu_us_per_key(),
+            floor.multiget.cpu_us_per_key()
         );
     }
 }

@@ -92,6 +92,61 @@ fn a_repeated_bench_interleaves_its_rounds_and_prints_each_ratio_with_its_range(
     assert_ratios_of_medians_in_their_ranges(&result);
     assert_ratios_survive_the_json(&result, &tmp.path().join("bench.json"));
     assert_tables_print_each_ratio_with_its_range(&result);
+    assert_read_cost_recorded(&result, &dump);
+}
+
+/// Every run records its CPU split and RocksDB's time in reads; the floor read, on one thread,
+/// exactly the keys the dump's BALs name in its one batch (each once), with each reader.
+fn assert_read_cost_recorded(result: &BenchResult, dump: &std::path::Path) {
+    let mut accounts = std::collections::BTreeSet::new();
+    let mut slots = std::collections::BTreeSet::new();
+    for record in bal_replay_dump::DumpReader::open(dump).unwrap().records() {
+        for account in &record.unwrap().bal {
+            accounts.insert(account.address);
+            for slot in account.storage_changes.iter().map(|s| s.slot) {
+                slots.insert((account.address, slot));
+            }
+            for slot in &account.storage_reads {
+                slots.insert((account.address, *slot));
+            }
+        }
+    }
+    let keys = (accounts.len() + slots.len()) as u64;
+    assert!(keys > 100, "{keys}");
+    assert_eq!(result.read_floors.len(), 1);
+    let floor = &result.read_floors[0];
+    assert_eq!((floor.batch, floor.blocks), (BLOCKS as usize, BLOCKS));
+    for reads in [&floor.point, &floor.multiget] {
+        assert_eq!(reads.keys, keys, "{floor:?}");
+        assert!(
+            reads.cpu_s > 0.0 && reads.system_s <= reads.cpu_s,
+            "{floor:?}"
+        );
+        assert!(reads.rocksdb_read_s > 0.0, "{floor:?}");
+        assert!(
+            reads.rocksdb_file_read_s <= reads.rocksdb_read_s,
+            "{floor:?}"
+        );
+    }
+    let tables = render_tables(result);
+    let row = format!("| {BLOCKS} | {BLOCKS} | {keys} | ");
+    assert!(
+        tables.contains("### The floor of a key read") && tables.contains(&row),
+        "{tables}"
+    );
+    for run in &result.runs {
+        let cpu = run.cpu.expect("/proc and getrusage on Linux");
+        let (user, system) = (cpu.user_s.unwrap(), cpu.system_s.unwrap());
+        assert!(
+            user > 0.0 && (user + system - cpu.process_s).abs() < 0.5,
+            "{cpu:?}"
+        );
+        assert!(cpu.sleeps.is_some() && cpu.preemptions.is_some(), "{cpu:?}");
+        let read_s = run.disk.rocksdb_read_s.unwrap();
+        if run.design != IoDesign::Full {
+            assert!(read_s > 0.0, "{:?}: {:?}", run.design, run.disk);
+        }
+    }
 }
 
 /// The JSON: parallel and batched I/O against full BAL at each worker count, each ratio that of

@@ -12,7 +12,9 @@ mod error;
 mod page_cache;
 mod workers;
 
-pub use cpu::{process_cpu_time, thread_cpu_time};
+pub use cpu::{
+    ResourceUse, process_cpu_time, process_resource_use, thread_cpu_time, thread_resource_use,
+};
 pub use error::HostError;
 pub use page_cache::drop_page_cache;
 pub use workers::{

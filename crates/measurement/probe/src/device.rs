@@ -18,6 +18,7 @@ use crate::{
     Residency, ResidencyCounts,
     memory_limit::{MemoryLimit, MemoryUsage},
 };
+use bal_replay_host::{ResourceUse, process_resource_use};
 use bal_replay_rocks::RocksReadCounters;
 use std::path::Path;
 
@@ -197,6 +198,13 @@ pub struct DiskEvidence {
     /// pages), otherwise only their top levels. Absent for other stores.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_cache_pinned_bytes: Option<u64>,
+    /// Seconds inside RocksDB's point reads and multi-gets, summed over calls (RocksDB only, with
+    /// statistics; absent in results written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocksdb_read_s: Option<f64>,
+    /// Of that, seconds reading SST files: the kernel's and the device's part of its reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rocksdb_file_read_s: Option<f64>,
 }
 
 /// Clock ticks per second of `/proc/stat` and `/proc/<pid>/stat` (`USER_HZ`: 100 on Linux, on
@@ -212,6 +220,8 @@ pub struct CpuSample {
     steal_ticks: u64,
     /// This process's user and system ticks (`/proc/self/stat`).
     process_ticks: u64,
+    /// The same split precisely, with its threads' sleeps and preemptions (`getrusage`).
+    resources: Option<ResourceUse>,
     at: std::time::Instant,
 }
 
@@ -227,6 +237,19 @@ pub struct CpuUse {
     pub other_s: f64,
     /// Of that, time the hypervisor gave to other machines (`steal`).
     pub steal_s: f64,
+    /// This process's CPU time in user mode (`getrusage`, to the microsecond; absent in results
+    /// written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_s: Option<f64>,
+    /// Its CPU time in the kernel: system calls (a `pread` per block read) and page faults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_s: Option<f64>,
+    /// Times one of its threads slept (gave up its core to wait: a read, a lock, an idle worker).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sleeps: Option<u64>,
+    /// Times one of its threads was taken off its core while it could run (waited for a core).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemptions: Option<u64>,
 }
 
 impl CpuUse {
@@ -250,6 +273,7 @@ impl CpuSample {
             busy_ticks,
             steal_ticks,
             process_ticks: parse_process_ticks(&own)?,
+            resources: process_resource_use(),
             at: std::time::Instant::now(),
         })
     }
@@ -258,11 +282,19 @@ impl CpuSample {
     pub fn since(&self, earlier: &Self) -> CpuUse {
         let busy = self.busy_ticks.saturating_sub(earlier.busy_ticks) as f64 / USER_HZ;
         let process = self.process_ticks.saturating_sub(earlier.process_ticks) as f64 / USER_HZ;
+        let resources = self
+            .resources
+            .zip(earlier.resources)
+            .map(|(now, then)| now.since(&then));
         CpuUse {
             wall_s: self.at.duration_since(earlier.at).as_secs_f64(),
             process_s: process,
             other_s: (busy - process).max(0.0),
             steal_s: self.steal_ticks.saturating_sub(earlier.steal_ticks) as f64 / USER_HZ,
+            user_s: resources.map(|r| r.user.as_secs_f64()),
+            system_s: resources.map(|r| r.system.as_secs_f64()),
+            sleeps: resources.map(|r| r.voluntary_switches),
+            preemptions: resources.map(|r| r.involuntary_switches),
         }
     }
 }
@@ -395,6 +427,8 @@ impl DiskEvidence {
             residency: Residency::default(),
             memory: None,
             block_cache_pinned_bytes: None,
+            rocksdb_read_s: rocks.map(|r| r.read_micros as f64 / 1e6),
+            rocksdb_file_read_s: rocks.map(|r| r.file_read_micros as f64 / 1e6),
         };
         evidence.residency = Residency::judge(
             &ResidencyCounts {
@@ -480,6 +514,7 @@ mod tests {
             process_s: 12.0,
             other_s: 5.0,
             steal_s: 0.0,
+            ..Default::default()
         };
         assert_eq!(half.cpus_free(2), 1.5);
     }
@@ -540,6 +575,7 @@ mod tests {
             block_cache_hits: hits,
             block_cache_misses: data_misses,
             block_cache_data_misses: data_misses,
+            ..RocksReadCounters::default()
         };
         // A sorted multi-get with direct reads: 95% of its 10,000 stored-key reads missed the
         // block cache, but neighbouring blocks went to the device in one request (0.17 requests

@@ -96,6 +96,9 @@ pub trait VersionedResult: serde::de::DeserializeOwned {
     const KIND: &'static str;
     /// The schema version this build writes and reads.
     const SCHEMA_VERSION: u32;
+    /// Earlier versions this build also reads: those the current one only added optional fields
+    /// to, so an earlier file is read whole with the new fields absent. Empty for most formats.
+    const ALSO_READS: &'static [u32] = &[];
 
     /// Whether what was read holds only what a real run can record (a result whose numbers
     /// feed sums and simulations checks them here); every reader of a `T` gets it checked.
@@ -239,7 +242,7 @@ pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, 
         kind: T::KIND,
         source,
     })?;
-    if found != T::SCHEMA_VERSION {
+    if found != T::SCHEMA_VERSION && !T::ALSO_READS.contains(&found) {
         return Err(ResultReadError::Version {
             path: path.into(),
             kind: T::KIND,

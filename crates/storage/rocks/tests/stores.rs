@@ -396,9 +396,9 @@ fn create_and_open_refuse_foreign_directories() {
     );
 }
 
-/// A path that is no flat state (a user's directory, a file, another program's RocksDB database)
-/// is refused by name before RocksDB opens it, read-only or read-write, and is left exactly as it
-/// was: no `LOCK`, no `LOG`, no file created.
+/// A path that is no flat state (a user's directory, a file, another program's RocksDB database,
+/// one with this crate's column families but not its metadata) is refused by name before RocksDB
+/// opens it for writing, and is left exactly as it was: no `LOCK`, no `LOG`, no file created.
 #[test]
 fn open_refuses_what_is_not_a_state_and_writes_nothing_there() {
     let dir = tempfile::tempdir().unwrap();
@@ -455,6 +455,29 @@ fn open_refuses_what_is_not_a_state_and_writes_nothing_there() {
     assert_eq!(listing(&user), user_before);
     assert_eq!(listing(&foreign), foreign_before);
     assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+
+    // Another program's database with this crate's column families but none of its metadata: the
+    // column families pass, the metadata is read before any read-write open, so it is refused
+    // with nothing written there either (no new manifest, OPTIONS or LOG file).
+    let look_alike = dir.path().join("look-alike");
+    let mut opts = rocksdb::Options::default();
+    opts.create_if_missing(true);
+    opts.create_missing_column_families(true);
+    let other_program = rocksdb::DB::open_cf(&opts, &look_alike, cf::ALL).unwrap();
+    other_program.put(b"k", b"v").unwrap();
+    drop(other_program);
+    let before = listing(&look_alike);
+    for read_only in [false, true] {
+        let opts = RocksOptions {
+            read_only,
+            ..small_opts()
+        };
+        match RocksStore::open(&look_alike, &opts) {
+            Err(StateError::MissingMetadata { key, .. }) => assert_eq!(key, "key_scheme"),
+            other => panic!("expected MissingMetadata, got {other:?}"),
+        }
+        assert_eq!(listing(&look_alike), before, "read_only: {read_only}");
+    }
 }
 
 #[test]

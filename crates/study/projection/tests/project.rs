@@ -134,6 +134,7 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
         pinned_workers: None,
         dump_identity: None,
         ratios_to_full: Vec::new(),
+        read_floors: Vec::new(),
         runs,
     }
 }
@@ -329,6 +330,7 @@ fn hybrid_alone_is_projected_and_runs_keep_the_cores_they_had() {
         process_s: 1.0,
         other_s: 1.0,
         steal_s: 0.0,
+        ..Default::default()
     });
     let (report, notes) = project_onto_research(std::slice::from_ref(&bench), None);
     assert!(notes.is_empty(), "{notes:?}");

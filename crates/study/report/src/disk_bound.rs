@@ -163,6 +163,7 @@ mod tests {
             pinned_workers: None,
             dump_identity: None,
             ratios_to_full: Vec::new(),
+            read_floors: Vec::new(),
             runs,
         }
     }

@@ -101,6 +101,7 @@ fn bench() -> BenchResult {
         pinned_workers: None,
         dump_identity: None,
         ratios_to_full: Vec::new(),
+        read_floors: Vec::new(),
         runs,
     }
 }

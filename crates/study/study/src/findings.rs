@@ -6,6 +6,7 @@ pub use crate::names::{design_name, research_parallel_share};
 use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
+    read_cost::{FloorRows, ReadCost},
     runs::{best, measured},
     sweep::{RegimeSweep, SweepRow, sweep_summary},
 };
@@ -71,6 +72,10 @@ pub struct CarryRow {
     pub cpu_us_per_device_read: Option<f64>,
     /// Its BAL's bytes per Mgas, RLP and snappy.
     pub bal_bytes_per_mgas: MeanSize,
+    /// Its reads' CPU per key read, split by where it went; `None` for full BAL, and for runs
+    /// recorded before the split was.
+    #[serde(default)]
+    pub read_cost: Option<ReadCost>,
 }
 
 /// One row of a thread-scaling table.
@@ -183,6 +188,9 @@ pub struct Findings {
     pub projection_check: ProjectionCheck,
     /// What carries across machines, per design.
     pub carry: Vec<CarryRow>,
+    /// The floor of a key read at the headline batch, where the bench measured one.
+    #[serde(default)]
+    pub read_floor: Option<FloorRows>,
     /// Parallel I/O's throughput over batched I/O's at the headline batch (each at its best
     /// thread count), with the range its repeats allow: what dropping the read keys costs.
     pub parallel_over_batched: Option<Interval>,
@@ -582,6 +590,7 @@ impl Findings {
             projected,
             research_gap,
             carry,
+            read_floor: FloorRows::at(&bench.read_floors, headline_batch),
             parallel_over_batched,
             sweep: Vec::new(),
             beside: None,
@@ -811,7 +820,8 @@ fn carry_rows(
             .filter(|_| mgas > 0.0)
             .map(|cpu| cpu.process_s * 1e3 / mgas)
     };
-    let full_cpu = run_of(IoDesign::Full).and_then(|run| cpu_ms_per_mgas(&run));
+    let full = run_of(IoDesign::Full);
+    let full_cpu = full.as_deref().and_then(cpu_ms_per_mgas);
     designs
         .iter()
         .filter_map(|&design| {
@@ -840,6 +850,10 @@ fn carry_rows(
                     rlp: size.rlp / mgas_per_block,
                     snappy: size.snappy / mgas_per_block,
                 },
+                read_cost: full
+                    .as_deref()
+                    .filter(|_| design != IoDesign::Full)
+                    .and_then(|full| ReadCost::of_run(&run, full)),
             })
         })
         .collect()
@@ -960,6 +974,7 @@ mod tests {
             read_cpu_ms_per_mgas: reads,
             cpu_us_per_device_read: None,
             bal_bytes_per_mgas: MeanSize::default(),
+            read_cost: None,
         };
         let gap = ResearchGap::of(
             &[
@@ -1040,6 +1055,7 @@ mod tests {
             read_cpu_ms_per_mgas: reads,
             cpu_us_per_device_read: None,
             bal_bytes_per_mgas: MeanSize::default(),
+            read_cost: None,
         };
         let headline_row = |design, threads, mgas_per_s| HeadlineRow {
             design,

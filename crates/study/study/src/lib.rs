@@ -23,6 +23,7 @@ pub mod names;
 pub mod outputs;
 mod page;
 pub mod projected;
+pub mod read_cost;
 mod runs;
 mod shape;
 mod sizes;

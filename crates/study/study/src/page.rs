@@ -10,7 +10,7 @@ use crate::{
 };
 use bal_replay_engine::IoDesign;
 use bal_replay_probe::residency::{DISK_RESIDENT_SHARE, MIN_KEY_READS, Residency, ResidencyBasis};
-use bal_replay_report::research;
+use bal_replay_report::{research, thousands};
 use std::fmt::Write;
 
 /// Formats an optional figure, "-" where there is none.
@@ -308,6 +308,95 @@ fn carry(w: &mut String, findings: &Findings) {
     if let Some(trade) = findings.trade_sentence() {
         let _ = writeln!(w, "{trade}\n");
     }
+    read_costs(w, findings);
+}
+
+/// What a key read costs each design, split by where its CPU went, beside the floor: RocksDB's own
+/// reads of the same keys over the same state, in the same bench.
+fn read_costs(w: &mut String, findings: &Findings) {
+    let designs: Vec<_> = findings
+        .carry
+        .iter()
+        .filter_map(|r| r.read_cost.map(|c| (r, c)))
+        .collect();
+    if designs.is_empty() && findings.read_floor.is_none() {
+        return;
+    }
+    let _ = writeln!(
+        w,
+        "### What a key read costs, batch {}\n\nµs of CPU per key read from the state: a design's CPU beyond full BAL's over the keys it read (its one-worker run, as above), split into RocksDB's own work (the time inside its reads less their file reads), the kernel's (system CPU beyond full BAL's), and the rest: this project's layers (shared cache, overlay, revm's `State`) and what reading on demand does to execution around it. The floor is RocksDB alone reading the keys the BALs name, batch by batch, on one thread, over the same state opened with the same options, in the same bench. Sleeps and preemptions: how often a key read made a thread wait, for the disk or for a core.\n",
+        findings.headline_batch
+    );
+    let _ = writeln!(
+        w,
+        "| Reader | Key reads | Device reads per key read | CPU per key read (µs) | RocksDB (µs) | Kernel (µs) | Layers and the rest (µs) | Sleeps per key read | Preemptions per key read |"
+    );
+    let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let row = |w: &mut String, name: &str, c: &crate::read_cost::ReadCost| {
+        let _ = writeln!(
+            w,
+            "| {name} | {} | {} | {:.2} | {} | {:.2} | {} | {:.2} | {:.2} |",
+            thousands(c.key_reads as f64),
+            opt(c.device_reads_per_key, 2),
+            c.cpu_us,
+            opt(c.rocksdb_us, 2),
+            c.kernel_us,
+            opt(c.layers_us, 2),
+            c.sleeps_per_key,
+            c.preemptions_per_key,
+        );
+    };
+    for (r, c) in &designs {
+        row(w, design_name(r.design), c);
+    }
+    if let Some(floor) = &findings.read_floor {
+        row(w, "floor: point reads, 1 thread", &floor.point);
+        row(w, "floor: sorted multi-gets, 1 thread", &floor.multiget);
+    }
+    let _ = writeln!(w);
+    if let Some(sentence) = read_cost_sentence(findings) {
+        let _ = writeln!(w, "{sentence}\n");
+    }
+}
+
+/// Each reading design's cost per key read over the floor its reads stand on: parallel I/O's
+/// on-demand reads over point reads, batched I/O's prefetch over multi-gets.
+fn read_cost_sentence(findings: &Findings) -> Option<String> {
+    let floor = findings.read_floor?;
+    let parts: Vec<String> = [
+        (IoDesign::Parallel, floor.point, "point read"),
+        (IoDesign::Batched, floor.multiget, "multi-get"),
+    ]
+    .into_iter()
+    .filter_map(|(design, floor, reader)| {
+        let cost = findings.carry_row(design)?.read_cost?;
+        (floor.cpu_us > 0.0).then(|| {
+            // Where the difference went, where both sides have RocksDB's timers.
+            let split = match (cost.rocksdb_us, floor.rocksdb_us, cost.layers_us, floor.layers_us)
+            {
+                (Some(r), Some(fr), Some(l), Some(fl)) if cost.cpu_us > floor.cpu_us => format!(
+                    " (of the {:.1} µs more, {:.1} the kernel's, {:.1} RocksDB's own, {:.1} this project's layers and the rest)",
+                    cost.cpu_us - floor.cpu_us,
+                    cost.kernel_us - floor.kernel_us,
+                    r - fr,
+                    l - fl
+                ),
+                _ => String::new(),
+            };
+            format!(
+                "{} pays {:.1} µs of CPU per key read, {:.1} times the floor's {:.1} µs per {reader}{split}",
+                design_name(design),
+                cost.cpu_us,
+                cost.cpu_us / floor.cpu_us,
+                floor.cpu_us
+            )
+        })
+    })
+    .collect();
+    let text = parts.join("; ");
+    let mut chars = text.chars();
+    let first = chars.next()?;
+    Some(format!("{}{}.", first.to_uppercase(), chars.as_str()))
 }
 
 fn sweep(w: &mut String, findings: &Findings) {

@@ -18,8 +18,9 @@ use bal_replay_engine::IoDesign;
 use bal_replay_report::research;
 use std::{fmt::Write, num::NonZeroUsize};
 
-/// The schema version of [`RegimeSweep`] this build writes and reads.
-pub const SWEEP_SCHEMA_VERSION: u32 = 1;
+/// The schema version of [`RegimeSweep`] this build writes and reads. Version 2 holds bench
+/// results of version 4 (the read cost account and the floor); version 1 files are read too.
+pub const SWEEP_SCHEMA_VERSION: u32 = 2;
 
 const MIB: u64 = 1 << 20;
 
@@ -175,6 +176,8 @@ pub struct RegimeSweep {
 impl VersionedResult for RegimeSweep {
     const KIND: &'static str = "regime sweep";
     const SCHEMA_VERSION: u32 = SWEEP_SCHEMA_VERSION;
+    /// Version 2 only added optional fields (in its bench results).
+    const ALSO_READS: &'static [u32] = &[1];
 
     /// Every point's runs, as a bench's are checked.
     fn check(&self) -> Result<(), FieldError> {
@@ -649,6 +652,13 @@ mod tests {
         std::fs::write(&path, serde_json::to_vec_pretty(&sweep).unwrap()).unwrap();
         let read: RegimeSweep = bal_replay_results::read_result(&path).unwrap();
         assert_eq!(read, sweep);
+        // A version 1 sweep (its benches without the read cost account) reads whole.
+        let v1: RegimeSweep = bal_replay_results::read_result(
+            &root.join("crates/study/study/tests/golden/regime-sweep-v1.json"),
+        )
+        .unwrap();
+        assert_eq!(v1.schema_version, 1);
+        assert!(v1.points.iter().all(|p| p.bench.read_floors.is_empty()));
     }
 
     #[test]

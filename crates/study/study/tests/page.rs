@@ -523,6 +523,41 @@ fn assert_what_carries(page: &str, output: &StudyOutput) {
         page.contains("Dropping the read keys (parallel I/O against batched I/O, batch 2) keeps "),
         "{page}"
     );
+    assert_read_costs(page, &bench, one);
+}
+
+/// What a key read costs: parallel I/O's CPU per key read recomputed from the JSON (its one-worker
+/// run's user and system CPU beyond full BAL's, over its key reads), and the floor's rows with
+/// the keys the bench's floor read at the headline batch.
+fn assert_read_costs(page: &str, bench: &BenchResult, parallel: &RunResult) {
+    let full = bench
+        .runs
+        .iter()
+        .find(|r| r.design == IoDesign::Full && r.threads == 1 && r.batch == parallel.batch)
+        .unwrap();
+    let total = |r: &RunResult| {
+        let cpu = r.cpu.unwrap();
+        cpu.user_s.unwrap() + cpu.system_s.unwrap()
+    };
+    let keys = parallel.disk.key_reads;
+    let cpu_us = (total(parallel) - total(full)).max(0.0) * 1e6 / keys as f64;
+    let heading = "### What a key read costs, batch 2";
+    let cells = row_under(page, heading, "parallel I/O");
+    assert_eq!(cells[1], bal_replay_report::thousands(keys as f64));
+    assert_eq!(cells[3], format!("{cpu_us:.2}"));
+    let floor = bench.read_floors.iter().find(|f| f.batch == 2).unwrap();
+    for (name, reads) in [
+        ("floor: point reads, 1 thread", &floor.point),
+        ("floor: sorted multi-gets, 1 thread", &floor.multiget),
+    ] {
+        let cells = row_under(page, heading, name);
+        assert_eq!(cells[1], bal_replay_report::thousands(reads.keys as f64));
+        assert_eq!(cells[3], format!("{:.2}", reads.cpu_us_per_key()));
+    }
+    assert!(
+        page.contains("Parallel I/O pays ") && page.contains(" times the floor's "),
+        "{page}"
+    );
 }
 
 #[test]

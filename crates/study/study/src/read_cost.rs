@@ -1,0 +1,202 @@
+//! What a key read costs each design, split by where the CPU went, set against the floor: RocksDB's
+//! own reads of the same keys over the same state, measured in the same bench
+//! ([`bal_replay_bench::ReadFloor`]).
+//!
+//! A design's reads cost the CPU it used beyond full BAL's (which reads no state), per key it read
+//! from the store. Of that: RocksDB's own work (the time inside its reads less its file reads: the
+//! index, filter and data-block searches and its block cache), the kernel's (system CPU beyond
+//! full BAL's: the `pread`s and io_uring submissions of block reads), and the rest, this project's
+//! layers (the shared cache, the overlay, revm's `State` in front of the store) with what the
+//! on-demand reads do to execution around them. Sleeps and preemptions per key read say how often
+//! a read made its thread wait, for the disk or for a core. RocksDB's time is measured by the
+//! clock around each call, so a thread preempted inside a read counts it there.
+
+use bal_replay_bench::{FloorReads, ReadFloor, RunResult};
+
+/// CPU per key read, µs, split by where it went; and how often a read made its thread wait.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReadCost {
+    /// Key reads it is divided by.
+    pub key_reads: u64,
+    /// Device read requests per key read, where the device's counters tell.
+    pub device_reads_per_key: Option<f64>,
+    /// All of the reads' CPU.
+    pub cpu_us: f64,
+    /// Inside RocksDB's reads, less its file reads; `None` where RocksDB's timers were off.
+    pub rocksdb_us: Option<f64>,
+    /// In the kernel.
+    pub kernel_us: f64,
+    /// The rest: this project's layers, and what reading does to execution around it.
+    pub layers_us: Option<f64>,
+    /// Sleeps per key read.
+    pub sleeps_per_key: f64,
+    /// Preemptions per key read.
+    pub preemptions_per_key: f64,
+}
+
+impl ReadCost {
+    /// A design's run against full BAL's at the same batch: `None` without the CPU split (a
+    /// result written before it was recorded) or key reads.
+    pub fn of_run(run: &RunResult, full: &RunResult) -> Option<Self> {
+        let keys = run.disk.key_reads;
+        let (cpu, full_cpu) = (run.cpu?, full.cpu?);
+        if keys == 0 {
+            return None;
+        }
+        let per_key = |s: f64| s * 1e6 / keys as f64;
+        let total = |c: &bal_replay_probe::CpuUse| Some(c.user_s? + c.system_s?);
+        let cpu_us = per_key((total(&cpu)? - total(&full_cpu)?).max(0.0));
+        let kernel_us = per_key((cpu.system_s? - full_cpu.system_s?).max(0.0));
+        let rocksdb_us = run
+            .disk
+            .rocksdb_read_s
+            .zip(run.disk.rocksdb_file_read_s)
+            .map(|(read, file)| per_key((read - file).max(0.0)));
+        let count = |now: Option<u64>, full: Option<u64>| {
+            now.zip(full)
+                .map_or(0.0, |(n, f)| n.saturating_sub(f) as f64 / keys as f64)
+        };
+        Some(Self {
+            key_reads: keys,
+            device_reads_per_key: run.disk.device_reads.map(|d| d as f64 / keys as f64),
+            cpu_us,
+            rocksdb_us,
+            kernel_us,
+            layers_us: rocksdb_us.map(|r| cpu_us - r - kernel_us),
+            sleeps_per_key: count(cpu.sleeps, full_cpu.sleeps),
+            preemptions_per_key: count(cpu.preemptions, full_cpu.preemptions),
+        })
+    }
+
+    /// One reader of the floor: its thread's CPU per key (`layers_us` is the floor's own loop).
+    pub fn of_floor(reads: &FloorReads) -> Self {
+        let keys = reads.keys.max(1) as f64;
+        let per_key = |s: f64| s * 1e6 / keys;
+        let cpu_us = per_key(reads.cpu_s);
+        let kernel_us = per_key(reads.system_s);
+        let rocksdb_us = per_key((reads.rocksdb_read_s - reads.rocksdb_file_read_s).max(0.0));
+        Self {
+            key_reads: reads.keys,
+            device_reads_per_key: reads.device_reads.map(|d| d as f64 / keys),
+            cpu_us,
+            rocksdb_us: Some(rocksdb_us),
+            kernel_us,
+            layers_us: Some(cpu_us - rocksdb_us - kernel_us),
+            sleeps_per_key: reads.sleeps as f64 / keys,
+            preemptions_per_key: 0.0,
+        }
+    }
+}
+
+/// The floor's two readers at the headline batch.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct FloorRows {
+    /// Blocks whose keys the floor read.
+    pub blocks: u64,
+    /// Point reads in key order: what parallel I/O's reads cost without its layers.
+    pub point: ReadCost,
+    /// Sorted multi-gets: what batched I/O's prefetch costs without its layers.
+    pub multiget: ReadCost,
+}
+
+impl FloorRows {
+    /// The floor measured at `batch`, where the bench measured one.
+    pub fn at(floors: &[ReadFloor], batch: usize) -> Option<Self> {
+        let floor = floors.iter().find(|f| f.batch == batch)?;
+        Some(Self {
+            blocks: floor.blocks,
+            point: ReadCost::of_floor(&floor.point),
+            multiget: ReadCost::of_floor(&floor.multiget),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bal_replay_probe::CpuUse;
+
+    fn run(user_s: f64, system_s: f64, sleeps: u64, key_reads: u64) -> RunResult {
+        let bench: bal_replay_bench::BenchResult = serde_json::from_str(include_str!(
+            "../../../measurement/bench/tests/golden/bench-result-v4.json"
+        ))
+        .unwrap();
+        let mut run = bench.runs[0].clone();
+        run.disk.rocksdb_read_s = None;
+        run.disk.rocksdb_file_read_s = None;
+        run.disk.key_reads = key_reads;
+        run.cpu = Some(CpuUse {
+            wall_s: 3.5,
+            process_s: user_s + system_s,
+            user_s: Some(user_s),
+            system_s: Some(system_s),
+            sleeps: Some(sleeps),
+            preemptions: Some(sleeps / 10),
+            ..CpuUse::default()
+        });
+        run
+    }
+
+    /// 100,000 key reads that cost 1.2 s of CPU beyond full BAL's, 0.2 s of it in the kernel,
+    /// 0.4 s inside RocksDB beyond its file reads: 12 µs per key, 4 RocksDB's, 2 the kernel's,
+    /// 6 the layers'.
+    #[test]
+    fn a_designs_cost_is_split_against_full_bal() {
+        let full = run(3.0, 0.1, 1_000, 0);
+        let mut parallel = run(4.0, 0.3, 61_000, 100_000);
+        parallel.disk.rocksdb_read_s = Some(0.9);
+        parallel.disk.rocksdb_file_read_s = Some(0.5);
+        let cost = ReadCost::of_run(&parallel, &full).unwrap();
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(cost.cpu_us, 12.0), "{cost:?}");
+        assert!(close(cost.kernel_us, 2.0), "{cost:?}");
+        assert!(close(cost.rocksdb_us.unwrap(), 4.0), "{cost:?}");
+        assert!(close(cost.layers_us.unwrap(), 6.0), "{cost:?}");
+        assert!(close(cost.sleeps_per_key, 0.6), "{cost:?}");
+        assert!(close(cost.preemptions_per_key, 0.06), "{cost:?}");
+        // Without RocksDB's timers the split stops at the kernel; without the CPU split, none.
+        parallel.disk.rocksdb_read_s = None;
+        let cost = ReadCost::of_run(&parallel, &full).unwrap();
+        assert_eq!((cost.rocksdb_us, cost.layers_us), (None, None));
+        parallel.cpu.as_mut().unwrap().system_s = None;
+        assert_eq!(ReadCost::of_run(&parallel, &full), None);
+    }
+
+    #[test]
+    fn the_floor_is_its_threads_cpu_per_key() {
+        let floor = ReadFloor {
+            batch: 50,
+            blocks: 120,
+            point: FloorReads {
+                keys: 200_000,
+                cpu_s: 0.8,
+                system_s: 0.2,
+                wall_s: 9.0,
+                sleeps: 150_000,
+                rocksdb_read_s: 8.5,
+                rocksdb_file_read_s: 7.9,
+                device_reads: Some(100_000),
+            },
+            multiget: FloorReads {
+                keys: 200_000,
+                cpu_s: 0.6,
+                ..FloorReads::default()
+            },
+        };
+        let rows = FloorRows::at(&[floor], 50).unwrap();
+        assert_eq!(rows.blocks, 120);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(rows.point.cpu_us, 4.0), "{rows:?}");
+        assert!(close(rows.point.kernel_us, 1.0), "{rows:?}");
+        assert!(close(rows.point.rocksdb_us.unwrap(), 3.0), "{rows:?}");
+        assert!(close(rows.point.layers_us.unwrap(), 0.0), "{rows:?}");
+        assert!(close(rows.point.sleeps_per_key, 0.75), "{rows:?}");
+        assert!(
+            close(rows.point.device_reads_per_key.unwrap(), 0.5),
+            "{rows:?}"
+        );
+        assert_eq!(rows.multiget.device_reads_per_key, None);
+        assert!(close(rows.multiget.cpu_us, 3.0), "{rows:?}");
+        assert_eq!(FloorRows::at(&[floor], 1), None);
+    }
+}
