@@ -200,9 +200,16 @@ impl OutputFile {
     }
 }
 
+/// The schema version of [`StudyManifest`] this build writes. Version 1 (written before manifests
+/// carried one) holds the same fields and is read too.
+pub const MANIFEST_VERSION: u32 = 2;
+
 /// The files of one study, written last into its directory.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct StudyManifest {
+    /// [`MANIFEST_VERSION`] when written by this build; 1 where the manifest has none.
+    #[serde(default = "first_version")]
+    pub schema_version: u32,
     /// "bal-replay study".
     pub written_by: String,
     /// Every file the study left, with its hash.
@@ -211,6 +218,17 @@ pub struct StudyManifest {
     /// [`GIVEN_DISK_TABLE`], not a measurement.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub disk_given_from: Option<String>,
+}
+
+fn first_version() -> u32 {
+    1
+}
+
+impl bal_replay_bench::VersionedResult for StudyManifest {
+    const KIND: &'static str = "study manifest";
+    const SCHEMA_VERSION: u32 = MANIFEST_VERSION;
+    /// Version 2 only added `schema_version`.
+    const ALSO_READS: &'static [u32] = &[1];
 }
 
 impl StudyManifest {
@@ -222,16 +240,35 @@ impl StudyManifest {
     /// The manifest `owner` wrote in `dir`, if it holds one.
     pub fn read_of(owner: &Owner, dir: &Path) -> Result<Option<Self>, OutputError> {
         let path = dir.join(owner.manifest);
-        let bytes = match std::fs::read(&path) {
+        let bytes = match bal_replay_bench::read_result_bytes(&path) {
             Ok(bytes) => bytes,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(OutputError::Io { path, source }),
+            Err(bal_replay_bench::ResultReadError::Read { source, .. })
+                if source.kind() == io::ErrorKind::NotFound =>
+            {
+                return Ok(None);
+            }
+            Err(bal_replay_bench::ResultReadError::Read { source, .. }) => {
+                return Err(OutputError::Io { path, source });
+            }
+            Err(other) => {
+                return Err(OutputError::BadManifest {
+                    path,
+                    who: owner.who,
+                    reason: other.to_string(),
+                });
+            }
         };
         let bad = |reason: String| OutputError::BadManifest {
             path: path.clone(),
             who: owner.who,
             reason,
         };
+        let version = bal_replay_bench::schema_version(&bytes).map_err(|e| bad(e.to_string()))?;
+        if version != MANIFEST_VERSION && version != 1 {
+            return Err(bad(format!(
+                "schema version {version}, this build reads versions 1 and {MANIFEST_VERSION}"
+            )));
+        }
         let manifest: Self = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
         if manifest.written_by != owner.written_by {
             return Err(bad(format!("written by {:?}", manifest.written_by)));
@@ -457,6 +494,7 @@ fn claim_entries(owner: &Owner, path: &Path) -> Result<Vec<OutputFile>, OutputEr
             })
         };
         let repaired = StudyManifest {
+            schema_version: MANIFEST_VERSION,
             written_by: owner.written_by.into(),
             files: own.clone(),
             disk_given_from: staged
@@ -572,6 +610,7 @@ impl Staged<'_> {
     /// the files already moved, for the next claim ([`OutDir::claim_for`]).
     pub fn land(self, disk_given_from: Option<String>) -> Result<(), OutputError> {
         let manifest = StudyManifest {
+            schema_version: MANIFEST_VERSION,
             written_by: self.out.owner.written_by.into(),
             files: self.kept.iter().chain(&self.staged).cloned().collect(),
             disk_given_from,

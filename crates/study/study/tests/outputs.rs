@@ -307,3 +307,40 @@ fn a_page_without_device_counters_claims_no_regime() {
     assert!(!page.contains("cache-resident ("), "{page}");
     assert!(!page.contains("no run was disk-resident"), "{page}");
 }
+
+/// The manifest's format: its golden file at version 2 with every field; a version 1 manifest
+/// (no `schema_version`) read as written; another version refused, naming both.
+#[test]
+fn the_manifest_is_versioned_and_reads_version_1() {
+    let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+    let sample = StudyManifest {
+        schema_version: bal_replay_study::outputs::MANIFEST_VERSION,
+        written_by: "bal-replay study".into(),
+        files: vec![OutputFile {
+            name: "findings.md".into(),
+            bytes: 11,
+            keccak256: alloy_primitives::keccak256(b"# Findings\n"),
+        }],
+        disk_given_from: Some("/home/me/fio.txt".into()),
+    };
+    bal_replay_results::assert_golden(&root.join("crates/study/study/tests/golden"), &sample);
+
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(MANIFEST),
+        br#"{"written_by":"bal-replay study","files":[]}"#,
+    )
+    .unwrap();
+    let v1 = StudyManifest::read(dir.path()).unwrap().unwrap();
+    assert_eq!((v1.schema_version, v1.files.len()), (1, 0));
+    std::fs::write(
+        dir.path().join(MANIFEST),
+        br#"{"schema_version":3,"written_by":"bal-replay study","files":[]}"#,
+    )
+    .unwrap();
+    let err = StudyManifest::read(dir.path()).unwrap_err().to_string();
+    assert!(
+        err.contains("schema version 3, this build reads versions 1 and 2"),
+        "{err}"
+    );
+}
