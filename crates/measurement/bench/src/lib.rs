@@ -1749,7 +1749,35 @@ mod tests {
                 rss_bytes: Some(1 << 30),
                 state_bytes: None,
             }],
-            batch_profiles: Vec::new(),
+            // A task profile, so the model's input is pinned by the golden file too.
+            batch_profiles: vec![BatchProfile {
+                first_block: 1,
+                last_block: 50,
+                tasks: vec![bal_replay_engine::TaskProfile {
+                    block: 1,
+                    index: 0,
+                    worker: 1,
+                    start_ns: 1_000,
+                    wall_ns: 50_000,
+                    cpu_ns: 45_000,
+                    reads: 12,
+                    read_wait_ns: 20_000,
+                    gas: 100_000,
+                    raced: 1,
+                    prefetch_hits: 3,
+                }],
+                prefetch: Some(bal_replay_engine::PrefetchProfile {
+                    keys: 400,
+                    readers: 4,
+                    wall_ns: 900_000,
+                    cpu_ns: 1_200_000,
+                    concurrent: true,
+                }),
+                exec_ns: 2_000_000,
+                commit_ns: 300_000,
+                worker_run_delay_ns: Some(10_000),
+                process_cpu_ns: Some(3_000_000),
+            }],
         }
     }
 
@@ -1852,7 +1880,10 @@ mod tests {
     fn a_grouped_run_reads_back_as_written() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bench.json");
-        let written = bench_result(vec![grouped_run()]);
+        // Without task profiles, which make the file one line.
+        let mut run = grouped_run();
+        run.batch_profiles.clear();
+        let written = bench_result(vec![run]);
         written.write_json(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         // The version first, then each group as an object of its own.
