@@ -76,6 +76,7 @@ pub fn render_page(
     larger_blocks(w, findings);
     regime(w, findings);
     cannot_say(w, context, findings, shape);
+    projection_appendix(w, findings);
     glossary(w);
     out
 }
@@ -148,24 +149,46 @@ fn headline(w: &mut String, findings: &Findings) {
         "## Each design against full BAL, batch {}\n",
         findings.headline_batch
     );
+    // A projection out of the answer is printed only in the appendix, with its error.
+    let projected_here = findings.projection_in_answer();
     let _ = writeln!(
         w,
-        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with its interval. The disk's bound is the run's gas per device read at the disk's best IOPS (fio). The projected column is the model's, not a measurement: {}\n",
-        projected_note(findings)
+        "Throughput at each design's best thread count, the median of its repeats; the share of full BAL's throughput (at full BAL's best thread count) with its interval. The disk's bound is the run's gas per device read at the disk's best IOPS (fio). {}\n",
+        match &findings.projected {
+            Projected::Made { .. } if projected_here => format!(
+                "The projected column is the model's, not a measurement: {}",
+                projected_note(findings)
+            ),
+            Projected::Made { .. } => "The model's projection onto the research's machine is not in this table: it is outside the answer's error (the appendix keeps it, with its error).".to_string(),
+            Projected::LeftOut(why) => format!(
+                "The model's projection onto the research's machine was left out: {why}."
+            ),
+        }
+    );
+    let projected_header = if projected_here {
+        format!(" Projected at {PROJECTED_WORKERS} threads, research's machine (model) |")
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        w,
+        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of verified full's throughput | End to end, Mgas/s (share of full's) |{projected_header} Share of the disk's bound | Device reads per key read | Regime |"
     );
     let _ = writeln!(
         w,
-        "| Design | BAL size (KB, RLP) | BAL size (KB, snappy) | Share of full's size | Threads | Mgas/s | Share of full's throughput | Share of verified full's throughput | End to end, Mgas/s (share of full's) | Projected at {PROJECTED_WORKERS} threads, research's machine (model) | Share of the disk's bound | Device reads per key read | Regime |"
-    );
-    let _ = writeln!(
-        w,
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |{} --- | --- | --- |",
+        if projected_here { " --- |" } else { "" }
     );
     for r in &findings.headline {
         let share = &r.share_of_full;
+        let projected = if projected_here {
+            format!(" {} |", projected_cell(findings, r.design))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             w,
-            "| {} | {} | {} | {:.2} | {} | {:.1} | {}{} | {} | {:.1} ({:.2}) | {} | {} | {} | {} |",
+            "| {} | {} | {} | {:.2} | {} | {:.1} | {}{} | {} | {:.1} ({:.2}) |{projected} {} | {} | {} |",
             design_name(r.design),
             kb(r.size.rlp),
             kb(r.size.snappy),
@@ -182,17 +205,6 @@ fn headline(w: &mut String, findings: &Findings) {
                 .map_or_else(|| "-".into(), |v| v.median_and_range()),
             r.end_to_end_mgas_per_s,
             r.end_to_end_share_of_full,
-            findings.projected.row(r.design).map_or_else(
-                || "-".into(),
-                |p| format!(
-                    "{:.1} Mgas/s{}, model; its error here {}",
-                    p.mgas_per_s,
-                    p.share_of_full
-                        .map(|s| format!(" ({s:.2} of full's)"))
-                        .unwrap_or_default(),
-                    findings.projected.error_here_label(r.design)
-                )
-            ),
             opt(r.share_of_disk_bound, 2),
             // Full BAL executes from the BAL's values and reads no key of the state.
             opt(
@@ -689,6 +701,56 @@ fn residency_cell(residency: &Residency) -> String {
     }
 }
 
+/// A design's projected throughput on the research's machine, its share of full BAL's and the
+/// model's error on this machine's runs.
+fn projected_cell(findings: &Findings, design: IoDesign) -> String {
+    findings.projected.row(design).map_or_else(
+        || "-".into(),
+        |p| {
+            format!(
+                "{:.1} Mgas/s{}, model; its error here {}",
+                p.mgas_per_s,
+                p.share_of_full
+                    .map(|s| format!(" ({s:.2} of full's)"))
+                    .unwrap_or_default(),
+                findings.projected.error_here_label(design)
+            )
+        },
+    )
+}
+
+/// The model's projection where it is out of the answer: not in the headline table or on a chart,
+/// kept here with why it is out and its errors.
+fn projection_appendix(w: &mut String, findings: &Findings) {
+    if findings.projection_in_answer() || !matches!(findings.projected, Projected::Made { .. }) {
+        return;
+    }
+    let why = findings
+        .projection_check
+        .kept_out(crate::findings::MAX_PROJECTION_ERROR)
+        .unwrap_or_default();
+    let _ = writeln!(
+        w,
+        "## Appendix: the model's projection, out of the answer
+
+The answer does not quote it: {why}. What it projects: {}\n",
+        projected_note(findings)
+    );
+    let _ = writeln!(
+        w,
+        "| Design | Projected at {PROJECTED_WORKERS} threads, research's machine (model) |\n| --- | --- |"
+    );
+    for r in &findings.headline {
+        let _ = writeln!(
+            w,
+            "| {} | {} |",
+            design_name(r.design),
+            projected_cell(findings, r.design)
+        );
+    }
+    let _ = writeln!(w);
+}
+
 fn projected_note(findings: &Findings) -> String {
     match &findings.projected {
         Projected::Made { .. } => format!(
@@ -705,21 +767,24 @@ fn projected_note(findings: &Findings) -> String {
 fn projected_bullet(findings: &Findings, context: &StudyContext) -> String {
     match &findings.projected {
         Projected::Made { .. } => format!(
-            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\". That column is the model's (`bal-replay project`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on {}. They are predictions, not measurements. Its measured error, against the research's own figures on that machine: {}.{}",
+            "**Measured, and projected by the model**: every figure on this page is from runs on this machine except {}. That projection is the model's (`bal-replay project`): each design calibrated on its one-worker run's task profile here and this disk's curve ({}), its schedule simulated on {}. They are predictions, not measurements. Its measured error, against the research's own figures on that machine: {}.{}",
+            if findings.projection_in_answer() {
+                format!(
+                    "the headline table's column \"Projected at {PROJECTED_WORKERS} threads, research's machine (model)\""
+                )
+            } else {
+                "the appendix's projection".to_string()
+            },
             context
                 .disk
                 .as_ref()
                 .map_or("-", |d| d.model.source.as_str()),
             findings.projected.machine_label(),
             findings.projection_check.errors_label(),
-            if findings
-                .projection_check
-                .kept_out(crate::findings::MAX_PROJECTION_ERROR)
-                .is_some()
-            {
-                " Over 30% either way, so the answer does not quote it."
-            } else {
+            if findings.projection_in_answer() {
                 ""
+            } else {
+                " Outside the answer's error, so the answer does not quote it, and no table or chart above prints it."
             }
         ),
         Projected::LeftOut(why) => format!(

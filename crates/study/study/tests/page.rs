@@ -386,7 +386,11 @@ fn assert_left_out(page: &str, bench: &BenchResult) {
         "{page}"
     );
     assert!(page.contains("- **Measured, not projected**: "), "{page}");
-    assert_eq!(row(page, "full BAL")[9], "-");
+    assert!(!page.contains("| Projected at"), "{page}");
+    assert!(
+        !page.contains("## Appendix: the model's projection"),
+        "{page}"
+    );
     for run in &bench.runs {
         assert_eq!(
             run.batch_profiles.is_empty(),
@@ -422,8 +426,15 @@ fn assert_bad_disk_refused(dump: &Path, state: &Path, options: &StudyOptions, be
 /// The page's projected column holds the model's figures, labelled as such, and the answer
 /// names the same shares.
 fn assert_projected(page: &str, bench: &BenchResult) {
+    // The projection is checked against the research's machine at batch 50 only: at this chain's
+    // batch 2 it is out of the answer, so the headline table leaves it to the appendix.
+    assert!(!row(page, "full BAL").iter().any(|c| c.contains("model")));
     let projected = |name| {
-        let cell = row(page, name)[9];
+        let cell = row_under(
+            page,
+            "## Appendix: the model's projection, out of the answer",
+            name,
+        )[1];
         // The model's figure, and its error on this chain's runs at the other worker counts.
         let (_, error) = cell
             .split_once(", model; its error here ")
