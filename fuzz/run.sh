@@ -17,14 +17,22 @@ cd "$(dirname "$0")"
 runs="${1:-1000000}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(bal_check batch_plan manifest record_rlp dump_reader bench_result)
+[ ${#targets[@]} -gt 0 ] || targets=(bal_check batch_plan manifest record_rlp dump_reader bench_result
+    projection_report bench_db_report bench_report small_results)
 fixtures="../../shared/fixtures/amsterdam-dev"
 [ -d "$fixtures" ] || { echo "run.sh: $fixtures not found" >&2; exit 1; }
 
 scratch=$(mktemp -d -t bal-replay-fuzz.XXXXXX)
 trap 'rm -rf -- "$scratch"' EXIT
 mkdir -p corpus/bal_check corpus/batch_plan corpus/manifest corpus/record_rlp corpus/dump_reader \
-    corpus/bench_result artifacts
+    corpus/bench_result corpus/projection_report corpus/bench_db_report corpus/bench_report \
+    corpus/small_results artifacts
+# The report targets draw and write their charts in a directory of their own, in memory where
+# /dev/shm is (a result file is synced when written: on a busy disk that alone can pass the
+# one-second bound), removed at the end.
+charts=$(mktemp -d -p "$([ -d /dev/shm ] && echo /dev/shm || echo "$scratch")" bal-replay-fuzz-charts.XXXXXX)
+trap 'rm -rf -- "$scratch" "$charts"' EXIT
+export BAL_REPLAY_FUZZ_SCRATCH="$charts"
 
 byte() { printf "\\x$(printf %02x "$1")"; }
 # COUNT bytes of FILE from OFFSET.
@@ -63,6 +71,16 @@ cp "$scratch/dump/manifest.json" corpus/manifest/generated
     --threads 1,2 --batch 4 --io full,parallel --no-baselines --task-profile \
     --json "$scratch/bench.json" >/dev/null)
 cp "$scratch/bench.json" corpus/bench_result/generated
+cp "$scratch/bench.json" corpus/bench_report/generated
+# Every result format's golden file (the first byte of small_results picks its reader).
+golden=../crates
+cp "$golden/measurement/bench/tests/golden/bench-result-v4.json" corpus/bench_result/golden
+cp "$golden/measurement/bench/tests/golden/bench-result-v4.json" corpus/bench_report/golden
+cp "$golden/study/projection/tests/golden/projection-v2.json" corpus/projection_report/golden
+cp "$golden/measurement/bench/tests/golden/bench-db-result-v2.json" corpus/bench_db_report/golden
+{ byte 0; cat "$golden/measurement/bench/tests/golden/reference-executor-result-v2.json"; } \
+    > corpus/small_results/reference
+{ byte 1; cat "$golden/study/study/tests/golden/regime-sweep-v1.json"; } > corpus/small_results/sweep
 for segment in "$scratch"/dump/segment-*.bin; do
     name=$(basename "$segment" .bin)
     cp "$segment" "corpus/dump_reader/$name"
@@ -82,7 +100,7 @@ for target in "${targets[@]}"; do
     start=$(date +%s)
     status=0
     env -u CARGO_TARGET_DIR cargo +nightly fuzz run "$target" "corpus/$target" -- \
-        -runs="$runs" -rss_limit_mb=4096 -timeout=10 -print_final_stats=1 > "$log" 2>&1 || status=$?
+        -runs="$runs" -rss_limit_mb=4096 -timeout=1 -print_final_stats=1 > "$log" 2>&1 || status=$?
     seconds=$(( $(date +%s) - start ))
     grep -E '^(#[0-9]+[[:space:]]+DONE|Done [0-9]+ runs)' "$log" || true
     echo "$target: exit $status, $runs runs, ${seconds} s (build included)," \

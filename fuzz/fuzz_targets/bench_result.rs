@@ -16,6 +16,7 @@ use std::{num::NonZeroUsize, path::Path};
 fn error_path(error: &ResultReadError) -> &Path {
     match error {
         ResultReadError::Read { path, .. }
+        | ResultReadError::TooLarge { path, .. }
         | ResultReadError::Version { path, .. }
         | ResultReadError::Parse { path, .. }
         | ResultReadError::NotJson { path, .. }
