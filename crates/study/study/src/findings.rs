@@ -732,7 +732,7 @@ impl Findings {
             self.projection_check.kept_out(MAX_PROJECTION_ERROR),
         ) {
             return format!(
-                "The model's projection onto the research's machine is not in the answer: {why}."
+                "The model's projection onto the research's machine is not in the answer: {why}. The appendix keeps it, with its errors."
             );
         }
         let share = |design| {
