@@ -102,7 +102,7 @@ impl ProjectCommand {
         })?;
         print!("{}", bal_replay_report::render_projection_markdown(&report));
         if let Some(json) = &self.output.json {
-            bal_replay_bench::write_result_file(json, &serde_json::to_vec_pretty(&report)?)
+            bal_replay_bench::write_result(json, &report, bal_replay_bench::Layout::Pretty)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
             println!("wrote {}", json.display());
         }

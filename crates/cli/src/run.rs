@@ -133,12 +133,12 @@ impl RunCommand {
         if let Some(json) = &self.output.json {
             let summary = RunSummary::of(run);
             // Task profiles are tens of thousands of numbers: on one line.
-            let bytes = if summary.batch_profiles.is_empty() {
-                serde_json::to_vec_pretty(&summary)?
+            let layout = if summary.batch_profiles.is_empty() {
+                bal_replay_bench::Layout::Pretty
             } else {
-                serde_json::to_vec(&summary)?
+                bal_replay_bench::Layout::OneLine
             };
-            bal_replay_bench::write_result_file(json, &bytes)
+            bal_replay_bench::write_result(json, &summary, layout)
                 .wrap_err_with(|| format!("writing {}", json.display()))?;
         }
         if self.metrics.is_some() && self.metrics_linger > 0 {

@@ -25,8 +25,9 @@ pub mod point_reads;
 mod tables;
 
 pub use bal_replay_results::{
-    OutputPathError, ResultReadError, VersionedResult, check_output_dir, check_output_file,
-    parse_result, read_result, read_result_bytes, schema_version, write_result_file,
+    Layout, OutputPathError, ResultReadError, VersionedResult, check_output_dir, check_output_file,
+    encode_result, parse_result, read_result, read_result_bytes, schema_version, write_result,
+    write_result_file,
 };
 pub use floor::{FLOOR_KEYS, FloorReads, ReadFloor, read_floor};
 pub use interval::{
@@ -861,16 +862,12 @@ impl BenchResult {
         // With task profiles (tens of thousands of numbers per run), one line: pretty printing
         // would put each number on a line of its own.
         let profiled = self.runs.iter().any(|r| !r.batch_profiles.is_empty());
-        let json = if profiled {
-            serde_json::to_vec(self)
+        let layout = if profiled {
+            Layout::OneLine
         } else {
-            serde_json::to_vec_pretty(self)
+            Layout::Pretty
         };
-        let json = json.map_err(|e| BenchError::Io {
-            path: path.into(),
-            source: e.into(),
-        })?;
-        write_result_file(path, &json).map_err(|source| BenchError::Io {
+        write_result(path, self, layout).map_err(|source| BenchError::Io {
             path: path.into(),
             source,
         })
@@ -1426,11 +1423,7 @@ impl ReferenceThroughput {
 
     /// Writes the result as JSON to `path` (in place of a file there, never half-written).
     pub fn write_json(&self, path: &Path) -> Result<(), BenchError> {
-        let json = serde_json::to_vec_pretty(self).map_err(|e| BenchError::Io {
-            path: path.into(),
-            source: e.into(),
-        })?;
-        write_result_file(path, &json).map_err(|source| BenchError::Io {
+        write_result(path, self, Layout::Pretty).map_err(|source| BenchError::Io {
             path: path.into(),
             source,
         })

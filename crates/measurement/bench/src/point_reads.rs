@@ -948,8 +948,7 @@ pub fn write_json(reports: &[BenchDbReport], path: &std::path::Path) -> std::io:
         schema_version: SCHEMA_VERSION,
         stores: reports.to_vec(),
     };
-    let json = serde_json::to_vec_pretty(&result).map_err(std::io::Error::other)?;
-    crate::write_result_file(path, &json)
+    crate::write_result(path, &result, crate::Layout::Pretty)
 }
 
 /// Checks every number of a `bench-db` result: each row's rates divide by its wall time.

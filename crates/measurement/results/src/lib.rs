@@ -22,7 +22,8 @@ mod result_file;
 pub use golden::assert_golden;
 pub use output_path::{OutputPathError, check_output_dir, check_output_file};
 pub use result_file::{
-    FieldError, MAX_RESULT_BYTES, ResultReadError, VersionedResult, parse_result, read_result,
-    read_result_bytes, schema_version, top_level_fields, write_result_file,
+    FieldError, Layout, MAX_RESULT_BYTES, ResultReadError, VersionedResult, encode_result,
+    parse_result, read_result, read_result_bytes, schema_version, top_level_fields, write_result,
+    write_result_file,
 };
 pub use result_file::{JSON_DEPTH_LIMIT, too_deep};

@@ -20,6 +20,39 @@ use std::{
 /// already taken is another writer's (or a crashed run's), never ours to overwrite.
 const TEMP_NAME_ATTEMPTS: u32 = 100;
 
+/// How a result's JSON is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One field a line: results a reader may open by hand.
+    Pretty,
+    /// On one line: results of many numbers (task profiles), which pretty printing would put
+    /// one to a line.
+    OneLine,
+}
+
+/// Writes `result` as JSON to `path`, whole or not at all ([`write_result_file`]): the one way
+/// every result format is written, as [`read_result`] is the one way each is read.
+pub fn write_result<T: VersionedResult + serde::Serialize>(
+    path: &Path,
+    result: &T,
+    layout: Layout,
+) -> io::Result<()> {
+    write_result_file(path, &encode_result(result, layout)?)
+}
+
+/// `result`'s JSON, for a writer that lands its files itself (a study's staged outputs); every
+/// other writer goes through [`write_result`].
+pub fn encode_result<T: VersionedResult + serde::Serialize>(
+    result: &T,
+    layout: Layout,
+) -> io::Result<Vec<u8>> {
+    match layout {
+        Layout::Pretty => serde_json::to_vec_pretty(result),
+        Layout::OneLine => serde_json::to_vec(result),
+    }
+    .map_err(io::Error::other)
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory, synced and then
 /// renamed over `path`. A write that fails (a full disk, a missing directory) leaves what `path`
 /// held before as it was and removes the temporary file; a crash leaves at worst that temporary

@@ -748,10 +748,11 @@ fn write_outputs(
                 }
             }
             _ => {
-                let json = serde_json::to_vec_pretty(sweep).map_err(|e| OutputError::Io {
-                    path: out.path().join(outputs::SWEEP_JSON),
-                    source: e.into(),
-                })?;
+                let json = bal_replay_bench::encode_result(sweep, bal_replay_bench::Layout::Pretty)
+                    .map_err(|source| OutputError::Io {
+                        path: out.path().join(outputs::SWEEP_JSON),
+                        source,
+                    })?;
                 staged.write(outputs::SWEEP_JSON, &json)?;
             }
         }

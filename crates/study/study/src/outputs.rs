@@ -501,7 +501,8 @@ fn claim_entries(owner: &Owner, path: &Path) -> Result<Vec<OutputFile>, OutputEr
                 .and_then(given)
                 .or_else(|| manifest.as_ref().and_then(given)),
         };
-        let json = serde_json::to_vec_pretty(&repaired).expect("a manifest serializes");
+        let json = bal_replay_bench::encode_result(&repaired, bal_replay_bench::Layout::Pretty)
+            .expect("a manifest serializes");
         let at = path.join(owner.manifest);
         bal_replay_bench::write_result_file(&at, &json).map_err(io_error(&at))?;
     }
@@ -615,7 +616,8 @@ impl Staged<'_> {
             files: self.kept.iter().chain(&self.staged).cloned().collect(),
             disk_given_from,
         };
-        let json = serde_json::to_vec_pretty(&manifest).expect("a manifest serializes");
+        let json = bal_replay_bench::encode_result(&manifest, bal_replay_bench::Layout::Pretty)
+            .expect("a manifest serializes");
         let name = self.out.owner.manifest;
         let at = self.dir.path().join(name);
         bal_replay_bench::write_result_file(&at, &json).map_err(io_error(&at))?;
