@@ -12,7 +12,7 @@
 //! an earlier batch would have created is absent here (answered by the bloom filter); the floor
 //! errs low, never high.
 
-use crate::BenchError;
+use crate::{BenchError, rng::Rng};
 use alloy_primitives::{Address, U256};
 use bal_replay_dump::DumpReader;
 use bal_replay_host::{drop_page_cache, thread_resource_use};
@@ -93,19 +93,12 @@ enum Key {
     Slot(usize),
 }
 
-/// `keys` in an order shuffled by a fixed seed (splitmix64 and Fisher-Yates), so that every run
-/// of the floor over a dump reads in the same order.
+/// `keys` in an order shuffled by a fixed seed (Fisher-Yates over bench-db's generator), so
+/// that every run of the floor over a dump reads in the same order.
 fn shuffle(keys: &mut [Key], seed: u64) {
-    let mut state = seed;
-    let mut next = || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
+    let mut rng = Rng(seed);
     for i in (1..keys.len()).rev() {
-        let j = ((u128::from(next()) * (i as u128 + 1)) >> 64) as usize;
+        let j = rng.below(i as u64 + 1) as usize;
         keys.swap(i, j);
     }
 }

@@ -22,6 +22,7 @@ mod floor;
 mod interval;
 mod measured;
 pub mod point_reads;
+mod rng;
 mod tables;
 
 pub use bal_replay_results::{

@@ -26,7 +26,7 @@ use bal_replay_mdbx_state::{MdbxStore, RethDb, RethDbError, StateSpec};
 use bal_replay_rocks::RocksStore;
 use bal_replay_state::{FlatAccount, KeyScheme, StateError, cf};
 
-use crate::{StoreKind, VersionedResult};
+use crate::{StoreKind, VersionedResult, rng::Rng};
 
 /// Why a bench-db run failed.
 #[derive(Debug, thiserror::Error)]
@@ -425,25 +425,6 @@ pub struct Sample {
     pub total_accounts: u64,
     /// Slots in the store.
     pub total_slots: u64,
-}
-
-/// splitmix64: a small, fast, seedable generator (the bench needs uniform indices, not security).
-#[derive(Debug, Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`), by widening multiplication.
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
 }
 
 /// Reservoir sampling (algorithm R): a uniform sample of at most `cap` items of a stream.

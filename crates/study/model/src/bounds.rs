@@ -58,14 +58,7 @@ fn check_machine(at: &str, machine: &MachineDescription) -> Result<(), FieldErro
         CPU_SPEED_RANGE,
         "a core's speed relative to the profiled one's",
     )?;
-    if let Some(ns) = machine.read_cpu_ns {
-        within(
-            || field("read_cpu_ns"),
-            ns,
-            (0.0, READ_CPU_NS_RANGE.1),
-            "ns of CPU per key read",
-        )?;
-    }
+    check_read_cpu_ns(&field("read_cpu_ns"), machine.read_cpu_ns)?;
     if let Some(readers) = machine.readers {
         ranges::threads(|| field("readers"), readers as u64)?;
     }
@@ -94,6 +87,19 @@ fn check_shape(at: &str, batch: usize, workers: usize) -> Result<(), FieldError>
     ranges::threads(|| format!("{at}.workers"), workers as u64)
 }
 
+/// A machine's or a calibration's reads' CPU per key read, where it has one.
+fn check_read_cpu_ns(field: &str, ns: Option<f64>) -> Result<(), FieldError> {
+    match ns {
+        Some(ns) => within(
+            || field.to_string(),
+            ns,
+            (0.0, READ_CPU_NS_RANGE.1),
+            "ns of CPU per key read",
+        ),
+        None => Ok(()),
+    }
+}
+
 fn check_k(at: &str, k: f64) -> Result<(), FieldError> {
     within(
         || format!("{at}.k"),
@@ -119,14 +125,7 @@ fn check_calibration(at: &str, row: &CalibrationRow) -> Result<(), FieldError> {
         RELATIVE,
         "the prediction's relative error: more than -1",
     )?;
-    if let Some(ns) = row.read_cpu_ns {
-        within(
-            || field("read_cpu_ns"),
-            ns,
-            (0.0, READ_CPU_NS_RANGE.1),
-            "ns of CPU per key read",
-        )?;
-    }
+    check_read_cpu_ns(&field("read_cpu_ns"), row.read_cpu_ns)?;
     ranges::mgas_per_s(|| field("measured_mgas_per_s"), row.measured_mgas_per_s)?;
     ranges::count(|| field("runs"), row.runs as u64)?;
     if let Some(spread) = row.spread {

@@ -72,7 +72,7 @@ impl ReadCost {
     pub fn of_floor(reads: &FloorReads) -> Self {
         let keys = reads.keys.max(1) as f64;
         let per_key = |s: f64| s * 1e6 / keys;
-        let cpu_us = per_key(reads.cpu_s);
+        let cpu_us = reads.cpu_us_per_key();
         let kernel_us = per_key(reads.system_s);
         let rocksdb_us = per_key((reads.rocksdb_read_s - reads.rocksdb_file_read_s).max(0.0));
         Self {
