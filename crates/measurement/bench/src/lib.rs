@@ -1744,34 +1744,39 @@ mod tests {
                 state_bytes: None,
             }],
             // A task profile, so the model's input is pinned by the golden file too.
-            batch_profiles: vec![BatchProfile {
-                first_block: 1,
-                last_block: 50,
-                tasks: vec![bal_replay_engine::TaskProfile {
-                    block: 1,
-                    index: 0,
-                    worker: 1,
-                    start_ns: 1_000,
-                    wall_ns: 50_000,
-                    cpu_ns: 45_000,
-                    reads: 12,
-                    read_wait_ns: 20_000,
-                    gas: 100_000,
-                    raced: 1,
-                    prefetch_hits: 3,
-                }],
-                prefetch: Some(bal_replay_engine::PrefetchProfile {
-                    keys: 400,
-                    readers: 4,
-                    wall_ns: 900_000,
-                    cpu_ns: 1_200_000,
-                    concurrent: true,
-                }),
-                exec_ns: 2_000_000,
-                commit_ns: 300_000,
-                worker_run_delay_ns: Some(10_000),
-                process_cpu_ns: Some(3_000_000),
+            batch_profiles: vec![batch_profile()],
+        }
+    }
+
+    /// One parallel batch's profile with one task and a concurrent prefetch.
+    fn batch_profile() -> BatchProfile {
+        BatchProfile {
+            first_block: 1,
+            last_block: 50,
+            tasks: vec![bal_replay_engine::TaskProfile {
+                block: 1,
+                index: 0,
+                worker: 1,
+                start_ns: 1_000,
+                wall_ns: 50_000,
+                cpu_ns: 45_000,
+                reads: 12,
+                read_wait_ns: 20_000,
+                gas: 100_000,
+                raced: 1,
+                prefetch_hits: 3,
             }],
+            prefetch: Some(bal_replay_engine::PrefetchProfile {
+                keys: 400,
+                readers: 4,
+                wall_ns: 900_000,
+                cpu_ns: 1_200_000,
+                concurrent: true,
+            }),
+            exec_ns: 2_000_000,
+            commit_ns: 300_000,
+            worker_run_delay_ns: Some(10_000),
+            process_cpu_ns: Some(3_000_000),
         }
     }
 
@@ -1952,7 +1957,7 @@ mod tests {
         );
         let err = parse_result::<BenchResult>(Path::new("b.json"), text.as_bytes()).unwrap_err();
         assert!(
-            err.to_string().contains("version 2") && err.to_string().contains("version 4"),
+            err.to_string().contains("version 2") && err.to_string().contains("versions 3 and 4"),
             "{err}"
         );
     }
@@ -2046,7 +2051,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads version 4",
+                "{}: written with bench result schema version 1, this build reads versions 3 and 4",
                 v1.display()
             )
         );
@@ -2056,7 +2061,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads version 4",
+                "{}: written with bench result schema version 99, this build reads versions 3 and 4",
                 v99.display()
             )
         );

@@ -184,8 +184,9 @@ pub enum ResultReadError {
     },
     /// The file was written with another schema version.
     #[error(
-        "{}: written with {kind} schema version {found}, this build reads version {expected}",
-        path.display()
+        "{}: written with {kind} schema version {found}, this build reads {}",
+        path.display(),
+        versions_read(*expected, also_reads)
     )]
     Version {
         /// The file.
@@ -194,8 +195,10 @@ pub enum ResultReadError {
         kind: &'static str,
         /// The version it was written with (1: no `schema_version`).
         found: u32,
-        /// The version this build reads.
+        /// The version this build writes.
         expected: u32,
+        /// The earlier versions this build reads as well ([`VersionedResult::ALSO_READS`]).
+        also_reads: &'static [u32],
     },
     /// The file is not JSON, or not a result of this kind.
     #[error("{}: {}", path.display(), too_deep(kind, source).unwrap_or_else(|| format!("not a {kind} (`schema_version` {version})")))]
@@ -281,6 +284,7 @@ pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, 
             kind: T::KIND,
             found,
             expected: T::SCHEMA_VERSION,
+            also_reads: T::ALSO_READS,
         });
     }
     let result: T = serde_json::from_slice(bytes).map_err(|source| ResultReadError::Parse {
@@ -296,6 +300,21 @@ pub fn parse_result<T: VersionedResult>(path: &Path, bytes: &[u8]) -> Result<T, 
         expected: e.expected,
     })?;
     Ok(result)
+}
+
+/// The versions a reader takes, as an error names them: "version 4", "versions 3 and 4".
+fn versions_read(current: u32, also: &[u32]) -> String {
+    let mut all: Vec<u32> = also.iter().copied().chain([current]).collect();
+    all.sort_unstable();
+    all.dedup();
+    match all.split_last() {
+        Some((last, [])) => format!("version {last}"),
+        Some((last, rest)) => {
+            let rest: Vec<String> = rest.iter().map(u32::to_string).collect();
+            format!("versions {} and {last}", rest.join(", "))
+        }
+        None => format!("version {current}"),
+    }
 }
 
 /// The `schema_version` of a JSON result: its top-level object's field, 1 where it has none or

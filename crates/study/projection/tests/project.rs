@@ -481,8 +481,9 @@ fn project_names_the_input_it_cannot_read() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: written with bench result schema version 1, this build reads version {}",
+            "{}: written with bench result schema version 1, this build reads versions {} and {}",
             missing.display(),
+            bal_replay_bench::SCHEMA_VERSION - 1,
             bal_replay_bench::SCHEMA_VERSION
         )
     );

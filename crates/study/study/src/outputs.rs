@@ -37,6 +37,8 @@ pub const FRONTIER_CHART: &str = "frontier.svg";
 pub const SWEEP_JSON: &str = "sweep.json";
 /// The regime sweep's chart.
 pub const SWEEP_CHART: &str = "sweep.svg";
+/// The chart of each reading run's share of full BAL against its CPU per key read.
+pub const READ_COST_CHART: &str = "read-cost.svg";
 
 /// Who writes a directory of outputs, by the rule of this module: its manifest's name and
 /// `written_by`, and its staging directories' prefix.
@@ -263,13 +265,12 @@ impl StudyManifest {
             who: owner.who,
             reason,
         };
-        let version = bal_replay_bench::schema_version(&bytes).map_err(|e| bad(e.to_string()))?;
-        if version != MANIFEST_VERSION && version != 1 {
-            return Err(bad(format!(
-                "schema version {version}, this build reads versions 1 and {MANIFEST_VERSION}"
-            )));
-        }
-        let manifest: Self = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+        // The reader's errors name the file first; the manifest's error names it once.
+        let prefix = format!("{}: ", path.display());
+        let manifest: Self = bal_replay_bench::parse_result(&path, &bytes).map_err(|e| {
+            let text = e.to_string();
+            bad(text.strip_prefix(&prefix).unwrap_or(&text).to_owned())
+        })?;
         if manifest.written_by != owner.written_by {
             return Err(bad(format!("written by {:?}", manifest.written_by)));
         }
