@@ -83,7 +83,13 @@ fn copy_files(from: &Path, to: &Path, files: &[&str]) {
     }
 }
 
-const STUDY_FILES: [&str; 4] = ["bench.json", "findings.md", "frontier.svg", "study.json"];
+const STUDY_FILES: [&str; 5] = [
+    "bench.json",
+    "findings.md",
+    "frontier.svg",
+    "read-cost.svg",
+    "study.json",
+];
 
 #[test]
 fn a_study_takes_only_the_files_its_manifest_lists() {

@@ -1,4 +1,4 @@
-//! What the page's two SVG charts share: the document's head with its title, and the axes with
+//! What the page's SVG charts share: the document's head with its title, and the axes with
 //! their ticks and labels (y as a share of full BAL's throughput, ticks every 0.2).
 
 use std::fmt::Write;
@@ -90,6 +90,16 @@ pub(crate) fn axes(
         height / 2.0,
         height / 2.0
     );
+}
+
+/// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
+pub(crate) fn nice_ceiling(v: f64) -> f64 {
+    let power = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|c| *c >= v)
+        .unwrap_or(10.0 * power)
 }
 
 /// Reading a chart back, for tests: every tick label where its value belongs.

@@ -6,7 +6,7 @@ pub use crate::names::{design_name, research_parallel_share};
 use crate::{
     ChainShape, DesignSizes, MeanSize,
     projected::{PROJECTED_WORKERS, Projected, ProjectionCheck, project_onto_research_machine},
-    read_cost::{FloorRows, ReadCost},
+    read_cost::{FloorRows, ReadCost, ReadCostPoint, read_cost_points},
     runs::{best, measured},
     sweep::{RegimeSweep, SweepRow, sweep_summary},
 };
@@ -191,6 +191,10 @@ pub struct Findings {
     /// The floor of a key read at the headline batch, where the bench measured one.
     #[serde(default)]
     pub read_floor: Option<FloorRows>,
+    /// Every reading run at the headline batch (and at the sweep's batch, each regime's), its
+    /// reads' CPU per key read against the share of full BAL's throughput it kept.
+    #[serde(default)]
+    pub read_cost_points: Vec<ReadCostPoint>,
     /// Parallel I/O's throughput over batched I/O's at the headline batch (each at its best
     /// thread count), with the range its repeats allow: what dropping the read keys costs.
     pub parallel_over_batched: Option<Interval>,
@@ -591,6 +595,7 @@ impl Findings {
             research_gap,
             carry,
             read_floor: FloorRows::at(&bench.read_floors, headline_batch),
+            read_cost_points: read_cost_points(bench, headline_batch, None),
             parallel_over_batched,
             sweep: Vec::new(),
             beside: None,
@@ -618,7 +623,26 @@ impl Findings {
     /// The same findings with the rows of the study's regime sweep, where it ran one.
     pub fn with_sweep(mut self, sweep: Option<&RegimeSweep>) -> Self {
         self.sweep = sweep.map(RegimeSweep::rows).unwrap_or_default();
+        if let Some(sweep) = sweep {
+            for point in &sweep.points {
+                let label = point.regime.label();
+                self.read_cost_points.extend(read_cost_points(
+                    &point.bench,
+                    sweep.batch,
+                    Some(&label),
+                ));
+            }
+        }
         self
+    }
+
+    /// The most CPU per key read the research's figures leave its parallel I/O's reads, µs: its
+    /// reads' CPU per Mgas ([`ResearchGap::research_reads_ms`]) over the key reads per Mgas of
+    /// this chain's parallel I/O (the same chain shape reads the same keys per Mgas).
+    pub fn research_read_us_per_key(&self) -> Option<f64> {
+        let gap = self.research_gap.as_ref()?;
+        let keys = self.carry_row(IoDesign::Parallel)?.key_reads_per_mgas;
+        (keys > 0.0).then(|| gap.research_reads_ms() * 1e3 / keys)
     }
 
     /// What carries across machines for `design`.

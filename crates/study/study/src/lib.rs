@@ -24,6 +24,7 @@ pub mod outputs;
 mod page;
 pub mod projected;
 pub mod read_cost;
+mod read_cost_chart;
 mod runs;
 mod shape;
 mod sizes;
@@ -780,6 +781,9 @@ fn write_outputs(
         &context.frontier_chart,
         frontier_svg(&findings, shape).as_bytes(),
     )?;
+    if let Some(svg) = read_cost_chart::read_cost_svg(&findings) {
+        staged.write(outputs::READ_COST_CHART, svg.as_bytes())?;
+    }
     let text = render_page(&context, &findings, sizes, shape);
     staged.write(outputs::PAGE, text.as_bytes())?;
     staged.land(given_from)?;

@@ -369,6 +369,13 @@ fn read_costs(w: &mut String, findings: &Findings) {
     if let Some(sentence) = read_cost_sentence(findings) {
         let _ = writeln!(w, "{sentence}\n");
     }
+    if let Some(sentence) = crate::read_cost_chart::read_cost_chart_sentence(findings) {
+        let _ = writeln!(
+            w,
+            "![Share of full BAL's throughput against the reads' CPU per key read]({})\n\n{sentence}\n",
+            crate::outputs::READ_COST_CHART
+        );
+    }
 }
 
 /// Each reading design's cost per key read over the floor its reads stand on: parallel I/O's
@@ -408,7 +415,19 @@ fn read_cost_sentence(findings: &Findings) -> Option<String> {
     let text = parts.join("; ");
     let mut chars = text.chars();
     let first = chars.next()?;
-    Some(format!("{}{}.", first.to_uppercase(), chars.as_str()))
+    // What no read path over this store can shed: the floor's own point read, split.
+    let stays = match (floor.point.rocksdb_us, floor.point.device_reads_per_key) {
+        (Some(rocksdb), Some(device)) if floor.point.cpu_us > 0.0 => format!(
+            " What stays whatever this project's layers cost is the floor's own: RocksDB alone pays {:.1} µs of CPU per point read of these keys here, {:.1} of it in the kernel ({device:.2} device reads per key, each a synchronous read) and {rocksdb:.1} in its own index, filter and block searches.",
+            floor.point.cpu_us, floor.point.kernel_us
+        ),
+        _ => String::new(),
+    };
+    Some(format!(
+        "{}{}.{stays}",
+        first.to_uppercase(),
+        chars.as_str()
+    ))
 }
 
 fn sweep(w: &mut String, findings: &Findings) {

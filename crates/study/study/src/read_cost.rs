@@ -11,7 +11,9 @@
 //! a read made its thread wait, for the disk or for a core. RocksDB's time is measured by the
 //! clock around each call, so a thread preempted inside a read counts it there.
 
-use bal_replay_bench::{FloorReads, ReadFloor, RunResult};
+use crate::runs::measured;
+use bal_replay_bench::{BenchResult, FloorReads, ReadFloor, RunResult};
+use bal_replay_engine::IoDesign;
 
 /// CPU per key read, µs, split by where it went; and how often a read made its thread wait.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -111,6 +113,58 @@ impl FloorRows {
     }
 }
 
+/// One reading design's run: its reads' CPU per key read, and the share of full BAL's throughput
+/// it kept at the same batch and worker count. A point of the page's chart of what share a read
+/// path of a given cost keeps.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ReadCostPoint {
+    /// The design.
+    pub design: IoDesign,
+    /// Workers, the same for the design's run and full BAL's.
+    pub threads: usize,
+    /// The regime sweep's point it was measured at (its label); `None` for the page's own runs.
+    pub regime: Option<String>,
+    /// Its reads' CPU per key read, µs ([`ReadCost::cpu_us`]).
+    pub cpu_us_per_key: f64,
+    /// Its throughput over full BAL's (medians of the repeats).
+    pub share_of_full: f64,
+}
+
+/// Every run of a reading design at `batch` in `bench` that has a full BAL run at the same worker
+/// count, with the CPU split to cost its reads; `regime` names where a sweep measured them.
+pub fn read_cost_points(
+    bench: &BenchResult,
+    batch: usize,
+    regime: Option<&str>,
+) -> Vec<ReadCostPoint> {
+    let full_at = |threads: usize| {
+        measured(bench)
+            .find(|r| r.design == IoDesign::Full && r.batch == batch && r.threads == threads)
+    };
+    let mut points: Vec<ReadCostPoint> = measured(bench)
+        .filter(|r| r.batch == batch && reads_state(r.design))
+        .filter_map(|run| {
+            let full = full_at(run.threads)?;
+            let cost = ReadCost::of_run(run, full)?;
+            let full_mgas = full.throughput.mgas_per_s;
+            (full_mgas > 0.0).then(|| ReadCostPoint {
+                design: run.design,
+                threads: run.threads,
+                regime: regime.map(str::to_owned),
+                cpu_us_per_key: cost.cpu_us,
+                share_of_full: run.throughput.mgas_per_s / full_mgas,
+            })
+        })
+        .collect();
+    points.sort_by(|a, b| (a.design.name(), a.threads).cmp(&(b.design.name(), b.threads)));
+    points
+}
+
+/// Whether `design` reads the state on execution's path: the ones the chart sets against full BAL.
+fn reads_state(design: IoDesign) -> bool {
+    design == IoDesign::Batched || design.diffs_only()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +214,57 @@ mod tests {
         assert_eq!((cost.rocksdb_us, cost.layers_us), (None, None));
         parallel.cpu.as_mut().unwrap().system_s = None;
         assert_eq!(ReadCost::of_run(&parallel, &full), None);
+    }
+
+    /// Each reading run against full BAL's at its own worker count; a run without full BAL at
+    /// its count, full BAL itself, full BAL verified and another batch are no points.
+    #[test]
+    fn a_point_is_a_reading_run_against_full_bal_at_its_workers() {
+        let at = |design, threads, batch, mgas: f64, user_s: f64| {
+            let mut r = run(
+                user_s,
+                0.1,
+                0,
+                if design == IoDesign::Full { 0 } else { 100_000 },
+            );
+            r.design = design;
+            r.threads = threads;
+            r.batch = batch;
+            r.throughput.mgas_per_s = mgas;
+            r
+        };
+        let mut bench: BenchResult = serde_json::from_str(include_str!(
+            "../../../measurement/bench/tests/golden/bench-result-v4.json"
+        ))
+        .unwrap();
+        bench.runs = vec![
+            at(IoDesign::Full, 1, 50, 1000.0, 3.0),
+            at(IoDesign::Full, 2, 50, 1800.0, 3.2),
+            at(IoDesign::Parallel, 1, 50, 250.0, 5.0),
+            at(IoDesign::Parallel, 2, 50, 360.0, 5.6),
+            at(IoDesign::Batched, 4, 50, 900.0, 3.5),
+            at(IoDesign::FullVerify, 1, 50, 700.0, 4.0),
+            at(IoDesign::Parallel, 1, 10, 200.0, 5.0),
+        ];
+        let points = read_cost_points(&bench, 50, Some("direct"));
+        let got: Vec<(IoDesign, usize, f64, f64)> = points
+            .iter()
+            .map(|p| (p.design, p.threads, p.cpu_us_per_key, p.share_of_full))
+            .collect();
+        // 2.0 s and 2.4 s beyond full BAL's over 100,000 keys.
+        let want = [
+            (IoDesign::Parallel, 1, 20.0, 0.25),
+            (IoDesign::Parallel, 2, 24.0, 0.2),
+        ];
+        assert_eq!(got.len(), want.len(), "{points:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert_eq!((g.0, g.1), (w.0, w.1), "{points:?}");
+            assert!(
+                (g.2 - w.2).abs() < 1e-9 && (g.3 - w.3).abs() < 1e-9,
+                "{points:?}"
+            );
+        }
+        assert!(points.iter().all(|p| p.regime.as_deref() == Some("direct")));
     }
 
     #[test]

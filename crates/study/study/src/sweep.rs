@@ -494,7 +494,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
         p
     };
     let all: Vec<(f64, f64)> = designs.iter().flat_map(|d| points(*d)).collect();
-    let x_max = nice_ceiling(all.iter().map(|p| p.0).fold(bound, f64::max).max(1.0) * 1.05);
+    let x_max = chart::nice_ceiling(all.iter().map(|p| p.0).fold(bound, f64::max).max(1.0) * 1.05);
     // The axis ends at the next 0.2 above the data (and a little room), so its top is a tick.
     let y_max = (all
         .iter()
@@ -601,16 +601,6 @@ fn sweep_legend(
         legend_x + 24.0,
         ly + 18.0,
     );
-}
-
-/// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
-fn nice_ceiling(v: f64) -> f64 {
-    let power = 10f64.powf(v.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .into_iter()
-        .map(|m| m * power)
-        .find(|c| *c >= v)
-        .unwrap_or(10.0 * power)
 }
 
 #[cfg(test)]
@@ -850,8 +840,8 @@ mod tests {
         let svg = sweep_svg(&[row(3.0, 0.8), row(1.0, 0.7)]);
         crate::chart::read_back::assert_ticks_true(&svg);
         assert!(svg.contains(">1.0</text>"), "{svg}");
-        assert_eq!(nice_ceiling(31.5), 50.0);
-        assert_eq!(nice_ceiling(17.4), 20.0);
-        assert_eq!(nice_ceiling(0.9), 1.0);
+        assert_eq!(chart::nice_ceiling(31.5), 50.0);
+        assert_eq!(chart::nice_ceiling(17.4), 20.0);
+        assert_eq!(chart::nice_ceiling(0.9), 1.0);
     }
 }

@@ -114,7 +114,13 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
     let first = run_study(&dump, &state, &options, |_| {}).unwrap();
     assert_eq!(
         names(&out),
-        ["bench.json", "findings.md", "frontier.svg", "study.json"]
+        [
+            "bench.json",
+            "findings.md",
+            "frontier.svg",
+            "read-cost.svg",
+            "study.json"
+        ]
     );
     // As fio would have: a table measured with these runs, listed in the study's manifest.
     let measured = "depth iops mean_latency_us\n1 12000 83.0\n4 40000 100.0\n16 90000 178.0\n64 110000 580.0\n";
@@ -176,6 +182,7 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
             "disk.txt",
             "findings.md",
             "frontier.svg",
+            "read-cost.svg",
             "study.json"
         ]
     );
@@ -185,7 +192,13 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
     run_study(&dump, &state, &options, |_| {}).unwrap();
     assert_eq!(
         names(&out),
-        ["bench.json", "findings.md", "frontier.svg", "study.json"]
+        [
+            "bench.json",
+            "findings.md",
+            "frontier.svg",
+            "read-cost.svg",
+            "study.json"
+        ]
     );
     // A disk table put there since, which the manifest does not list, is not the study's to
     // read, replace or remove: the study refuses the directory.

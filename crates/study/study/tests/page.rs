@@ -510,7 +510,14 @@ fn is_fresh(dir: &Path, out: &Path) -> bool {
         .collect();
     written.sort();
     names == ["dump", "findings", "state"]
-        && written == ["bench.json", "findings.md", "frontier.svg", "study.json"]
+        && written
+            == [
+                "bench.json",
+                "findings.md",
+                "frontier.svg",
+                "read-cost.svg",
+                "study.json",
+            ]
 }
 
 /// What carries, on the page and in the findings: parallel I/O's one-worker run's key reads per
@@ -534,13 +541,21 @@ fn assert_what_carries(page: &str, output: &StudyOutput) {
         page.contains("Dropping the read keys (parallel I/O against batched I/O, batch 2) keeps "),
         "{page}"
     );
-    assert_read_costs(page, &bench, one);
+    // The chart's points come from the sweep's regimes too, where the study swept.
+    let sweep = output.bench_json.with_file_name("sweep.json");
+    let swept: Vec<BenchResult> = if sweep.exists() {
+        let sweep: RegimeSweep = serde_json::from_slice(&std::fs::read(&sweep).unwrap()).unwrap();
+        sweep.points.into_iter().map(|p| p.bench).collect()
+    } else {
+        Vec::new()
+    };
+    assert_read_costs(page, &bench, &swept, one);
 }
 
 /// What a key read costs: parallel I/O's CPU per key read recomputed from the JSON (its one-worker
 /// run's user and system CPU beyond full BAL's, over its key reads), and the floor's rows with
 /// the keys the bench's floor read at the headline batch.
-fn assert_read_costs(page: &str, bench: &BenchResult, parallel: &RunResult) {
+fn assert_read_costs(page: &str, bench: &BenchResult, swept: &[BenchResult], parallel: &RunResult) {
     let full = bench
         .runs
         .iter()
@@ -568,6 +583,44 @@ fn assert_read_costs(page: &str, bench: &BenchResult, parallel: &RunResult) {
     assert!(
         page.contains("Parallel I/O pays ") && page.contains(" times the floor's "),
         "{page}"
+    );
+    let point = &floor.point;
+    let stays = format!(
+        "RocksDB alone pays {:.1} µs of CPU per point read of these keys here, {:.1} of it in the kernel",
+        point.cpu_us_per_key(),
+        point.system_s * 1e6 / point.keys as f64
+    );
+    assert_eq!(
+        page.contains(&stays),
+        point.device_reads.is_some(),
+        "{stays}\n{page}"
+    );
+    // The chart's sentence: parallel I/O's range over its runs at every worker count, each
+    // against full BAL's at the same count, recomputed from the JSON.
+    let mut costs: Vec<f64> = std::iter::once(bench)
+        .chain(swept)
+        .flat_map(|b| b.runs.iter().map(move |r| (b, r)))
+        .filter(|(_, r)| r.design == IoDesign::Parallel && r.batch == parallel.batch)
+        .map(|(b, r)| {
+            let full = b
+                .runs
+                .iter()
+                .find(|f| {
+                    f.design == IoDesign::Full && f.threads == r.threads && f.batch == r.batch
+                })
+                .unwrap();
+            (total(r) - total(full)).max(0.0) * 1e6 / r.disk.key_reads as f64
+        })
+        .collect();
+    costs.sort_by(f64::total_cmp);
+    let expected = format!(
+        "parallel I/O's reads cost {:.1}-{:.1} µs per key read and it kept ",
+        costs[0],
+        costs[costs.len() - 1]
+    );
+    assert!(
+        page.contains("(read-cost.svg)") && page.contains(&expected),
+        "{expected}\n{page}"
     );
 }
 
