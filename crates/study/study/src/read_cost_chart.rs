@@ -141,12 +141,15 @@ pub fn read_cost_chart_sentence(findings: &Findings) -> Option<String> {
             if of.is_empty() {
                 return None;
             }
-            let (lo_us, hi_us) = range(&mut of.iter().map(|p| p.cpu_us_per_key).collect());
-            let (lo, hi) = range(&mut of.iter().map(|p| p.share_of_full).collect());
+            let us = range(&mut of.iter().map(|p| p.cpu_us_per_key).collect());
+            let share = range(&mut of.iter().map(|p| p.share_of_full).collect());
             Some(format!(
-                "{}'s reads cost {lo_us:.1}-{hi_us:.1} µs per key read and it kept {lo:.2}-{hi:.2} of full BAL's throughput ({} runs)",
+                "{}'s reads cost {} µs per key read and it kept {} of full BAL's throughput ({} run{})",
                 design_name(design),
-                of.len()
+                span(us, 1),
+                span(share, 2),
+                of.len(),
+                if of.len() == 1 { "" } else { "s" }
             ))
         })
         .collect();
@@ -159,13 +162,29 @@ pub fn read_cost_chart_sentence(findings: &Findings) -> Option<String> {
             )
         })
         .unwrap_or_default();
+    let kinds = if points.iter().any(|p| p.regime.is_some()) {
+        "filled: this page's runs, labelled by workers; open: the regime sweep's"
+    } else {
+        "labelled by workers"
+    };
+    let floors = if findings.read_floor.is_some() {
+        "; the dashed lines are the floor's two readers"
+    } else {
+        ""
+    };
     (!parts.is_empty()).then(|| {
         format!(
-            "Each point is one reading run at batch {}: its reads' CPU per key read against the share of full BAL's throughput it kept at the same worker count (filled: this page's runs, labelled by workers; open: the regime sweep's); the dashed lines are the floor's two readers. Here {}{research}.",
+            "Each point is one reading run at batch {}: its reads' CPU per key read against the share of full BAL's throughput it kept at the same worker count ({kinds}){floors}. Here {}{research}.",
             findings.headline_batch,
             parts.join("; ")
         )
     })
+}
+
+/// `lo-hi` with `decimals`, or one value where both print alike.
+fn span((lo, hi): (f64, f64), decimals: usize) -> String {
+    let (lo, hi) = (format!("{lo:.decimals$}"), format!("{hi:.decimals$}"));
+    if lo == hi { lo } else { format!("{lo}-{hi}") }
 }
 
 /// One line per design drawn, the two kinds of point, and the research's mark where drawn.
@@ -303,6 +322,15 @@ mod tests {
         assert!(
             !svg.contains("floor:") && !svg.contains("research:"),
             "{svg}"
+        );
+        let sentence = read_cost_chart_sentence(&findings).unwrap();
+        assert!(
+            sentence.contains("parallel I/O's reads cost 25.0-44.0 µs per key read and it kept 0.22-0.49 of full BAL's throughput (3 runs)")
+                && sentence.contains("batched I/O's reads cost 5.0 µs per key read and it kept 0.72 of full BAL's throughput (1 run)")
+                && sentence.contains("open: the regime sweep's")
+                && !sentence.contains("dashed")
+                && !sentence.contains("research"),
+            "{sentence}"
         );
         // The floor's readers as dashed lines, the axis widened to the farther one.
         let reads = |cpu_s: f64| bal_replay_bench::FloorReads {

@@ -613,11 +613,12 @@ fn assert_read_costs(page: &str, bench: &BenchResult, swept: &[BenchResult], par
         })
         .collect();
     costs.sort_by(f64::total_cmp);
-    let expected = format!(
-        "parallel I/O's reads cost {:.1}-{:.1} µs per key read and it kept ",
-        costs[0],
-        costs[costs.len() - 1]
+    let (lo, hi) = (
+        format!("{:.1}", costs[0]),
+        format!("{:.1}", costs[costs.len() - 1]),
     );
+    let span = if lo == hi { lo } else { format!("{lo}-{hi}") };
+    let expected = format!("parallel I/O's reads cost {span} µs per key read and it kept ");
     assert!(
         page.contains("(read-cost.svg)") && page.contains(&expected),
         "{expected}\n{page}"
