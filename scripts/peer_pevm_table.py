@@ -42,9 +42,9 @@ def criterion(work, n, kind, home="criterion"):
 
 # The result schemas this reads (`schema_version`, crates/measurement/bench): a bench run's execution time is
 # under `timing`, its repeats' throughputs in `repeat_mgas_per_s`; the reference executor's result
-# holds each block's first and warm executions, and each warm one's receipts-root check. Version 4 of
-# the bench result only added fields, so version 3 reads the same.
-BENCH_SCHEMA_VERSIONS = (3, 4)
+# holds each block's first and warm executions, and each warm one's receipts-root check. Versions 4
+# and 5 of the bench result only added fields, so version 3 reads the same.
+BENCH_SCHEMA_VERSIONS = (3, 4, 5)
 REFERENCE_SCHEMA_VERSIONS = (2,)
 
 
@@ -53,8 +53,11 @@ def load(path, expected, kind):
         result = json.load(f)
     version = result.get("schema_version", 1)
     if version not in expected:
-        reads = " or ".join(str(v) for v in expected)
-        sys.exit(f"{path}: {kind} schema version {version}, this script reads version {reads}")
+        if len(expected) == 1:
+            reads = f"version {expected[0]}"
+        else:
+            reads = "versions " + ", ".join(str(v) for v in expected[:-1]) + f" or {expected[-1]}"
+        sys.exit(f"{path}: {kind} schema version {version}, this script reads {reads}")
     return result
 
 

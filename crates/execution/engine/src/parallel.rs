@@ -15,7 +15,7 @@ use alloy_evm::{
 use alloy_hardforks::EthereumHardforks as _;
 use alloy_primitives::{B256, keccak256};
 use bal_replay_executor::{ChainConfig, ExecError, check_writes, tx_writes_from_bal};
-use bal_replay_host::{process_cpu_time, worker_thread};
+use bal_replay_host::{process_cpu_time, thread_cpu_time, worker_thread};
 use bal_replay_state::{FlatAccount, StateChanges};
 use revm::{
     DatabaseRef,
@@ -74,6 +74,9 @@ pub struct ParallelOutcome {
     /// The process's CPU while the workers ran, ns (profiling only):
     /// [`crate::BatchProfile::process_cpu_ns`].
     pub process_cpu_ns: Option<u64>,
+    /// The workers' own CPU (user and kernel) from their first task to their last, summed:
+    /// execution with its on-demand reads, without planning, prefetch or commit.
+    pub worker_cpu: Duration,
 }
 
 /// How to run a parallel batch.
@@ -133,6 +136,7 @@ where
         outputs,
         failure,
         worker_run_delay_ns,
+        worker_cpu,
     } = run_tasks(config, plan, db, options, start)?;
     let exec_time = start.elapsed();
     let process_cpu_ns = process_cpu_at_start
@@ -169,6 +173,7 @@ where
         tasks,
         worker_run_delay_ns,
         process_cpu_ns,
+        worker_cpu,
     })
 }
 
@@ -179,6 +184,8 @@ struct TaskRun {
     failure: Option<(u64, EngineError)>,
     /// The workers' run delay, summed (profiling only).
     worker_run_delay_ns: Option<u64>,
+    /// The workers' CPU, summed ([`ParallelOutcome::worker_cpu`]).
+    worker_cpu: Duration,
 }
 
 /// Runs the plan's tasks on `threads` workers, in block order.
@@ -254,6 +261,8 @@ struct TaskBoard {
     /// The workers' run delay (profiling only), and whether every worker could read its own.
     run_delay: AtomicU64,
     run_delay_known: AtomicBool,
+    /// The workers' CPU, ns, summed as each ends.
+    worker_cpu_ns: AtomicU64,
     /// A worker that cannot be pinned takes no task, and the batch fails saying why (the lowest
     /// such worker's, whatever the order they fail in).
     pin_failure: Mutex<Option<(u32, String)>>,
@@ -268,6 +277,7 @@ impl TaskBoard {
             lowest_error: Mutex::new(None),
             run_delay: AtomicU64::new(0),
             run_delay_known: AtomicBool::new(true),
+            worker_cpu_ns: AtomicU64::new(0),
             pin_failure: Mutex::new(None),
         }
     }
@@ -321,6 +331,7 @@ impl TaskBoard {
             outputs,
             failure,
             worker_run_delay_ns,
+            worker_cpu: Duration::from_nanos(self.worker_cpu_ns.into_inner()),
         })
     }
 }
@@ -349,6 +360,8 @@ where
         let board = self.board;
         // Two reads of a proc file per worker and batch, outside every task's clock.
         let delay_at_start = self.profile.then(crate::profile::thread_run_delay_ns);
+        // Two reads of the thread's CPU clock per worker and batch.
+        let cpu_at_start = thread_cpu_time();
         let mut kept = None;
         loop {
             let i = board.cursor.fetch_add(1, Ordering::Relaxed);
@@ -377,6 +390,10 @@ where
                 None => board.run_delay_known.store(false, Ordering::Relaxed),
             }
         }
+        let cpu = thread_cpu_time().saturating_sub(cpu_at_start);
+        board
+            .worker_cpu_ns
+            .fetch_add(crate::profile::nanos(cpu), Ordering::Relaxed);
     }
 
     /// Runs `task` on worker `worker` with the worker's kept EVM, timed (and profiled, when the

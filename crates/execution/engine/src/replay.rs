@@ -126,6 +126,9 @@ pub struct BatchReport {
     pub prefetch_profile: Option<PrefetchProfile>,
     /// The batch's profile, when the replay records them (parallel mode).
     pub profile: Option<BatchProfile>,
+    /// The workers' own CPU while they executed the batch (parallel mode):
+    /// [`crate::ParallelOutcome::worker_cpu`].
+    pub worker_cpu: Option<Duration>,
 }
 
 impl BatchReport {
@@ -135,6 +138,7 @@ impl BatchReport {
         self.longest_tx = out.longest_task;
         self.busy = out.busy_time;
         self.tx_times = out.tx_times;
+        self.worker_cpu = Some(out.worker_cpu);
         if !out.tasks.is_empty() {
             self.profile = Some(BatchProfile {
                 first_block: self.first_block,
@@ -193,6 +197,12 @@ impl ReplayReport {
     /// `run`'s disk evidence).
     pub fn cache_key_reads(&self) -> u64 {
         self.cache.misses + self.batches.iter().map(|b| b.keys_prefetched).sum::<u64>()
+    }
+
+    /// The workers' own CPU over every batch: execution and its on-demand reads, without
+    /// planning, prefetch, commits or reading the dump; `None` where a batch ran sequentially.
+    pub fn worker_cpu(&self) -> Option<Duration> {
+        self.batches.iter().map(|b| b.worker_cpu).sum()
     }
 
     /// Throughput in Mgas/s over execution with I/O.

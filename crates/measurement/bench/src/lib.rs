@@ -751,9 +751,10 @@ impl std::fmt::Display for DumpIdentity {
 /// results carried one are version 1; version 3 records the build that ran the runs
 /// ([`BenchResult::build_profile`]); version 4 the read cost account (each run's CPU in user
 /// mode and in the kernel, its threads' sleeps and preemptions, its time inside RocksDB's reads
-/// and file reads) and the floor of a key read ([`BenchResult::read_floors`]). Version 3 files
-/// are read too, without them ([`VersionedResult::ALSO_READS`]).
-pub const SCHEMA_VERSION: u32 = 4;
+/// and file reads) and the floor of a key read ([`BenchResult::read_floors`]); version 5 each
+/// parallel run's workers' own CPU ([`bal_replay_probe::CpuUse::worker_s`]). Version 3 and 4
+/// files are read too, without what came after them ([`VersionedResult::ALSO_READS`]).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// The Cargo profile this build was made with: "dev", "release" or "measure" (the measurement
 /// profile: release with fat LTO and one codegen unit).
@@ -813,7 +814,7 @@ impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
     /// Version 4 only added optional fields.
-    const ALSO_READS: &'static [u32] = &[3];
+    const ALSO_READS: &'static [u32] = &[3, 4];
 
     /// Every number the projection and the study read, within [`bounds`].
     fn check(&self) -> Result<(), bounds::FieldError> {
@@ -1732,6 +1733,7 @@ mod tests {
                 system_s: Some(1.0),
                 sleeps: Some(3_000),
                 preemptions: Some(400),
+                worker_s: Some(9.5),
             }),
             batches: vec![BatchSample {
                 first_block: 1,
@@ -1887,7 +1889,9 @@ mod tests {
         let text = std::fs::read_to_string(&path).unwrap();
         // The version first, then each group as an object of its own.
         assert!(
-            text.starts_with("{\n  \"schema_version\": 4,\n  \"build_profile\": \"dev\",\n"),
+            text.starts_with(&format!(
+                "{{\n  \"schema_version\": {SCHEMA_VERSION},\n  \"build_profile\": \"dev\",\n"
+            )),
             "{text}"
         );
         let json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -1957,7 +1961,8 @@ mod tests {
         );
         let err = parse_result::<BenchResult>(Path::new("b.json"), text.as_bytes()).unwrap_err();
         assert!(
-            err.to_string().contains("version 2") && err.to_string().contains("versions 3 and 4"),
+            err.to_string().contains("version 2")
+                && err.to_string().contains("versions 3, 4 and 5"),
             "{err}"
         );
     }
@@ -2051,7 +2056,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads versions 3 and 4",
+                "{}: written with bench result schema version 1, this build reads versions 3, 4 and 5",
                 v1.display()
             )
         );
@@ -2061,7 +2066,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads versions 3 and 4",
+                "{}: written with bench result schema version 99, this build reads versions 3, 4 and 5",
                 v99.display()
             )
         );

@@ -113,6 +113,7 @@ pub fn measured_replay(
             };
             let report = replay_seen(config, dump, &store, options, seen, on_batch)?;
             let (mut disk, cpu) = probe.finish(report.cache_key_reads(), store.read_counters());
+            let cpu = with_workers(cpu, &report);
             disk.block_cache_pinned_bytes = store.block_cache_pinned_bytes();
             // The store closes before its copy is removed.
             drop(store);
@@ -142,9 +143,18 @@ pub fn measured_replay(
                 replay_seen(config, dump, store, &options, seen, on_batch)
             })??;
             let (disk, cpu) = probe.finish(report.cache_key_reads(), None);
+            let cpu = with_workers(cpu, &report);
             Ok(MeasuredReplay { report, disk, cpu })
         }
     }
+}
+
+/// The probe's CPU with the workers' own from the replay's report ([`CpuUse::worker_s`]).
+fn with_workers(cpu: Option<CpuUse>, report: &ReplayReport) -> Option<CpuUse> {
+    cpu.map(|cpu| CpuUse {
+        worker_s: report.worker_cpu().map(|d| d.as_secs_f64()),
+        ..cpu
+    })
 }
 
 /// What [`replay_seen`] shows beside each batch.
@@ -177,8 +187,9 @@ fn replay_seen<S: StateReader + StateWriter>(
 
 /// The schema version of [`RunSummary`] this build writes and reads. Files written before
 /// results carried one (every figure at the top level) are version 1; version 3 adds the read
-/// cost account (the CPU split by mode, sleeps and preemptions, RocksDB's time in reads).
-pub const RUN_SCHEMA_VERSION: u32 = 3;
+/// cost account (the CPU split by mode, sleeps and preemptions, RocksDB's time in reads);
+/// version 4 the workers' own CPU ([`CpuUse::worker_s`]). Version 3 files are read too, without it.
+pub const RUN_SCHEMA_VERSION: u32 = 4;
 
 /// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
 /// its reads were served from and the CPU it had, grouped as a bench's runs are
@@ -224,6 +235,8 @@ pub struct RunSummary {
 impl VersionedResult for RunSummary {
     const KIND: &'static str = "run result";
     const SCHEMA_VERSION: u32 = RUN_SCHEMA_VERSION;
+    /// Version 4 only added an optional field.
+    const ALSO_READS: &'static [u32] = &[3];
 }
 
 impl RunSummary {
@@ -292,14 +305,26 @@ mod tests {
                     block_cache_hits: 20,
                     block_cache_misses: 80,
                     block_cache_data_misses: 60,
-                    ..Default::default()
+                    read_micros: 900,
+                    file_read_micros: 600,
                 }),
                 false,
             ),
             read_path: ReadPath::Pread {
                 reason: "io_uring_setup: Operation not permitted (os error 1)".into(),
             },
-            cpu: None,
+            // Every field present, so the golden file pins them all.
+            cpu: Some(CpuUse {
+                wall_s: 2.0,
+                process_s: 1.5,
+                other_s: 0.25,
+                steal_s: 0.0,
+                user_s: Some(1.25),
+                system_s: Some(0.25),
+                sleeps: Some(40),
+                preemptions: Some(3),
+                worker_s: Some(1.0),
+            }),
             batch_profiles: Vec::new(),
         }
     }
@@ -311,7 +336,8 @@ mod tests {
         std::fs::write(&path, serde_json::to_vec_pretty(&summary()).unwrap()).unwrap();
         let json: serde_json::Value =
             serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
-        assert_eq!(json["schema_version"], 3);
+        assert_eq!(json["schema_version"], RUN_SCHEMA_VERSION);
+        assert_eq!(json["cpu"]["worker_s"], 1.0);
         assert_eq!(json["timing"]["commit_s"], 0.0625);
         assert_eq!(json["cache"]["hits"], 30);
         // Read through the page cache with no device byte read: cache-resident, and said how.
@@ -341,7 +367,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 1, this build reads version 3",
+                "{}: written with run result schema version 1, this build reads versions 3 and 4",
                 v1.display()
             )
         );
@@ -352,7 +378,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 99, this build reads version 3",
+                "{}: written with run result schema version 99, this build reads versions 3 and 4",
                 v99.display()
             )
         );

@@ -250,6 +250,12 @@ pub struct CpuUse {
     /// Times one of its threads was taken off its core while it could run (waited for a core).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preemptions: Option<u64>,
+    /// Of the process's CPU, the parallel workers' own while they executed (user and kernel,
+    /// summed over workers and batches): execution and its on-demand reads, without planning,
+    /// prefetch, commits or reading the dump. Absent for sequential runs and in results written
+    /// before it was recorded; set by the replay, not the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_s: Option<f64>,
 }
 
 impl CpuUse {
@@ -295,6 +301,7 @@ impl CpuSample {
             system_s: resources.map(|r| r.system.as_secs_f64()),
             sleeps: resources.map(|r| r.voluntary_switches),
             preemptions: resources.map(|r| r.involuntary_switches),
+            worker_s: None,
         }
     }
 }

@@ -76,6 +76,11 @@ pub struct CarryRow {
     /// recorded before the split was.
     #[serde(default)]
     pub read_cost: Option<ReadCost>,
+    /// The workers' own CPU per Mgas while they executed, ms: execution and its on-demand reads,
+    /// without planning, prefetch, commits or reading the dump; `None` for runs recorded before it
+    /// was.
+    #[serde(default)]
+    pub worker_cpu_ms_per_mgas: Option<f64>,
 }
 
 /// One row of a thread-scaling table.
@@ -227,6 +232,11 @@ pub struct ResearchGap {
     pub execution_ms: f64,
     /// Parallel I/O's reads' CPU per Mgas here (its one-worker run less full BAL's), ms.
     pub reads_ms: f64,
+    /// Whether both are the workers' own CPU while they executed (planning, the dump's reading
+    /// and commits apart); else the whole process's over the replay (runs recorded before the
+    /// workers' CPU was).
+    #[serde(default)]
+    pub from_workers: bool,
     /// The share of full BAL's throughput that CPU alone leaves parallel I/O on the same cores:
     /// execution over execution and reads.
     pub cpu_bound_share: f64,
@@ -284,12 +294,18 @@ impl ResearchGap {
     fn of(carry: &[CarryRow], disk_limit: Option<DiskLimit>) -> Option<Self> {
         let full = carry.iter().find(|r| r.design == IoDesign::Full)?;
         let parallel = carry.iter().find(|r| r.design == IoDesign::Parallel)?;
-        let execution_ms = full.cpu_ms_per_mgas?;
-        let reads_ms = parallel.read_cpu_ms_per_mgas?;
+        // The workers' own CPU where both runs recorded it: what execution and its reads cost,
+        // without this tool's planning, dump reading and commits.
+        let (execution_ms, reads_ms, from_workers) =
+            match (full.worker_cpu_ms_per_mgas, parallel.worker_cpu_ms_per_mgas) {
+                (Some(full), Some(parallel)) => (full, (parallel - full).max(0.0), true),
+                _ => (full.cpu_ms_per_mgas?, parallel.read_cpu_ms_per_mgas?, false),
+            };
         let threads = 16.0;
         Some(Self {
             execution_ms,
             reads_ms,
+            from_workers,
             cpu_bound_share: execution_ms / (execution_ms + reads_ms).max(f64::MIN_POSITIVE),
             research_one_thread_ms: 1e3
                 / bal_replay_report::research::PARALLEL_BATCH_50[0].mgas_per_s,
@@ -352,6 +368,15 @@ impl ResearchGap {
         }
     }
 
+    /// What the CPU figures measure, as the sentences say it.
+    fn cpu_basis(&self) -> &'static str {
+        if self.from_workers {
+            "each the workers' own CPU while they executed, in the design's one-worker run or its fastest where it has none: planning, the dump's reading and the commit apart"
+        } else {
+            "each the whole process's CPU over the design's one-worker run, or its fastest where it has none: planning, the dump's reading and the commit included"
+        }
+    }
+
     /// The research's parallel I/O reads' CPU per Mgas, ms, estimated from its 16-thread
     /// figures: what its parallel I/O can have spent beyond its full BAL were all 16 threads busy
     /// in both (its parallel I/O's scaling says they were not, so this is no bound).
@@ -396,7 +421,7 @@ impl ResearchGap {
         let alike = self.limits_alike();
         if let Some(disk) = self.disk_binds() {
             return format!(
-                "Parallel I/O's {} workers each wait on one read at a time, so at most {} reads are in flight: this disk serves {} random reads/s at that depth, which at the {:.1} device reads per Mgas parallel I/O made allows at most {:.0} Mgas/s, {:.2} of full BAL's throughput{measured}. Its CPU would allow {}more: its reads cost {:.2} ms of CPU per Mgas beside execution's {:.2} ms (each design's one-worker run, or its fastest where it has none), which on the same cores leaves it {:.2} of full BAL's. The research's RocksDB read {} random reads/s at 16 threads, and its parallel I/O's throughput leaves room for at most {:.1} device reads per Mgas: {}",
+                "Parallel I/O's {} workers each wait on one read at a time, so at most {} reads are in flight: this disk serves {} random reads/s at that depth, which at the {:.1} device reads per Mgas parallel I/O made allows at most {:.0} Mgas/s, {:.2} of full BAL's throughput{measured}. Its CPU would allow {}more: its reads cost {:.2} ms of CPU per Mgas beside execution's {:.2} ms ({}), which on the same cores leaves it {:.2} of full BAL's. The research's RocksDB read {} random reads/s at 16 threads, and its parallel I/O's throughput leaves room for at most {:.1} device reads per Mgas: {}",
                 disk.workers,
                 disk.workers,
                 thousands(disk.iops),
@@ -406,6 +431,7 @@ impl ResearchGap {
                 if alike { "barely " } else { "" },
                 self.reads_ms,
                 self.execution_ms,
+                self.cpu_basis(),
                 self.cpu_bound_share,
                 thousands(ROCKSDB_IOPS_T16),
                 bal_replay_report::research::parallel_device_reads_per_mgas_bound(),
@@ -443,9 +469,10 @@ impl ResearchGap {
             .into()
         };
         format!(
-            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside full BAL's {:.2} ms (each the whole process's CPU over the design's one-worker run, or its fastest where it has none: planning, the dump's reading and the commit included), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. {}{disk_clause} {conclusion}",
+            "Parallel I/O's reads cost {:.2} ms of CPU per Mgas here beside full BAL's {:.2} ms ({}), so on the same cores CPU alone holds it to {:.2} of full BAL's throughput{}. {}{disk_clause} {conclusion}",
             self.reads_ms,
             self.execution_ms,
+            self.cpu_basis(),
             self.cpu_bound_share,
             measured,
             self.research_side(),
@@ -878,6 +905,7 @@ fn carry_rows(
                     .as_deref()
                     .filter(|_| design != IoDesign::Full)
                     .and_then(|full| ReadCost::of_run(&run, full)),
+                worker_cpu_ms_per_mgas: run.cpu.and_then(|c| c.worker_s).map(|s| s * 1e3 / mgas),
             })
         })
         .collect()
@@ -999,6 +1027,7 @@ mod tests {
             cpu_us_per_device_read: None,
             bal_bytes_per_mgas: MeanSize::default(),
             read_cost: None,
+            worker_cpu_ms_per_mgas: None,
         };
         let gap = ResearchGap::of(
             &[
@@ -1036,6 +1065,44 @@ mod tests {
             "{}",
             gap.answer_clause()
         );
+        assert!(
+            sentence.contains("(each the whole process's CPU over the design's one-worker run"),
+            "{sentence}"
+        );
+        // Where both runs recorded their workers' own CPU, the gap is that: execution without
+        // this tool's planning, dump reading and commits.
+        let with_workers = |mut r: CarryRow, ms: f64| {
+            r.worker_cpu_ms_per_mgas = Some(ms);
+            r
+        };
+        let workers = ResearchGap::of(
+            &[
+                with_workers(row(IoDesign::Full, 0.897, None), 0.70),
+                with_workers(row(IoDesign::Parallel, 2.684, Some(1.787)), 2.30),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(workers.from_workers, "{workers:?}");
+        assert!((workers.execution_ms - 0.70).abs() < 1e-9, "{workers:?}");
+        assert!((workers.reads_ms - 1.60).abs() < 1e-9, "{workers:?}");
+        assert!(
+            workers.sentence(None).contains(
+                "beside full BAL's 0.70 ms (each the workers' own CPU while they executed"
+            ),
+            "{}",
+            workers.sentence(None)
+        );
+        // One side without it: the whole process's CPU on both.
+        let mixed = ResearchGap::of(
+            &[
+                row(IoDesign::Full, 0.897, None),
+                with_workers(row(IoDesign::Parallel, 2.684, Some(1.787)), 2.30),
+            ],
+            None,
+        )
+        .unwrap();
+        assert!(!mixed.from_workers && (mixed.execution_ms - 0.897).abs() < 1e-9);
         // A chain whose reads cost next to nothing (a state in memory): within the research's
         // bound, so the page says the CPU does not part them, not "0.0 times fewer".
         let light = ResearchGap::of(
@@ -1080,6 +1147,7 @@ mod tests {
             cpu_us_per_device_read: None,
             bal_bytes_per_mgas: MeanSize::default(),
             read_cost: None,
+            worker_cpu_ms_per_mgas: None,
         };
         let headline_row = |design, threads, mgas_per_s| HeadlineRow {
             design,

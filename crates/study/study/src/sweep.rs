@@ -19,8 +19,9 @@ use bal_replay_report::research;
 use std::{fmt::Write, num::NonZeroUsize};
 
 /// The schema version of [`RegimeSweep`] this build writes and reads. Version 2 holds bench
-/// results of version 4 (the read cost account and the floor); version 1 files are read too.
-pub const SWEEP_SCHEMA_VERSION: u32 = 2;
+/// results of version 4 (the read cost account and the floor), version 3 of version 5 (the
+/// workers' own CPU); version 1 and 2 files are read too.
+pub const SWEEP_SCHEMA_VERSION: u32 = 3;
 
 const MIB: u64 = 1 << 20;
 
@@ -176,8 +177,8 @@ pub struct RegimeSweep {
 impl VersionedResult for RegimeSweep {
     const KIND: &'static str = "regime sweep";
     const SCHEMA_VERSION: u32 = SWEEP_SCHEMA_VERSION;
-    /// Version 2 only added optional fields (in its bench results).
-    const ALSO_READS: &'static [u32] = &[1];
+    /// Versions 2 and 3 only added optional fields (in their bench results).
+    const ALSO_READS: &'static [u32] = &[1, 2];
 
     /// Every point's runs, as a bench's are checked.
     fn check(&self) -> Result<(), FieldError> {
