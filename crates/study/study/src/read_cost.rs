@@ -24,7 +24,9 @@ pub struct ReadCost {
     pub device_reads_per_key: Option<f64>,
     /// All of the reads' CPU.
     pub cpu_us: f64,
-    /// Inside RocksDB's reads, less its file reads; `None` where RocksDB's timers were off.
+    /// Inside RocksDB's reads, less its file reads; `None` where RocksDB's timers were off, or
+    /// counted more than the reads' CPU outside the kernel (readers waiting for a core inside
+    /// them).
     pub rocksdb_us: Option<f64>,
     /// In the kernel.
     pub kernel_us: f64,
@@ -49,11 +51,15 @@ impl ReadCost {
         let total = |c: &bal_replay_probe::CpuUse| Some(c.user_s? + c.system_s?);
         let cpu_us = per_key((total(&cpu)? - total(&full_cpu)?).max(0.0));
         let kernel_us = per_key((cpu.system_s? - full_cpu.system_s?).max(0.0));
+        // RocksDB's timers are wall clocks: where its readers outnumbered the cores (batched
+        // I/O's prefetch readers) they count waiting for a core too, and can exceed the CPU
+        // outside the kernel; then they split nothing.
         let rocksdb_us = run
             .disk
             .rocksdb_read_s
             .zip(run.disk.rocksdb_file_read_s)
-            .map(|(read, file)| per_key((read - file).max(0.0)));
+            .map(|(read, file)| per_key((read - file).max(0.0)))
+            .filter(|r| *r <= cpu_us - kernel_us);
         let count = |now: Option<u64>, full: Option<u64>| {
             now.zip(full)
                 .map_or(0.0, |(n, f)| n.saturating_sub(f) as f64 / keys as f64)
@@ -208,6 +214,14 @@ mod tests {
         assert!(close(cost.layers_us.unwrap(), 6.0), "{cost:?}");
         assert!(close(cost.sleeps_per_key, 0.6), "{cost:?}");
         assert!(close(cost.preemptions_per_key, 0.06), "{cost:?}");
+        // Timers that counted more than the CPU outside the kernel (10 µs here): no split.
+        parallel.disk.rocksdb_read_s = Some(1.6);
+        let cost = ReadCost::of_run(&parallel, &full).unwrap();
+        assert_eq!((cost.rocksdb_us, cost.layers_us), (None, None), "{cost:?}");
+        assert!(
+            close(cost.cpu_us, 12.0) && close(cost.kernel_us, 2.0),
+            "{cost:?}"
+        );
         // Without RocksDB's timers the split stops at the kernel; without the CPU split, none.
         parallel.disk.rocksdb_read_s = None;
         let cost = ReadCost::of_run(&parallel, &full).unwrap();
