@@ -157,8 +157,10 @@ study_page() {
     local study="$1" prefix="$2"
     cp "$work/$study/findings/frontier.svg" "docs/findings/frontier-$study.svg"
     [ -e "$work/$study/findings/sweep.svg" ] && cp "$work/$study/findings/sweep.svg" "docs/findings/sweep-$study.svg"
+    [ -e "$work/$study/findings/read-cost.svg" ] && cp "$work/$study/findings/read-cost.svg" "docs/findings/read-cost-$study.svg"
     sed -e 's/^#/##/' -e "s|(frontier.svg)|(${prefix}frontier-$study.svg)|" \
-        -e "s|(sweep.svg)|(${prefix}sweep-$study.svg)|" -e "s|$bin/||g" -e "s|$work|WORK_DIR|g" \
+        -e "s|(sweep.svg)|(${prefix}sweep-$study.svg)|" -e "s|(read-cost.svg)|(${prefix}read-cost-$study.svg)|" \
+        -e "s|$bin/||g" -e "s|$work|WORK_DIR|g" \
         "$work/$study/findings/findings.md"
 }
 # Sentences of a study page's answer, for the decision on the first screen: `trade` (parallel
@@ -173,7 +175,9 @@ starts = {"trade": "Dropping the read keys", "research": "The research measured"
 print(next(s for s in sentences if s.startswith(starts[which])))
 PY
 }
-# One row of the decision's table: what each design keeps, read from a study page's answer.
+# One row of the decision's table: what each design keeps, and what holds parallel I/O there (the
+# CPU, the disk at its workers' depth, or both), read from a study page's answer, which computes
+# the cause from that row's own figures.
 decision_row() {
     python3 - "$@" <<'PY'
 import re, sys
@@ -183,7 +187,27 @@ share = r" keeps ([0-9.]+ \([0-9.]+-[0-9.]+\)) of "
 parallel = re.search(r"parallel I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
 batched = re.search(r"batched I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
 trade = re.search(r"\(parallel I/O against batched I/O, batch \d+\)" + share + "batched I/O's", answer)
-print(f"| {where} | {regime} | {parallel[1]}, {parallel[2]} workers | {batched[1]}, {batched[2]} workers | {trade[1]} |")
+causes = {
+    "what parts this machine from it is the CPU and the disk alike": "the CPU and the disk alike",
+    "what parts this machine from it is the disk at the depth the workers keep": "the disk at its workers' depth",
+    "what parts this machine from it is the CPU per Mgas": "the CPU per Mgas",
+    "neither the CPU nor the disk parts this machine from it": "neither the CPU nor the disk",
+}
+cause = next((short for text, short in causes.items() if text in answer), "not measured")
+print(f"| {where} | {regime} | {parallel[1]}, {parallel[2]} workers | {batched[1]}, {batched[2]} workers | {trade[1]} | {cause} |")
+PY
+}
+# A row's cause in a sentence: the clause of its page's answer that names what parts it from the
+# research, with that row's figures.
+why_row() {
+    python3 - "$1" "$2" <<'PY'
+import re, sys
+page, where = open(sys.argv[1]).read(), sys.argv[2]
+answer = page.split("## The answer\n\n", 1)[1].split("\n", 1)[0]
+sentences = re.split(r"(?<=\.) (?=[A-Z])", answer)
+research = next(s for s in sentences if s.startswith("The research measured"))
+clause = re.search(r"(what parts this machine from it is .*|neither the CPU nor the disk parts .*)$", research)[1]
+print(f"- **{where}**: {clause}")
 PY
 }
 # The research's own row, from the research's figures a study page sets beside its own.
@@ -193,7 +217,7 @@ import re, sys
 line = re.search(r"^The research \(16 threads, batch 50, NVMe\): .*$", open(sys.argv[1]).read(), re.M)[0]
 full = float(re.search(r"full BAL \d+ KB and (\d+) Mgas/s", line)[1])
 batched, parallel = (float(re.search(d + r" \d+ KB \([0-9.]+\), (\d+) Mgas/s", line)[1]) for d in ("batched I/O", "parallel I/O"))
-print(f"| the research: 16 threads, 2,000 mainnet blocks | its own: page cache emptied before each run, NVMe | {parallel / full:.2f} | {batched / full:.2f} | {parallel / batched:.2f} |")
+print(f"| the research: 16 threads, 2,000 mainnet blocks | its own: page cache emptied before each run, NVMe | {parallel / full:.2f} | {batched / full:.2f} | {parallel / batched:.2f} | - |")
 PY
 }
 {
@@ -214,8 +238,8 @@ PY
     echo "interval in brackets; measurement build. Each row's page gives end-to-end time beside it and how it was"
     echo "measured."
     echo
-    echo "| Where | Regime | Parallel I/O keeps | Batched I/O keeps | Parallel over batched |"
-    echo "| --- | --- | --- | --- | --- |"
+    echo "| Where | Regime | Parallel I/O keeps | Batched I/O keeps | Parallel over batched | What holds parallel I/O |"
+    echo "| --- | --- | --- | --- | --- | --- |"
     decision_row "$big_page" "2 cores, 200 blocks over a 200 M-entry state ([below](#the-answer), 5 repeats)" \
         "disk-resident, direct reads, 8 MiB block cache"
     decision_row "$work/sixteen/findings/findings.md" \
@@ -228,7 +252,13 @@ PY
     fi
     research_row "$big_page"
     echo
-    echo "$(sentence_of "$big_page" trade) $(sentence_of "$big_page" research)"
+    echo "$(sentence_of "$big_page" trade)"
+    echo
+    echo "What parts each row from the research's parallel I/O at 0.78, from that row's own figures:"
+    echo
+    why_row "$big_page" "2 cores, 200 M-entry state"
+    why_row "$work/sixteen/findings/findings.md" "16 cores, 100 M-entry state"
+    [ -e "$work/long/findings/findings.md" ] && why_row "$work/long/findings/findings.md" "2 cores, 2,000 blocks, the research's regime"
     echo
     study_page big findings/
     echo "## Execution CPU per gas: the generated chain against mainnet"
