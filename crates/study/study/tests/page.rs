@@ -93,6 +93,7 @@ fn the_page_is_recomputed_from_its_bench_json() {
     let bench: BenchResult =
         serde_json::from_slice(&std::fs::read(&output.bench_json).unwrap()).unwrap();
     let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_reads_true(&output.page);
     assert!(page.contains(&output.answer), "the answer is on the page");
     assert!(page.contains("## Each design against full BAL, batch 2"));
     assert_headline(&page, &bench);
@@ -148,9 +149,80 @@ fn the_page_is_recomputed_from_its_bench_json() {
     .unwrap();
     assert_eq!(replayed, 0);
     let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_reads_true(&output.page);
     assert_projected(&page, &bench);
 
     assert_given_disk_kept_apart(&dump, &state, &options, &output.bench_json, &table);
+}
+
+/// What any page must read true, whatever its kind: every in-page link names a heading, every
+/// image is a file written beside the page, every table row has its header's cells, no number
+/// printed as NaN or infinity and no empty parentheses, and every batch a sentence names is one
+/// the runs measured, or the research's (then the sentence names the research).
+fn assert_reads_true(page_path: &Path) {
+    let page = std::fs::read_to_string(page_path).unwrap();
+    let bench: BenchResult =
+        serde_json::from_slice(&std::fs::read(page_path.with_file_name("bench.json")).unwrap())
+            .unwrap();
+    let anchor = |heading: &str| -> String {
+        heading
+            .trim_start_matches('#')
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter(|c| c.is_alphanumeric() || *c == '-' || *c == ' ' || *c == '_')
+            .map(|c| if c == ' ' { '-' } else { c })
+            .collect()
+    };
+    let anchors: Vec<String> = page
+        .lines()
+        .filter(|l| l.starts_with('#'))
+        .map(anchor)
+        .collect();
+    for link in page.split("](#").skip(1) {
+        let target = link.split(')').next().unwrap();
+        assert!(
+            anchors.iter().any(|a| a == target),
+            "a link to #{target}, which no heading is\n{page}"
+        );
+    }
+    for image in page.split("![").skip(1) {
+        let file = image.split("](").nth(1).unwrap().split(')').next().unwrap();
+        assert!(
+            page_path.with_file_name(file).is_file(),
+            "an image {file} not written beside the page"
+        );
+    }
+    let lines: Vec<&str> = page.lines().collect();
+    for (i, pair) in lines.windows(2).enumerate() {
+        if pair[0].starts_with('|') && pair[1].starts_with("| ---") {
+            let cells = pair[0].matches(" | ").count();
+            for row in lines[i + 2..].iter().take_while(|l| l.starts_with('|')) {
+                assert_eq!(
+                    row.matches(" | ").count(),
+                    cells,
+                    "a row of another width than its header {:?}: {row}",
+                    pair[0]
+                );
+            }
+        }
+    }
+    for bad in ["NaN", " inf", "()", "0.0 times"] {
+        assert!(!page.contains(bad), "{bad:?} printed\n{page}");
+    }
+    let measured: Vec<usize> = bench.runs.iter().map(|r| r.batch).collect();
+    for sentence in page.split(". ").flat_map(|s| s.lines()) {
+        for part in sentence.split("batch ").skip(1) {
+            let digits: String = part.chars().take_while(char::is_ascii_digit).collect();
+            let Ok(batch) = digits.parse::<usize>() else {
+                continue;
+            };
+            assert!(
+                measured.contains(&batch) || sentence.contains("research"),
+                "batch {batch} named, which the runs did not measure: {sentence}"
+            );
+        }
+    }
 }
 
 /// The study computed again from a copy of `bench_json` that `edit` changed, written beside the
@@ -193,6 +265,7 @@ fn assert_machine_of_the_runs(
         b["cpus"] = serde_json::json!(16);
     });
     let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_reads_true(&output.page);
     assert!(page.contains("- **The machine**: 16 cores"), "{page}");
     assert!(!page.contains("- **16 cores**: not measured"), "{page}");
 }
@@ -218,6 +291,7 @@ fn assert_beside_drawn(dump: &Path, state: &Path, options: &StudyOptions, bench_
     )
     .unwrap();
     let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_reads_true(&output.page);
     let batch = options.batches.as_ref().unwrap().iter().max().unwrap();
     for design in ["full BAL", "batched I/O", "parallel I/O"] {
         let line = format!("| {design} | {batch} (16 cores) |");
@@ -660,6 +734,7 @@ fn the_sweep_lands_beside_the_runs_and_the_page_reads_it() {
     );
 
     let page = std::fs::read_to_string(&output.page).unwrap();
+    assert_reads_true(&output.page);
     assert!(
         page.contains("## The regime as a variable, batch 2"),
         "{page}"
