@@ -359,7 +359,11 @@ fn check_cpu(at: &str, cpu: &CpuUse) -> Result<(), FieldError> {
     ] {
         finite(|| format!("{at}.{name}"), value, MAX_SECONDS)?;
     }
-    for (name, value) in [("user_s", cpu.user_s), ("system_s", cpu.system_s)] {
+    for (name, value) in [
+        ("user_s", cpu.user_s),
+        ("system_s", cpu.system_s),
+        ("worker_s", cpu.worker_s),
+    ] {
         if let Some(value) = value {
             finite(|| format!("{at}.{name}"), value, MAX_SECONDS)?;
         }

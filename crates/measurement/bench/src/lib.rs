@@ -2012,6 +2012,12 @@ mod tests {
                 u64::MAX
             )
         );
+        let err =
+            golden_bench_edited(|j| j["runs"][0]["cpu"]["worker_s"] = 1e300.into()).unwrap_err();
+        assert!(
+            err.starts_with("b.json: runs[0].cpu.worker_s = 1e300: expected"),
+            "{err}"
+        );
         let err = golden_bench_edited(|j| j["bal_sizes"]["full"] = 1e300.into()).unwrap_err();
         assert!(
             err.starts_with("b.json: bal_sizes.full = 1e300: expected"),
