@@ -293,23 +293,27 @@ fn carry(w: &mut String, findings: &Findings) {
     }
     let _ = writeln!(
         w,
-        "## What carries to another machine, batch {}\n\nCounts and CPU per Mgas of gas, which another machine's cores and disk turn into time: each design's one-worker run (no worker waits for a core), or its fastest where it has none (the threads column says which), this process's CPU over the whole replay. The reads' CPU is the design's less full BAL's, which reads no state.\n",
+        "## What carries to another machine, batch {}\n\nCounts and CPU per Mgas of gas, which another machine's cores and disk turn into time: each design's one-worker run (no worker waits for a core), or its fastest where it has none (the threads column says which), this process's CPU over the whole replay, and of it the workers' own while they executed (planning, reading the dump, the prefetch and commits are the rest). The reads' CPU is the design's less full BAL's, which reads no state.\n",
         findings.headline_batch
     );
     let _ = writeln!(
         w,
-        "| Design | Threads | Key reads per Mgas | Device reads per Mgas | CPU per Mgas (ms) | Of it, reads (ms) | CPU per device read (µs) | BAL bytes per Mgas (RLP) | BAL bytes per Mgas (snappy) |"
+        "| Design | Threads | Key reads per Mgas | Device reads per Mgas | CPU per Mgas (ms) | Of it, the workers' (ms) | Of it, reads (ms) | CPU per device read (µs) | BAL bytes per Mgas (RLP) | BAL bytes per Mgas (snappy) |"
     );
-    let _ = writeln!(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
+    let _ = writeln!(
+        w,
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    );
     for r in &findings.carry {
         let _ = writeln!(
             w,
-            "| {} | {} | {:.1} | {} | {} | {} | {} | {:.0} | {:.0} |",
+            "| {} | {} | {:.1} | {} | {} | {} | {} | {} | {:.0} | {:.0} |",
             design_name(r.design),
             r.threads,
             r.key_reads_per_mgas,
             opt(r.device_reads_per_mgas, 1),
             opt(r.cpu_ms_per_mgas, 3),
+            opt(r.worker_cpu_ms_per_mgas, 3),
             opt(r.read_cpu_ms_per_mgas, 3),
             opt(r.cpu_us_per_device_read, 1),
             r.bal_bytes_per_mgas.rlp,

@@ -608,6 +608,11 @@ fn assert_what_carries(page: &str, output: &StudyOutput) {
     let cells = row_under(page, "## What carries to another machine", "parallel I/O");
     assert_eq!(cells[1], "1");
     assert_eq!(cells[2], format!("{:.1}", one.disk.key_reads as f64 / mgas));
+    // The workers' own CPU, a part of the process's.
+    let cpu = one.cpu.unwrap();
+    let workers = cpu.worker_s.unwrap();
+    assert!(workers > 0.0 && workers <= cpu.user_s.unwrap() + cpu.system_s.unwrap());
+    assert_eq!(cells[5], format!("{:.3}", workers * 1e3 / mgas));
     let carry = output.findings.carry_row(IoDesign::Parallel).unwrap();
     let per_block = output.findings.carry_row(IoDesign::Batched).unwrap();
     assert!(carry.bal_bytes_per_mgas.rlp < per_block.bal_bytes_per_mgas.rlp);
