@@ -307,14 +307,12 @@ fn versions_read(current: u32, also: &[u32]) -> String {
     let mut all: Vec<u32> = also.iter().copied().chain([current]).collect();
     all.sort_unstable();
     all.dedup();
-    match all.split_last() {
-        Some((last, [])) => format!("version {last}"),
-        Some((last, rest)) => {
-            let rest: Vec<String> = rest.iter().map(u32::to_string).collect();
-            format!("versions {} and {last}", rest.join(", "))
-        }
-        None => format!("version {current}"),
+    let last = all.pop().unwrap_or(current);
+    if all.is_empty() {
+        return format!("version {last}");
     }
+    let rest: Vec<String> = all.iter().map(u32::to_string).collect();
+    format!("versions {} and {last}", rest.join(", "))
 }
 
 /// The `schema_version` of a JSON result: its top-level object's field, 1 where it has none or

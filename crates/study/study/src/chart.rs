@@ -92,6 +92,12 @@ pub(crate) fn axes(
     );
 }
 
+/// The top of a share axis (ticks every 0.2) over data reaching `highest`: the next tick above it
+/// with a tenth more room, at least 0.2, so the axis ends on a tick.
+pub(crate) fn share_axis_top(highest: f64) -> f64 {
+    (highest.max(0.2) * 1.1 / 0.2).ceil() * 0.2
+}
+
 /// The smallest of 1, 2 or 5 times a power of ten at or above `v`.
 pub(crate) fn nice_ceiling(v: f64) -> f64 {
     let power = 10f64.powf(v.log10().floor());

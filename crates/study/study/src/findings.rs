@@ -1011,6 +1011,28 @@ fn others_cpu_share(bench: &BenchResult) -> Option<f64> {
     (capacity > 0.0).then(|| others / capacity)
 }
 
+/// The findings of the bench format's golden sample, every design measured (the page's and its
+/// charts' tests).
+#[cfg(test)]
+pub(crate) fn golden_findings() -> Findings {
+    let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
+    let bench: bal_replay_bench::BenchResult =
+        bal_replay_results::read_result(&root.join(format!(
+            "crates/measurement/bench/tests/golden/bench-result-v{}.json",
+            bal_replay_bench::SCHEMA_VERSION
+        )))
+        .unwrap();
+    let size = |rlp| MeanSize { rlp, snappy: rlp };
+    let sizes = DesignSizes {
+        blocks: 10,
+        full: size(30_000.0),
+        batched: size(20_000.0),
+        parallel: size(10_000.0),
+        network: None,
+    };
+    Findings::compute(&bench, &sizes, None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -242,6 +242,17 @@ impl StudyManifest {
     /// The manifest `owner` wrote in `dir`, if it holds one.
     pub fn read_of(owner: &Owner, dir: &Path) -> Result<Option<Self>, OutputError> {
         let path = dir.join(owner.manifest);
+        let bad = |reason: String| OutputError::BadManifest {
+            path: path.clone(),
+            who: owner.who,
+            reason,
+        };
+        // The reader's errors name the file first; the manifest's error names it once.
+        let prefix = format!("{}: ", path.display());
+        let unread = |e: bal_replay_bench::ResultReadError| {
+            let text = e.to_string();
+            bad(text.strip_prefix(&prefix).unwrap_or(&text).to_owned())
+        };
         let bytes = match bal_replay_bench::read_result_bytes(&path) {
             Ok(bytes) => bytes,
             Err(bal_replay_bench::ResultReadError::Read { source, .. })
@@ -250,27 +261,14 @@ impl StudyManifest {
                 return Ok(None);
             }
             Err(bal_replay_bench::ResultReadError::Read { source, .. }) => {
-                return Err(OutputError::Io { path, source });
-            }
-            Err(other) => {
-                return Err(OutputError::BadManifest {
-                    path,
-                    who: owner.who,
-                    reason: other.to_string(),
+                return Err(OutputError::Io {
+                    path: path.clone(),
+                    source,
                 });
             }
+            Err(other) => return Err(unread(other)),
         };
-        let bad = |reason: String| OutputError::BadManifest {
-            path: path.clone(),
-            who: owner.who,
-            reason,
-        };
-        // The reader's errors name the file first; the manifest's error names it once.
-        let prefix = format!("{}: ", path.display());
-        let manifest: Self = bal_replay_bench::parse_result(&path, &bytes).map_err(|e| {
-            let text = e.to_string();
-            bad(text.strip_prefix(&prefix).unwrap_or(&text).to_owned())
-        })?;
+        let manifest: Self = bal_replay_bench::parse_result(&path, &bytes).map_err(unread)?;
         if manifest.written_by != owner.written_by {
             return Err(bad(format!("written by {:?}", manifest.written_by)));
         }

@@ -1152,26 +1152,7 @@ fn research_frontier() -> [(IoDesign, f64, f64); 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The findings of the bench format's golden sample, every design measured.
-    fn golden_findings() -> Findings {
-        let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
-        let bench: bal_replay_bench::BenchResult =
-            bal_replay_results::read_result(&root.join(format!(
-                "crates/measurement/bench/tests/golden/bench-result-v{}.json",
-                bal_replay_bench::SCHEMA_VERSION
-            )))
-            .unwrap();
-        let size = |rlp| crate::sizes::MeanSize { rlp, snappy: rlp };
-        let sizes = DesignSizes {
-            blocks: 10,
-            full: size(30_000.0),
-            batched: size(20_000.0),
-            parallel: size(10_000.0),
-            network: None,
-        };
-        Findings::compute(&bench, &sizes, None)
-    }
+    use crate::findings::golden_findings;
 
     fn chain(state_keys_per_mgas: f64) -> ChainShape {
         ChainShape {

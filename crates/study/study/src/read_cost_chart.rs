@@ -45,9 +45,8 @@ pub fn read_cost_svg(findings: &Findings) -> Option<String> {
         .iter()
         .map(|p| p.share_of_full)
         .chain(research.map(|r| r.1))
-        .fold(0.2, f64::max);
-    // The axis ends on the next tick (0.2 apart) above the data and a little room.
-    let y_max = (highest * 1.1 / 0.2).ceil() * 0.2;
+        .fold(0.0, f64::max);
+    let y_max = chart::share_axis_top(highest);
     let plot_right = width - margin - 190.0;
     let x = |v: f64| margin + v.clamp(0.0, x_max) / x_max * (plot_right - margin);
     let y = |v: f64| height - margin - v.clamp(0.0, y_max) / y_max * (height - 2.0 * margin);
@@ -262,22 +261,7 @@ mod tests {
 
     #[test]
     fn every_point_is_drawn_where_its_values_belong_and_the_axes_read_true() {
-        let root = bal_replay_test_utils::workspace_root(env!("CARGO_MANIFEST_DIR"));
-        let bench: bal_replay_bench::BenchResult =
-            bal_replay_results::read_result(&root.join(format!(
-                "crates/measurement/bench/tests/golden/bench-result-v{}.json",
-                bal_replay_bench::SCHEMA_VERSION
-            )))
-            .unwrap();
-        let size = |rlp| crate::sizes::MeanSize { rlp, snappy: rlp };
-        let sizes = crate::sizes::DesignSizes {
-            blocks: 10,
-            full: size(30_000.0),
-            batched: size(20_000.0),
-            parallel: size(10_000.0),
-            network: None,
-        };
-        let mut findings = Findings::compute(&bench, &sizes, None);
+        let mut findings = crate::findings::golden_findings();
         findings.read_cost_points.clear();
         findings.research_gap = None;
         findings.read_floor = None;

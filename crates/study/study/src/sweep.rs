@@ -496,16 +496,7 @@ pub fn sweep_svg(rows: &[SweepRow]) -> String {
     };
     let all: Vec<(f64, f64)> = designs.iter().flat_map(|d| points(*d)).collect();
     let x_max = chart::nice_ceiling(all.iter().map(|p| p.0).fold(bound, f64::max).max(1.0) * 1.05);
-    // The axis ends at the next 0.2 above the data (and a little room), so its top is a tick.
-    let y_max = (all
-        .iter()
-        .map(|p| p.1)
-        .fold(research_share, f64::max)
-        .max(0.2)
-        * 1.1
-        / 0.2)
-        .ceil()
-        * 0.2;
+    let y_max = chart::share_axis_top(all.iter().map(|p| p.1).fold(research_share, f64::max));
     let plot_right = width - margin - 150.0;
     let x = |v: f64| margin + v.clamp(0.0, x_max) / x_max * (plot_right - margin);
     let y = |v: f64| height - margin - v.clamp(0.0, y_max) / y_max * (height - 2.0 * margin);
