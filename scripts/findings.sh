@@ -64,8 +64,18 @@ fi
 # 1. On the disk: a 200-block mainnet-like chain over a 200 M-entry state (9.4 GB).
 dump_step "$work/big/dump" 200 "$bin/bal-dump" generate --out "$work/big/dump" --state "$work/big/state" --blocks 200 \
     --state-entries 200000000 --holders-per-token 20000 --accounts 200000
+# The disk measured once for this machine, over the large state's SST files, and read by every page
+# computed here (one calibration per machine): without fio, no page has a disk bound.
+disk="$work/disk.txt"
+if [ ! -e "$disk" ] && command -v fio >/dev/null; then
+    sync
+    scripts/fio-random-reads.sh "$work/big/state" "1 4 16 64" 5 > "$disk.partial"
+    mv "$disk.partial" "$disk"
+fi
+disk_args=(--no-fio)
+[ -e "$disk" ] && disk_args=(--disk-table "$disk")
 big=("$bin/bal-replay" study --dump "$work/big/dump" --state "$work/big/state" --out "$work/big/findings"
-    --batch 1,50 --repeat 5 --beside "$runs/bench.json"
+    --batch 1,50 --repeat 5 --beside "$runs/bench.json" "${disk_args[@]}"
     --title "a generated mainnet-like chain of 200 blocks over a 200 M-entry state")
 study "$work/big/findings" "${big[@]}"
 
@@ -74,7 +84,7 @@ study "$work/big/findings" "${big[@]}"
 dump_step "$work/worst/dump" 10 "$bin/bal-dump" generate --profile worst-case-io --out "$work/worst/dump" \
     --state "$work/worst/state" --blocks 10 --state-entries 50000000
 worst=("$bin/bal-replay" study --dump "$work/worst/dump" --state "$work/worst/state" --out "$work/worst/findings"
-    --threads 1,32 --batch 1,10 --repeat 5 --no-sweep
+    --threads 1,32 --batch 1,10 --repeat 5 --no-sweep "${disk_args[@]}"
     --title "the research's worst case for I/O: 10 generated blocks of SLOADs of random slots over a 50 M-entry state")
 study "$work/worst/findings" "${worst[@]}"
 
@@ -87,7 +97,7 @@ for d in "$fixtures"/mainnet/[0-9]*; do
 done
 dump_step "$work/mainnet/dump" "${#dirs[@]}" "$bin/bal-dump" import-fixture --out "$work/mainnet/dump" --state "$work/mainnet/state" "${dirs[@]}"
 mainnet=("$bin/bal-replay" study --dump "$work/mainnet/dump" --state "$work/mainnet/state"
-    --out "$work/mainnet/findings" --quick --batch 1 --repeat 5
+    --out "$work/mainnet/findings" --quick --batch 1 --repeat 5 "${disk_args[@]}"
     --title "the ${#dirs[@]} mainnet fixture blocks a BAL can replay in parallel (Frontier to Cancun)")
 study "$work/mainnet/findings" "${mainnet[@]}"
 
@@ -96,7 +106,7 @@ amsterdam_blocks=$(find "$fixtures/amsterdam-dev/blocks" -mindepth 1 -maxdepth 1
 dump_step "$work/amsterdam/dump" "$amsterdam_blocks" "$bin/bal-dump" import-chain --out "$work/amsterdam/dump" --state "$work/amsterdam/state" \
     "$fixtures/amsterdam-dev"
 amsterdam=("$bin/bal-replay" study --dump "$work/amsterdam/dump" --state "$work/amsterdam/state"
-    --out "$work/amsterdam/findings" --quick --repeat 5
+    --out "$work/amsterdam/findings" --quick --repeat 5 "${disk_args[@]}"
     --title "the Amsterdam dev chain (reth v2.5.1, 80 blocks)")
 study "$work/amsterdam/findings" "${amsterdam[@]}"
 
@@ -122,15 +132,8 @@ if [ "$(id -u)" = 0 ]; then
             --threads "$long_threads" --repeat 3 --json "$work/long/bench.json.partial" > /dev/null
         mv "$work/long/bench.json.partial" "$work/long/bench.json"
     fi
-    # The disk measured once, so the page computed again reads the same table.
-    if [ ! -e "$work/long/disk.txt" ] && command -v fio >/dev/null; then
-        scripts/fio-random-reads.sh "$work/long/state" "1 4 16 64" 5 > "$work/long/disk.txt.partial"
-        mv "$work/long/disk.txt.partial" "$work/long/disk.txt"
-    fi
-    long_disk=()
-    [ -e "$work/long/disk.txt" ] && long_disk=(--disk-table "$work/long/disk.txt")
     "$bin/bal-replay" study --dump "$work/long/dump" --state "$work/long/state" --out "$work/long/findings" \
-        --from-bench "$work/long/bench.json" --no-fio "${long_disk[@]}" \
+        --from-bench "$work/long/bench.json" "${disk_args[@]}" \
         --title "a generated mainnet-like chain of 2,000 blocks over a 100 M-entry state, in the research's regime"
 else
     echo "note: not root: the research's regime (which empties the page cache) is left out" >&2
@@ -194,6 +197,9 @@ causes = {
     "neither the CPU nor the disk parts this machine from it": "neither the CPU nor the disk",
 }
 cause = next((short for text, short in causes.items() if text in answer), "not measured")
+# The engine that ran the row's runs, as its page names it (the bench records its commit).
+engine = re.search(r"build of (engine commit [0-9a-f]+(?:-dirty)?|an engine whose commit its runs did not record)", page)
+where += f"; {engine[1] if engine else 'engine not named'}" if len(sys.argv) < 5 else f"; {sys.argv[4]}"
 print(f"| {where} | {regime} | {parallel[1]}, {parallel[2]} workers | {batched[1]}, {batched[2]} workers | {trade[1]} | {cause} |")
 PY
 }
@@ -227,6 +233,11 @@ PY
     echo "pages of their own: [worst case for I/O](findings/worst-case.md), [mainnet fixture blocks](findings/mainnet.md),"
     echo "[Amsterdam dev chain](findings/amsterdam.md), [16 cores](findings/sixteen-cores.md), [the research's regime over 2,000 blocks](findings/research-regime.md)."
     echo "The dated notes under docs/notes/ are the history of how the project got here."
+    if [ -e "$disk" ]; then
+        echo "Every page computed on this machine reads one measurement of its disk, WORK_DIR/disk.txt (\`scripts/fio-random-reads.sh\`"
+        echo "over the large state's SST files: 4 KiB O_DIRECT random reads, 5 s per queue depth):" \
+            "$(awk 'NR > 1 { printf "%sQD%s %s reads/s", (NR > 2 ? ", " : ""), $1, $2 }' "$disk")."
+    fi
     echo
     # The decision: each design's share of full BAL's throughput in each regime measured, one row
     # each, read from the pages that measured them; then the trade's bytes and the research.
@@ -244,7 +255,8 @@ PY
         "disk-resident, direct reads, 8 MiB block cache"
     decision_row "$work/sixteen/findings/findings.md" \
         "16 cores, 50 blocks over a 100 M-entry state ([its page](findings/sixteen-cores.md), 5 repeats)" \
-        "disk-resident, direct reads, 8 MiB block cache"
+        "disk-resident, direct reads, 8 MiB block cache" \
+        "the engine of 2026-11-27 (its runs' commit not recorded; before efaa27a kept a worker's EVM across tasks)"
     if [ -e "$work/long/findings/findings.md" ]; then
         decision_row "$work/long/findings/findings.md" \
             "2 cores, 2,000 blocks over a 100 M-entry state ([its page](findings/research-regime.md), 3 repeats)" \

@@ -752,14 +752,21 @@ impl std::fmt::Display for DumpIdentity {
 /// ([`BenchResult::build_profile`]); version 4 the read cost account (each run's CPU in user
 /// mode and in the kernel, its threads' sleeps and preemptions, its time inside RocksDB's reads
 /// and file reads) and the floor of a key read ([`BenchResult::read_floors`]); version 5 each
-/// parallel run's workers' own CPU ([`bal_replay_probe::CpuUse::worker_s`]). Version 3 and 4
-/// files are read too, without what came after them ([`VersionedResult::ALSO_READS`]).
-pub const SCHEMA_VERSION: u32 = 5;
+/// parallel run's workers' own CPU ([`bal_replay_probe::CpuUse::worker_s`]); version 6 the
+/// engine's commit ([`BenchResult::engine_commit`]). Version 3 to 5 files are read too, without
+/// what came after them ([`VersionedResult::ALSO_READS`]).
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// The Cargo profile this build was made with: "dev", "release" or "measure" (the measurement
 /// profile: release with fat LTO and one codegen unit).
 pub fn build_profile() -> &'static str {
     env!("BAL_REPLAY_CARGO_PROFILE")
+}
+
+/// The commit this build's engine was made from: git's HEAD when it was built, `-dirty` where a
+/// tracked file differed from it; `None` for a build outside a git checkout.
+pub fn engine_commit() -> Option<&'static str> {
+    Some(env!("BAL_REPLAY_ENGINE_COMMIT")).filter(|c| !c.is_empty())
 }
 
 /// The result of a whole bench.
@@ -769,6 +776,10 @@ pub struct BenchResult {
     pub schema_version: u32,
     /// The Cargo profile of the build that ran the runs ([`build_profile`]).
     pub build_profile: String,
+    /// The commit of the build that ran the runs ([`engine_commit`]); absent from results
+    /// written before version 6 and from builds outside a git checkout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine_commit: Option<String>,
     /// The dump benchmarked.
     pub dump: String,
     /// Blocks in it.
@@ -813,8 +824,8 @@ pub struct BenchResult {
 impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
-    /// Version 4 only added optional fields.
-    const ALSO_READS: &'static [u32] = &[3, 4];
+    /// Versions 4 to 6 only added optional fields.
+    const ALSO_READS: &'static [u32] = &[3, 4, 5];
 
     /// Every number the projection and the study read, within [`bounds`].
     fn check(&self) -> Result<(), bounds::FieldError> {
@@ -829,6 +840,7 @@ impl BenchResult {
         Self {
             schema_version: self.schema_version,
             build_profile: self.build_profile.clone(),
+            engine_commit: self.engine_commit.clone(),
             dump: self.dump.clone(),
             blocks: self.blocks,
             cpus: self.cpus,
@@ -1312,6 +1324,7 @@ pub fn run_bench(
     Ok(BenchResult {
         schema_version: SCHEMA_VERSION,
         build_profile: build_profile().into(),
+        engine_commit: engine_commit().map(str::to_owned),
         dump: dump_dir.display().to_string(),
         blocks: bench.dump.manifest().record_count,
         cpus: std::thread::available_parallelism()
@@ -1786,6 +1799,7 @@ mod tests {
         BenchResult {
             schema_version: SCHEMA_VERSION,
             build_profile: "dev".into(),
+            engine_commit: Some("0123456789ab".into()),
             dump: "dump".into(),
             blocks: 200,
             cpus: 2,
@@ -1935,6 +1949,20 @@ mod tests {
         assert_eq!(median, 0.021 / ((0.1875 + 0.09375) / 2.0));
     }
 
+    /// The build names the commit it was made from: HEAD's, as git gives it now.
+    #[test]
+    fn the_build_records_its_engine_commit() {
+        let head = std::process::Command::new("git")
+            .args(["rev-parse", "--short=12", "HEAD"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(head.status.success(), "git rev-parse failed");
+        let head = String::from_utf8(head.stdout).unwrap();
+        let commit = engine_commit().expect("built inside a git checkout");
+        assert_eq!(commit.trim_end_matches("-dirty"), head.trim());
+    }
+
     #[test]
     fn the_bench_result_format_is_its_golden_file() {
         let golden =
@@ -1962,7 +1990,7 @@ mod tests {
         let err = parse_result::<BenchResult>(Path::new("b.json"), text.as_bytes()).unwrap_err();
         assert!(
             err.to_string().contains("version 2")
-                && err.to_string().contains("versions 3, 4 and 5"),
+                && err.to_string().contains("versions 3, 4, 5 and 6"),
             "{err}"
         );
     }
@@ -2062,7 +2090,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads versions 3, 4 and 5",
+                "{}: written with bench result schema version 1, this build reads versions 3, 4, 5 and 6",
                 v1.display()
             )
         );
@@ -2072,7 +2100,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads versions 3, 4 and 5",
+                "{}: written with bench result schema version 99, this build reads versions 3, 4, 5 and 6",
                 v99.display()
             )
         );

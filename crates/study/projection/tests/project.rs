@@ -124,6 +124,7 @@ fn bench(runs: Vec<RunResult>) -> BenchResult {
     BenchResult {
         schema_version: bal_replay_bench::SCHEMA_VERSION,
         build_profile: "dev".into(),
+        engine_commit: None,
         dump: "dump".into(),
         blocks: BATCHES,
         cpus: 2,

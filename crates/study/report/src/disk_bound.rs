@@ -149,6 +149,7 @@ mod tests {
         BenchResult {
             schema_version: bal_replay_bench::SCHEMA_VERSION,
             build_profile: "dev".into(),
+            engine_commit: None,
             dump: "dump".into(),
             blocks: 100,
             cpus: 2,

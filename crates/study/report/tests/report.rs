@@ -87,6 +87,7 @@ fn bench() -> BenchResult {
     BenchResult {
         schema_version: bal_replay_bench::SCHEMA_VERSION,
         build_profile: "dev".into(),
+        engine_commit: None,
         dump: "/data/chain/dump".into(),
         blocks: 200,
         cpus: 2,

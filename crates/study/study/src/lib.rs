@@ -244,6 +244,15 @@ pub fn build_label(profile: &str) -> String {
     }
 }
 
+/// How a page names the engine that ran its runs: its commit, or that none was recorded (runs
+/// written before results carried it, or a build outside a git checkout).
+pub fn engine_label(commit: Option<&str>) -> String {
+    match commit {
+        Some(commit) => format!("engine commit {commit}"),
+        None => "an engine whose commit its runs did not record".into(),
+    }
+}
+
 /// The most workers a study runs by default (unless the machine has more cores).
 pub const MAX_DEFAULT_WORKERS: usize = 64;
 
@@ -459,8 +468,9 @@ fn study_into(
             .replace(char::is_control, " "),
         command: options.command.clone(),
         generated: format!(
-            "{} build, {} blocks, {} repeats each",
+            "{} build of {}, {} blocks, {} repeats each",
             build_label(&bench.build_profile),
+            engine_label(bench.engine_commit.as_deref()),
             inputs.shape.blocks,
             bench
                 .runs

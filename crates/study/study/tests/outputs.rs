@@ -122,6 +122,13 @@ fn a_studys_own_outputs_are_replaced_and_its_runs_never_rewritten() {
             "study.json"
         ]
     );
+    // The page names the engine that ran its runs: this build's commit.
+    let page = std::fs::read_to_string(&first.page).unwrap();
+    let commit = bal_replay_bench::engine_commit().expect("built inside a git checkout");
+    assert!(
+        page.contains(&format!("build of engine commit {commit}, 3 blocks,")),
+        "{page}"
+    );
     // As fio would have: a table measured with these runs, listed in the study's manifest.
     let measured = "depth iops mean_latency_us\n1 12000 83.0\n4 40000 100.0\n16 90000 178.0\n64 110000 580.0\n";
     list_as_measured(&out, measured);
