@@ -226,6 +226,42 @@ batched, parallel = (float(re.search(d + r" \d+ KB \([0-9.]+\), (\d+) Mgas/s", l
 print(f"| the research: 16 threads, 2,000 mainnet blocks | its own: page cache emptied before each run, NVMe | {parallel / full:.2f} | {batched / full:.2f} | {parallel / batched:.2f} | - |")
 PY
 }
+# The size half of the answer beside its chain: each part of a BAL in bytes per Mgas (RLP), from
+# the "what carries" table of each page named (`label=page` arguments) and the research's sizes per
+# block over its 22.4 Mgas blocks (1,121 Mgas per batch of 50), then each design's share of full
+# BAL's size on each, so a reader sees how the shares move with the chain.
+size_table() {
+    python3 - "$@" <<'PY'
+import re, sys
+RESEARCH_MGAS_PER_BLOCK = 1121 / 50
+def sizes(page):
+    text = open(page).read()
+    head = next(l for l in text.splitlines() if l.startswith("| Design |") and "BAL bytes per Mgas (RLP)" in l)
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    rlp = cols.index("BAL bytes per Mgas (RLP)")
+    rows = text.split(head, 1)[1].splitlines()[2:]
+    out = {}
+    for row in rows:
+        if not row.startswith("|"):
+            break
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        out.setdefault(cells[0], float(cells[rlp]))
+    return out["full BAL"], out["batched I/O"], out["parallel I/O"]
+rows = [(label, sizes(page)) for label, page in (a.split("=", 1) for a in sys.argv[1:])]
+research = tuple(kb * 1000 / RESEARCH_MGAS_PER_BLOCK for kb in (213, 110, 71))
+rows.append(("the research's 2,000 mainnet blocks (213, 110 and 71 KB per 22.4 Mgas block)", research))
+print("| Chain | Diffs (parallel I/O's BAL) | Read keys | Read values | Full BAL | Parallel I/O's share of full BAL's size | Batched I/O's |")
+print("| --- | --- | --- | --- | --- | --- | --- |")
+for label, (full, batched, parallel) in rows:
+    print(f"| {label} | {parallel:.0f} | {batched - parallel:.0f} | {full - batched:.0f} | {full:.0f} | {parallel / full:.2f} | {batched / full:.2f} |")
+keys = [batched - parallel for _, (full, batched, parallel) in rows]
+shares = ", ".join(f"{parallel / full:.2f}" for _, (full, _b, parallel) in rows)
+print()
+print(f"The first chain's read keys are {keys[0] / keys[1]:.1f} times the second's per Mgas and {keys[0] / keys[-1]:.2f} times the"
+      f" research's; what dropping them saves moves with them, and parallel I/O's share of full BAL's size reads {shares} in"
+      " the table's order.")
+PY
+}
 {
     echo "# Findings"
     echo
@@ -265,6 +301,12 @@ PY
     research_row "$big_page"
     echo
     echo "$(sentence_of "$big_page" trade)"
+    echo
+    echo "The size half depends on the chain. Each part of a BAL in bytes per Mgas (RLP), from each page's \"what carries\" table"
+    echo "and the research's sizes per block (its KB read as 1,000 bytes):"
+    echo
+    size_table "the generated chain of the large state (200 blocks)=$big_page" \
+        "the mainnet fixture blocks (Frontier to Cancun, one at a time)=$work/mainnet/findings/findings.md"
     echo
     echo "What parts each row from the research's parallel I/O at 0.78, from that row's own figures:"
     echo
