@@ -74,8 +74,8 @@ cp "$scratch/bench.json" corpus/bench_result/generated
 cp "$scratch/bench.json" corpus/bench_report/generated
 # Every result format's golden file (the first byte of small_results picks its reader).
 golden=../crates
-cp "$golden/measurement/bench/tests/golden/bench-result-v6.json" corpus/bench_result/golden
-cp "$golden/measurement/bench/tests/golden/bench-result-v6.json" corpus/bench_report/golden
+cp "$golden/measurement/bench/tests/golden/bench-result-v7.json" corpus/bench_result/golden
+cp "$golden/measurement/bench/tests/golden/bench-result-v7.json" corpus/bench_report/golden
 cp "$golden/study/projection/tests/golden/projection-v2.json" corpus/projection_report/golden
 cp "$golden/measurement/bench/tests/golden/bench-db-result-v2.json" corpus/bench_db_report/golden
 { byte 0; cat "$golden/measurement/bench/tests/golden/reference-executor-result-v2.json"; } \

@@ -43,8 +43,8 @@ def criterion(work, n, kind, home="criterion"):
 # The result schemas this reads (`schema_version`, crates/measurement/bench): a bench run's execution time is
 # under `timing`, its repeats' throughputs in `repeat_mgas_per_s`; the reference executor's result
 # holds each block's first and warm executions, and each warm one's receipts-root check. Versions 4
-# to 6 of the bench result only added fields, so version 3 reads the same.
-BENCH_SCHEMA_VERSIONS = (3, 4, 5, 6)
+# to 7 of the bench result only added fields, so version 3 reads the same.
+BENCH_SCHEMA_VERSIONS = (3, 4, 5, 6, 7)
 REFERENCE_SCHEMA_VERSIONS = (2,)
 
 

@@ -105,7 +105,7 @@ fn the_table_step_refuses_a_bench_json_of_another_version_naming_it() {
     assert_eq!(
         stderr.trim(),
         format!(
-            "{}: bench result schema version 1, this script reads versions 3, 4 or 5",
+            "{}: bench result schema version 1, this script reads versions 3, 4, 5, 6 or 7",
             json.display()
         )
     );

@@ -103,6 +103,10 @@ pub struct BatchReport {
     pub txs: usize,
     /// Gas used.
     pub gas: u64,
+    /// Reading and decoding the batch's records from the dump: this tool's input, which a
+    /// client receives from the network instead (not counted as execution, nor as a client's
+    /// end-to-end time).
+    pub read_dump: Duration,
     /// Merging BALs and building tasks (not counted as execution).
     pub prepare: Duration,
     /// Prefetching before execution (batched design).
@@ -185,6 +189,8 @@ pub struct ReplayReport {
     pub commit: Duration,
     /// Wall time of the whole replay (preparation and commits included).
     pub wall: Duration,
+    /// Of it, reading and decoding the dump's records ([`BatchReport::read_dump`]).
+    pub read_dump: Duration,
     /// Shared-cache counters.
     pub cache: CacheStats,
     /// Per-batch detail.
@@ -297,16 +303,10 @@ where
         skip_held_records(dump, store, &mut records, options)?;
     let cache = SharedCache::new(store, options.cache);
     let pools = EnginePools::new(options.io_threads)?;
-    while let Some((plan, prepare)) = read_plan(&mut records, options)? {
-        let gas = report.checked_gas_with(&plan)?;
-        let mut batch_report = replay_batch(
-            config,
-            (plan, prepare),
-            store,
-            (&cache, &pools),
-            options,
-            chain_id,
-        )?;
+    while let Some(planned) = read_plan(&mut records, options)? {
+        let gas = report.checked_gas_with(&planned.plan)?;
+        let mut batch_report =
+            replay_batch(config, planned, store, (&cache, &pools), options, chain_id)?;
         batch_report.cache = cache.stats();
         report.blocks += batch_report.last_block - batch_report.first_block + 1;
         report.txs += batch_report.txs as u64;
@@ -314,6 +314,7 @@ where
         report.exec_with_io += batch_report.exec_with_io();
         report.longest_txs += batch_report.longest_tx;
         report.commit += batch_report.commit;
+        report.read_dump += batch_report.read_dump;
         on_batch(&batch_report);
         report.batches.push(batch_report);
     }
@@ -354,8 +355,14 @@ where
     // One set of readers for every block: at a batch of one block, starting them per block costs
     // more than many a block's prefetch.
     let pools = EnginePools::new(options.io_threads)?;
-    for record in dump.records() {
+    let mut records = dump.records();
+    loop {
+        let read_start = Instant::now();
+        let Some(record) = records.next() else {
+            break;
+        };
         let record = record?;
+        let read_dump = read_start.elapsed();
         let number = record.number();
         let store = state_of(number)?;
         let parent = number.saturating_sub(1);
@@ -380,13 +387,14 @@ where
         }
         let cache = SharedCache::new(&store, options.cache);
         let mut one = std::iter::once(Ok(record)).peekable();
-        let Some(plan) = read_plan(&mut one, options)? else {
+        let Some(mut planned) = read_plan(&mut one, options)? else {
             continue;
         };
-        let gas = report.checked_gas_with(&plan.0)?;
+        planned.read_dump += read_dump;
+        let gas = report.checked_gas_with(&planned.plan)?;
         let mut batch_report = replay_batch(
             config,
-            plan,
+            planned,
             &store,
             (&cache, &pools),
             options,
@@ -399,6 +407,7 @@ where
         report.exec_with_io += batch_report.exec_with_io();
         report.longest_txs += batch_report.longest_tx;
         report.commit += batch_report.commit;
+        report.read_dump += batch_report.read_dump;
         report.cache.add(&batch_report.cache);
         on_batch(&batch_report);
         report.batches.push(batch_report);
@@ -407,12 +416,22 @@ where
     Ok(report)
 }
 
-/// The next `options.batch` records planned as a batch, with the time planning took; `None` at the
-/// end of the dump.
+/// A batch read from the dump and planned, with the time each step took.
+struct PlannedBatch {
+    plan: BatchPlan,
+    /// Reading and decoding its records ([`BatchReport::read_dump`]).
+    read_dump: Duration,
+    /// Planning it ([`BatchReport::prepare`]).
+    prepare: Duration,
+}
+
+/// The next `options.batch` records planned as a batch, with the time reading them and planning
+/// took; `None` at the end of the dump.
 fn read_plan(
     records: &mut std::iter::Peekable<impl Iterator<Item = Result<BlockRecord, DumpError>>>,
     options: &ReplayOptions,
-) -> Result<Option<(BatchPlan, Duration)>, EngineError> {
+) -> Result<Option<PlannedBatch>, EngineError> {
+    let read_start = Instant::now();
     let mut batch = Vec::with_capacity(options.batch.get());
     for record in records.by_ref().take(options.batch.get()) {
         batch.push(record?);
@@ -420,9 +439,14 @@ fn read_plan(
     if batch.is_empty() {
         return Ok(None);
     }
+    let read_dump = read_start.elapsed();
     let t0 = Instant::now();
     let plan = BatchPlan::new(batch, options.design)?;
-    Ok(Some((plan, t0.elapsed())))
+    Ok(Some(PlannedBatch {
+        plan,
+        read_dump,
+        prepare: t0.elapsed(),
+    }))
 }
 
 /// Checks that the state is at a block from the one before the dump's first to its last, on the
@@ -576,10 +600,14 @@ fn check_state_block<S: StateReader>(
     }
 }
 
-/// Executes and commits one batch (planned in `prepare`).
+/// Executes and commits one batch (read and planned by [`read_plan`]).
 fn replay_batch<S>(
     config: &ChainConfig,
-    (plan, prepare): (BatchPlan, Duration),
+    PlannedBatch {
+        plan,
+        read_dump,
+        prepare,
+    }: PlannedBatch,
     store: &S,
     (cache, pools): (&SharedCache<&S>, &EnginePools),
     options: &ReplayOptions,
@@ -593,6 +621,7 @@ where
         last_block: plan.last_block(),
         txs: plan.tx_count(),
         gas: plan.gas_used(),
+        read_dump,
         prepare,
         ..Default::default()
     };

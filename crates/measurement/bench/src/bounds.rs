@@ -209,6 +209,17 @@ fn check_run(at: &str, run: &RunResult) -> Result<(), FieldError> {
     ] {
         finite(|| field(name), value, MAX_SECONDS)?;
     }
+    // Reading the dump is part of the whole replay: what is left is a client's end to end.
+    if let Some(read) = t.read_dump_s {
+        finite(|| field("timing.read_dump_s"), read, MAX_SECONDS)?;
+        if read >= t.wall_s {
+            return Err(FieldError::new(
+                field("timing.read_dump_s"),
+                ranges::short(read),
+                format!("less than timing.wall_s ({})", ranges::short(t.wall_s)),
+            ));
+        }
+    }
     let p = &run.throughput;
     for (name, value) in [
         ("throughput.mgas_per_s", p.mgas_per_s),

@@ -483,6 +483,10 @@ pub struct RunTiming {
     pub commit_s: f64,
     /// The whole replay.
     pub wall_s: f64,
+    /// Of it, reading and decoding the dump's records: this tool's input, which a client
+    /// receives from the network instead. Absent from results written before version 7.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_dump_s: Option<f64>,
 }
 
 impl RunTiming {
@@ -494,7 +498,15 @@ impl RunTiming {
             longest_txs_s: r.longest_txs.as_secs_f64(),
             commit_s: r.commit.as_secs_f64(),
             wall_s: r.wall.as_secs_f64(),
+            read_dump_s: Some(r.read_dump.as_secs_f64()),
         }
+    }
+
+    /// End to end as a client pays it, seconds: the whole replay less reading the dump (planning,
+    /// the prefetch, execution and commits); the whole replay where the run did not time its
+    /// reading.
+    pub fn client_s(&self) -> f64 {
+        self.wall_s - self.read_dump_s.unwrap_or(0.0)
     }
 }
 
@@ -753,9 +765,10 @@ impl std::fmt::Display for DumpIdentity {
 /// mode and in the kernel, its threads' sleeps and preemptions, its time inside RocksDB's reads
 /// and file reads) and the floor of a key read ([`BenchResult::read_floors`]); version 5 each
 /// parallel run's workers' own CPU ([`bal_replay_probe::CpuUse::worker_s`]); version 6 the
-/// engine's commit ([`BenchResult::engine_commit`]). Version 3 to 5 files are read too, without
-/// what came after them ([`VersionedResult::ALSO_READS`]).
-pub const SCHEMA_VERSION: u32 = 6;
+/// engine's commit ([`BenchResult::engine_commit`]); version 7 each run's time reading the dump
+/// ([`RunTiming::read_dump_s`]). Version 3 to 6 files are read too, without what came after them
+/// ([`VersionedResult::ALSO_READS`]).
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// The Cargo profile this build was made with: "dev", "release" or "measure" (the measurement
 /// profile: release with fat LTO and one codegen unit).
@@ -824,8 +837,8 @@ pub struct BenchResult {
 impl VersionedResult for BenchResult {
     const KIND: &'static str = "bench result";
     const SCHEMA_VERSION: u32 = SCHEMA_VERSION;
-    /// Versions 4 to 6 only added optional fields.
-    const ALSO_READS: &'static [u32] = &[3, 4, 5];
+    /// Versions 4 to 7 only added optional fields.
+    const ALSO_READS: &'static [u32] = &[3, 4, 5, 6];
 
     /// Every number the projection and the study read, within [`bounds`].
     fn check(&self) -> Result<(), bounds::FieldError> {
@@ -1707,6 +1720,7 @@ mod tests {
                 longest_txs_s: 1.5,
                 commit_s: 0.75,
                 wall_s: 5.0,
+                read_dump_s: Some(0.25),
             },
             cache: CacheCounts {
                 hits: 900,
@@ -1990,7 +2004,7 @@ mod tests {
         let err = parse_result::<BenchResult>(Path::new("b.json"), text.as_bytes()).unwrap_err();
         assert!(
             err.to_string().contains("version 2")
-                && err.to_string().contains("versions 3, 4, 5 and 6"),
+                && err.to_string().contains("versions 3, 4, 5, 6 and 7"),
             "{err}"
         );
     }
@@ -2090,7 +2104,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 1, this build reads versions 3, 4, 5 and 6",
+                "{}: written with bench result schema version 1, this build reads versions 3, 4, 5, 6 and 7",
                 v1.display()
             )
         );
@@ -2100,7 +2114,7 @@ mod tests {
         assert_eq!(
             BenchResult::read_json(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with bench result schema version 99, this build reads versions 3, 4, 5 and 6",
+                "{}: written with bench result schema version 99, this build reads versions 3, 4, 5, 6 and 7",
                 v99.display()
             )
         );

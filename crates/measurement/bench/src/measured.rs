@@ -188,8 +188,9 @@ fn replay_seen<S: StateReader + StateWriter>(
 /// The schema version of [`RunSummary`] this build writes and reads. Files written before
 /// results carried one (every figure at the top level) are version 1; version 3 adds the read
 /// cost account (the CPU split by mode, sleeps and preemptions, RocksDB's time in reads);
-/// version 4 the workers' own CPU ([`CpuUse::worker_s`]). Version 3 files are read too, without it.
-pub const RUN_SCHEMA_VERSION: u32 = 4;
+/// version 4 the workers' own CPU ([`CpuUse::worker_s`]); version 5 the time reading the dump
+/// ([`RunTiming::read_dump_s`]). Version 3 and 4 files are read too, without what came after them.
+pub const RUN_SCHEMA_VERSION: u32 = 5;
 
 /// What `run --json` writes: the replay's totals, its timings, the shared cache's counts, where
 /// its reads were served from and the CPU it had, grouped as a bench's runs are
@@ -235,8 +236,8 @@ pub struct RunSummary {
 impl VersionedResult for RunSummary {
     const KIND: &'static str = "run result";
     const SCHEMA_VERSION: u32 = RUN_SCHEMA_VERSION;
-    /// Version 4 only added an optional field.
-    const ALSO_READS: &'static [u32] = &[3];
+    /// Versions 4 and 5 only added optional fields.
+    const ALSO_READS: &'static [u32] = &[3, 4];
 }
 
 impl RunSummary {
@@ -286,6 +287,7 @@ mod tests {
                 longest_txs_s: 0.25,
                 commit_s: 0.0625,
                 wall_s: 0.75,
+                read_dump_s: Some(0.25),
             },
             cache: CacheCounts {
                 hits: 30,
@@ -367,7 +369,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v1).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 1, this build reads versions 3 and 4",
+                "{}: written with run result schema version 1, this build reads versions 3, 4 and 5",
                 v1.display()
             )
         );
@@ -378,7 +380,7 @@ mod tests {
         assert_eq!(
             read_result::<RunSummary>(&v99).unwrap_err().to_string(),
             format!(
-                "{}: written with run result schema version 99, this build reads versions 3 and 4",
+                "{}: written with run result schema version 99, this build reads versions 3, 4 and 5",
                 v99.display()
             )
         );

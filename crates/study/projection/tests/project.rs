@@ -99,6 +99,7 @@ fn run(
             longest_txs_s: 0.001,
             commit_s: 0.002,
             wall_s: exec_with_io_s + 0.002,
+            read_dump_s: None,
         },
         cache: CacheCounts::default(),
         latency: Latency::default(),
@@ -482,7 +483,7 @@ fn project_names_the_input_it_cannot_read() {
     assert_eq!(
         err.to_string(),
         format!(
-            "{}: written with bench result schema version 1, this build reads versions 3, 4 and {}",
+            "{}: written with bench result schema version 1, this build reads versions 3, 4, 5, 6 and {}",
             missing.display(),
             bal_replay_bench::SCHEMA_VERSION
         )

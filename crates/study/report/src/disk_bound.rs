@@ -121,6 +121,7 @@ mod tests {
                 longest_txs_s: 0.1,
                 commit_s: 0.1,
                 wall_s: 5.0,
+                read_dump_s: None,
             },
             cache: CacheCounts {
                 hits: 0,

@@ -48,6 +48,7 @@ fn run(mode: ExecMode, design: IoDesign, threads: usize, batch: usize, mgas: f64
             longest_txs_s: 0.01,
             commit_s: 0.02,
             wall_s: 1.0,
+            read_dump_s: None,
         },
         cache: CacheCounts {
             hits: 90,

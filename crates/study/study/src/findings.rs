@@ -31,10 +31,14 @@ pub struct HeadlineRow {
     pub batch: usize,
     /// Its throughput there, Mgas/s (the median of its repeats).
     pub mgas_per_s: f64,
-    /// The same run end to end (planning, reads, execution, verification, commit), Mgas/s.
+    /// The same run end to end as a client pays it (planning, reads, execution, verification,
+    /// commit; reading the dump left out where the runs timed it), Mgas/s.
     pub end_to_end_mgas_per_s: f64,
     /// That over full BAL's end to end.
     pub end_to_end_share_of_full: f64,
+    /// Both runs timed their reading of the dump, so end to end leaves it out
+    /// ([`bal_replay_bench::RunTiming::client_s`]); runs written before they timed it count it.
+    pub end_to_end_less_dump: bool,
     /// Its throughput over full BAL's at full BAL's best thread count, with the repeats' range.
     pub share_of_full: Interval,
     /// Its throughput over the verified full BAL's (what a validating node runs) at that one's
@@ -136,8 +140,12 @@ pub struct TimeBreakdown {
     pub longest_txs_s: f64,
     /// Commits.
     pub commit_s: f64,
-    /// The rest of the wall time: planning, reading the dump.
+    /// The rest of the wall time: planning, and reading the dump where the run did not time it
+    /// apart.
     pub other_s: f64,
+    /// Reading the dump, this tool's input (a client receives its blocks from the network),
+    /// where the run timed it.
+    pub read_dump_s: Option<f64>,
 }
 
 /// One point of the frontier chart: a design at one batch size.
@@ -810,6 +818,11 @@ impl Findings {
 }
 
 /// Each design against full BAL at `batch`, at each one's best thread count.
+/// A run's gas over its end-to-end time as a client pays it ([`RunTiming::client_s`]), Mgas/s.
+fn client_mgas_per_s(run: &RunResult) -> f64 {
+    run.gas as f64 / run.timing.client_s().max(1e-9) / 1e6
+}
+
 fn headline_rows(
     bench: &BenchResult,
     sizes: &DesignSizes,
@@ -838,9 +851,11 @@ fn headline_rows(
                 threads: run.threads,
                 batch,
                 mgas_per_s: run.throughput.mgas_per_s,
-                end_to_end_mgas_per_s: run.throughput.end_to_end_mgas_per_s,
-                end_to_end_share_of_full: run.throughput.end_to_end_mgas_per_s
-                    / full.throughput.end_to_end_mgas_per_s.max(f64::MIN_POSITIVE),
+                end_to_end_mgas_per_s: client_mgas_per_s(&run),
+                end_to_end_share_of_full: client_mgas_per_s(&run)
+                    / client_mgas_per_s(&full).max(f64::MIN_POSITIVE),
+                end_to_end_less_dump: run.timing.read_dump_s.is_some()
+                    && full.timing.read_dump_s.is_some(),
                 share_of_full: Interval::ratio(&run, &full),
                 share_of_verified: verified.map(|v| Interval::ratio(&run, &v)),
                 share_of_disk_bound: bound,
@@ -964,8 +979,9 @@ fn time_breakdowns(bench: &BenchResult, designs: &[IoDesign], batch: usize) -> V
                 execution_s: (run.timing.exec_with_io_s - run.timing.prefetch_s).max(0.0),
                 longest_txs_s: run.timing.longest_txs_s,
                 commit_s: run.timing.commit_s,
-                other_s: (run.timing.wall_s - run.timing.exec_with_io_s - run.timing.commit_s)
+                other_s: (run.timing.client_s() - run.timing.exec_with_io_s - run.timing.commit_s)
                     .max(0.0),
+                read_dump_s: run.timing.read_dump_s,
             })
         })
         .collect()
@@ -1180,6 +1196,7 @@ mod tests {
             mgas_per_s,
             end_to_end_mgas_per_s: mgas_per_s,
             end_to_end_share_of_full: 1.0,
+            end_to_end_less_dump: true,
             share_of_full: Interval {
                 median: 1.0,
                 low: 1.0,

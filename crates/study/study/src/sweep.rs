@@ -20,8 +20,9 @@ use std::{fmt::Write, num::NonZeroUsize};
 
 /// The schema version of [`RegimeSweep`] this build writes and reads. Version 2 holds bench
 /// results of version 4 (the read cost account and the floor), version 3 of version 5 (the
-/// workers' own CPU); version 1 and 2 files are read too.
-pub const SWEEP_SCHEMA_VERSION: u32 = 3;
+/// workers' own CPU), version 4 of version 7 (the engine's commit, the time reading the dump);
+/// version 1 to 3 files are read too.
+pub const SWEEP_SCHEMA_VERSION: u32 = 4;
 
 const MIB: u64 = 1 << 20;
 
@@ -177,8 +178,8 @@ pub struct RegimeSweep {
 impl VersionedResult for RegimeSweep {
     const KIND: &'static str = "regime sweep";
     const SCHEMA_VERSION: u32 = SWEEP_SCHEMA_VERSION;
-    /// Versions 2 and 3 only added optional fields (in their bench results).
-    const ALSO_READS: &'static [u32] = &[1, 2];
+    /// Versions 2 to 4 only added optional fields (in their bench results).
+    const ALSO_READS: &'static [u32] = &[1, 2, 3];
 
     /// Every point's runs, as a bench's are checked.
     fn check(&self) -> Result<(), FieldError> {
