@@ -302,6 +302,15 @@ PY
     echo
     echo "$(sentence_of "$big_page" trade)"
     echo
+    # The spread between machines of one kind, from the runs this script made on them before (the
+    # notes that hold their figures): an interval is one machine's repeats, not the next machine's.
+    echo "How far an interval holds beyond its machine: the same large-state study made earlier on 2-core VMs of this"
+    echo "kind gave parallel I/O 0.31 (0.28-0.35) and batched I/O 0.58 (0.57-0.60) of full BAL (an AMD EPYC VM,"
+    echo "2026-11-27, the engine before efaa27a), and 0.49 (0.42-0.61) and 0.72 (0.63-0.77) (an Intel Xeon VM, 2026-11-28,"
+    echo "engine 3fef671; [the note](notes/2026-11-28-findings-on-a-second-vm.md)). The intervals above are this machine's"
+    echo "repeats; machines of one kind part by more than that. What carries from one to another is each design's CPU and"
+    echo "device reads per Mgas, in each page's \"what carries\" table."
+    echo
     echo "The size half depends on the chain. Each part of a BAL in bytes per Mgas (RLP), from each page's \"what carries\" table"
     echo "and the research's sizes per block (its KB read as 1,000 bytes):"
     echo
