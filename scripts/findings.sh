@@ -189,8 +189,8 @@ import re, sys
 page, where, regime = open(sys.argv[1]).read(), sys.argv[2], sys.argv[3]
 answer = page.split("## The answer\n\n", 1)[1].split("\n", 1)[0]
 share = r" keeps ([0-9.]+ \([0-9.]+-[0-9.]+\)) of "
-parallel = re.search(r"parallel I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
-batched = re.search(r"batched I/O" + share + r"full BAL's throughput at \d+% of its size \((\d+) threads\)", answer)
+parallel = re.search(r"parallel I/O" + share + r"full BAL's throughput at (?:under )?\d+% of its size \((\d+) threads\)", answer)
+batched = re.search(r"batched I/O" + share + r"full BAL's throughput at (?:under )?\d+% of its size \((\d+) threads\)", answer)
 trade = re.search(r"\(parallel I/O against batched I/O, batch \d+\)" + share + "batched I/O's", answer)
 causes = {
     "what parts this machine from it is the CPU and the disk alike": "the CPU and the disk alike",

@@ -728,11 +728,16 @@ impl Findings {
                 } else {
                     ""
                 };
+                // A BAL of diffs alone can be a sliver of full BAL's (the worst case's reads
+                // change no state): "0%" would say it is empty.
+                let size = match 100.0 * r.size_share_of_full {
+                    percent if percent < 0.5 => "under 1%".to_owned(),
+                    percent => format!("{percent:.0}%"),
+                };
                 format!(
-                    "{} keeps {} of full BAL's throughput at {:.0}% of its size ({} thread{}){noise}",
+                    "{} keeps {} of full BAL's throughput at {size} of its size ({} thread{}){noise}",
                     design_name(design),
                     r.share_of_full.median_and_range(),
-                    100.0 * r.size_share_of_full,
                     r.threads,
                     if r.threads == 1 { "" } else { "s" },
                 )

@@ -1246,6 +1246,45 @@ mod tests {
         assert!(worst.matches("<rect x=").count() < svg.matches("<rect x=").count());
     }
 
+    /// A BAL that is a sliver of full BAL's (diffs alone where the transactions only read) is
+    /// "under 1%" of its size, never "0%", which would say it is empty.
+    #[test]
+    fn a_sliver_of_full_bals_size_reads_under_one_percent() {
+        let row = |design, size_share_of_full| crate::findings::HeadlineRow {
+            design,
+            size: crate::MeanSize::default(),
+            size_share_of_full,
+            threads: 2,
+            batch: 10,
+            mgas_per_s: 100.0,
+            end_to_end_mgas_per_s: 100.0,
+            end_to_end_share_of_full: 1.0,
+            end_to_end_less_dump: true,
+            share_of_full: bal_replay_bench::Interval {
+                median: 0.5,
+                low: 0.4,
+                high: 0.6,
+            },
+            share_of_verified: None,
+            share_of_disk_bound: None,
+            device_reads_per_key: None,
+            residency: Residency::default(),
+        };
+        let mut findings = golden_findings();
+        for share in [0.003, 0.28] {
+            findings.headline = vec![row(IoDesign::Full, 1.0), row(IoDesign::Parallel, share)];
+            let answer = findings.answer("state", &chain(457.0));
+            let size = if share < 0.005 { "under 1%" } else { "28%" };
+            assert!(
+                answer.contains(&format!(
+                    "parallel I/O keeps 0.50 (0.40-0.60) of full BAL's throughput at {size} of its size (2 threads)"
+                )),
+                "{answer}"
+            );
+            assert!(!answer.contains(" 0% of its size"), "{answer}");
+        }
+    }
+
     #[test]
     fn a_chain_that_reads_like_the_worst_case_is_set_beside_the_research_s_worst_case() {
         let shape = |keys| ChainShape {
