@@ -31,10 +31,11 @@ fn main() {
 /// checkout (a source archive), where the pages say the commit was not recorded.
 fn engine_commit(manifest: &Path) -> Option<String> {
     // `--no-optional-locks`: reading the status must not rewrite the index, which this script
-    // watches, or every build would start the next one.
+    // watches, or every build would start the next one. `safe.directory`: a checkout owned by
+    // another user than the build's (a CI runner's clone) still names its commit.
     let git = |args: &[&str]| {
         Command::new("git")
-            .arg("--no-optional-locks")
+            .args(["--no-optional-locks", "-c", "safe.directory=*"])
             .args(args)
             .current_dir(manifest)
             .output()

@@ -1967,7 +1967,7 @@ mod tests {
     #[test]
     fn the_build_records_its_engine_commit() {
         let head = std::process::Command::new("git")
-            .args(["rev-parse", "--short=12", "HEAD"])
+            .args(["-c", "safe.directory=*", "rev-parse", "--short=12", "HEAD"])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .output()
             .unwrap();
