@@ -60,6 +60,21 @@ fn every_mode_leaves_the_sequential_state() {
             .unwrap_or_else(|e| panic!("{mode:?}/{design} t{threads} b{batch}: {e}"));
         assert_eq!(report.blocks, 8);
         assert_eq!(batches, 8usize.div_ceil(batch));
+        // Reading the dump is timed apart, batch by batch, and is part of the whole replay.
+        assert!(
+            report.read_dump > std::time::Duration::ZERO && report.read_dump < report.wall,
+            "{:?} of {:?}",
+            report.read_dump,
+            report.wall
+        );
+        assert_eq!(
+            report
+                .batches
+                .iter()
+                .map(|b| b.read_dump)
+                .sum::<std::time::Duration>(),
+            report.read_dump
+        );
         assert_eq!(
             store.applied_block().unwrap(),
             Some(last),
