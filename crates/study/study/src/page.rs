@@ -451,23 +451,22 @@ fn read_cost_sentence(findings: &Findings) -> Option<String> {
     let text = parts.join("; ");
     let mut chars = text.chars();
     let first = chars.next()?;
-    // What no read path over this store can shed: the floor's own point read, split.
-    // The split only where its parts fit in the whole (timers and CPU sampling disagree on a
-    // short run).
-    let stays = match (floor.point.rocksdb_us, floor.point.device_reads_per_key) {
-        (Some(rocksdb), Some(device))
-            if floor.point.cpu_us > 0.0
-                && rocksdb + floor.point.kernel_us <= floor.point.cpu_us * 1.05 =>
-        {
+    // What no read path over this store can shed: the floor's own point read, split where its
+    // timers fit in its CPU ([`ReadCost::of_floor`]).
+    let stays = match floor.point.device_reads_per_key {
+        Some(device) if floor.point.cpu_us > 0.0 => {
+            let split = match floor.point.rocksdb_us {
+                Some(rocksdb) => format!(
+                    ", {:.1} of it in the kernel ({device:.2} device reads per key, each a synchronous read) and {rocksdb:.1} in its own index, filter and block searches",
+                    floor.point.kernel_us
+                ),
+                None => format!(" ({device:.2} device reads per key, each a synchronous read)"),
+            };
             format!(
-                " What stays whatever this project's layers cost is the floor's own: RocksDB alone pays {:.1} µs of CPU per point read of these keys here, {:.1} of it in the kernel ({device:.2} device reads per key, each a synchronous read) and {rocksdb:.1} in its own index, filter and block searches.",
-                floor.point.cpu_us, floor.point.kernel_us
+                " What stays whatever this project's layers cost is the floor's own: RocksDB alone pays {:.1} µs of CPU per point read of these keys here{split}.",
+                floor.point.cpu_us
             )
         }
-        (_, Some(device)) if floor.point.cpu_us > 0.0 => format!(
-            " What stays whatever this project's layers cost is the floor's own: RocksDB alone pays {:.1} µs of CPU per point read of these keys here ({device:.2} device reads per key, each a synchronous read).",
-            floor.point.cpu_us
-        ),
         _ => String::new(),
     };
     Some(format!(

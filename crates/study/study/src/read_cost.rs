@@ -51,15 +51,13 @@ impl ReadCost {
         let total = |c: &bal_replay_probe::CpuUse| Some(c.user_s? + c.system_s?);
         let cpu_us = per_key((total(&cpu)? - total(&full_cpu)?).max(0.0));
         let kernel_us = per_key((cpu.system_s? - full_cpu.system_s?).max(0.0));
-        // RocksDB's timers are wall clocks: where its readers outnumbered the cores (batched
-        // I/O's prefetch readers) they count waiting for a core too, and can exceed the CPU
-        // outside the kernel; then they split nothing.
         let rocksdb_us = run
             .disk
             .rocksdb_read_s
             .zip(run.disk.rocksdb_file_read_s)
-            .map(|(read, file)| per_key((read - file).max(0.0)))
-            .filter(|r| *r <= cpu_us - kernel_us);
+            .and_then(|(read, file)| {
+                rocksdb_within(per_key((read - file).max(0.0)), cpu_us, kernel_us)
+            });
         let count = |now: Option<u64>, full: Option<u64>| {
             now.zip(full)
                 .map_or(0.0, |(n, f)| n.saturating_sub(f) as f64 / keys as f64)
@@ -82,18 +80,30 @@ impl ReadCost {
         let per_key = |s: f64| s * 1e6 / keys;
         let cpu_us = reads.cpu_us_per_key();
         let kernel_us = per_key(reads.system_s);
-        let rocksdb_us = per_key((reads.rocksdb_read_s - reads.rocksdb_file_read_s).max(0.0));
+        let rocksdb_us = rocksdb_within(
+            per_key((reads.rocksdb_read_s - reads.rocksdb_file_read_s).max(0.0)),
+            cpu_us,
+            kernel_us,
+        );
         Self {
             key_reads: reads.keys,
             device_reads_per_key: reads.device_reads.map(|d| d as f64 / keys),
             cpu_us,
-            rocksdb_us: Some(rocksdb_us),
+            rocksdb_us,
             kernel_us,
-            layers_us: Some(cpu_us - rocksdb_us - kernel_us),
+            layers_us: rocksdb_us.map(|r| cpu_us - r - kernel_us),
             sleeps_per_key: reads.sleeps as f64 / keys,
             preemptions_per_key: 0.0,
         }
     }
+}
+
+/// RocksDB's own µs per key read from its timers, where they fit in the reads' CPU outside the
+/// kernel. The timers are wall clocks: where its readers outnumbered the cores (batched I/O's
+/// prefetch readers) or a short run's CPU sampling disagrees with them, they count more than the
+/// CPU there was, and then they split nothing.
+fn rocksdb_within(rocksdb_us: f64, cpu_us: f64, kernel_us: f64) -> Option<f64> {
+    (rocksdb_us <= cpu_us - kernel_us).then_some(rocksdb_us)
 }
 
 /// The floor's two readers at the headline batch.
@@ -315,6 +325,17 @@ mod tests {
             "{rows:?}"
         );
         assert_eq!(rows.multiget.device_reads_per_key, None);
+        // Timers that counted more than the CPU outside the kernel (3 µs here): no split.
+        let late = FloorReads {
+            rocksdb_read_s: 8.9,
+            ..floor.point
+        };
+        let cost = ReadCost::of_floor(&late);
+        assert_eq!((cost.rocksdb_us, cost.layers_us), (None, None), "{cost:?}");
+        assert!(
+            close(cost.cpu_us, 4.0) && close(cost.kernel_us, 1.0),
+            "{cost:?}"
+        );
         assert!(close(rows.multiget.cpu_us, 3.0), "{rows:?}");
         assert_eq!(FloorRows::at(&[floor], 1), None);
     }
