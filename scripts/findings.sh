@@ -230,8 +230,9 @@ PY
 }
 # The size half of the answer beside its chain: each part of a BAL in bytes per Mgas (RLP), from
 # the "what carries" table of each page named (`label=page` arguments) and the research's sizes per
-# block over its 22.4 Mgas blocks (1,121 Mgas per batch of 50), then each design's share of full
-# BAL's size on each, so a reader sees how the shares move with the chain.
+# block (as the first page sets them beside its own) over its 22.4 Mgas blocks (1,121 Mgas per
+# batch of 50), then each design's share of full BAL's size on each, so a reader sees how the
+# shares move with the chain.
 size_table() {
     python3 - "$@" <<'PY'
 import re, sys
@@ -249,9 +250,12 @@ def sizes(page):
         cells = [c.strip() for c in row.strip("|").split("|")]
         out.setdefault(cells[0], float(cells[rlp]))
     return out["full BAL"], out["batched I/O"], out["parallel I/O"]
-rows = [(label, sizes(page)) for label, page in (a.split("=", 1) for a in sys.argv[1:])]
-research = tuple(kb * 1000 / RESEARCH_MGAS_PER_BLOCK for kb in (213, 110, 71))
-rows.append(("the research's 2,000 mainnet blocks (213, 110 and 71 KB per 22.4 Mgas block)", research))
+pages = [a.split("=", 1) for a in sys.argv[1:]]
+rows = [(label, sizes(page)) for label, page in pages]
+line = re.search(r"^The research \(16 threads, batch 50, NVMe\): .*$", open(pages[0][1]).read(), re.M)[0]
+kbs = [int(re.search(d + r" (\d+) KB", line)[1]) for d in ("full BAL", "batched I/O", "parallel I/O")]
+research = tuple(kb * 1000 / RESEARCH_MGAS_PER_BLOCK for kb in kbs)
+rows.append((f"the research's 2,000 mainnet blocks ({kbs[0]}, {kbs[1]} and {kbs[2]} KB per 22.4 Mgas block)", research))
 print("| Chain | Diffs (parallel I/O's BAL) | Read keys | Read values | Full BAL | Parallel I/O's share of full BAL's size | Batched I/O's |")
 print("| --- | --- | --- | --- | --- | --- | --- |")
 for label, (full, batched, parallel) in rows:

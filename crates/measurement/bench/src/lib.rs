@@ -667,6 +667,12 @@ impl RunResult {
             if self.cold { " cold" } else { "" }
         )
     }
+
+    /// Gas over the run's end-to-end time as a client pays it ([`RunTiming::client_s`]), Mgas/s:
+    /// [`Throughput::end_to_end_mgas_per_s`] less the dump's reading, where the run timed it.
+    pub fn client_mgas_per_s(&self) -> f64 {
+        self.gas as f64 / self.timing.client_s().max(1e-9) / 1e6
+    }
 }
 
 /// Mean RLP-encoded BAL size per block in each design, bytes.

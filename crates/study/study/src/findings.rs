@@ -823,11 +823,6 @@ impl Findings {
 }
 
 /// Each design against full BAL at `batch`, at each one's best thread count.
-/// A run's gas over its end-to-end time as a client pays it ([`RunTiming::client_s`]), Mgas/s.
-fn client_mgas_per_s(run: &RunResult) -> f64 {
-    run.gas as f64 / run.timing.client_s().max(1e-9) / 1e6
-}
-
 fn headline_rows(
     bench: &BenchResult,
     sizes: &DesignSizes,
@@ -856,9 +851,9 @@ fn headline_rows(
                 threads: run.threads,
                 batch,
                 mgas_per_s: run.throughput.mgas_per_s,
-                end_to_end_mgas_per_s: client_mgas_per_s(&run),
-                end_to_end_share_of_full: client_mgas_per_s(&run)
-                    / client_mgas_per_s(&full).max(f64::MIN_POSITIVE),
+                end_to_end_mgas_per_s: run.client_mgas_per_s(),
+                end_to_end_share_of_full: run.client_mgas_per_s()
+                    / full.client_mgas_per_s().max(f64::MIN_POSITIVE),
                 end_to_end_less_dump: run.timing.read_dump_s.is_some()
                     && full.timing.read_dump_s.is_some(),
                 share_of_full: Interval::ratio(&run, &full),
